@@ -1,0 +1,3 @@
+from torchcourse.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,251 @@
+"""Parse one chapter file (Markdown) into parts, sections, snippets and callouts.
+
+The format is documented for authors in ``content/README.md``. In short:
+
+- ````` ```python {#id attr ...} ````` is a snippet; the ````` ```output ````` block right after it
+  (only blank lines between) is its expected output.
+- ``<!-- break -->`` or ``<!-- break: 标签 -->`` alone on a line is a break point 🛑; it ends a part.
+- ``## 标题 {#anchor}`` gives a section a stable anchor (otherwise one is made from the title).
+- A block quote whose text starts with ⭐ or ⚠️ is a callout.
+
+Reading time (the ⏱ badge) is computed here, see :func:`reading_chars`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from torchcourse.course.model import Callout, Chapter, Part, Problem, Section, Snippet
+
+SNIPPET_LANG = "python"
+OUTPUT_LANG = "output"
+FLAG_ATTRS = {"gpu", "norun", "cold"}
+VALUE_ATTRS = {"timeout"}
+
+BREAK_RE = re.compile(r"^\s*<!--\s*break(?:\s*:\s*(?P<label>.*?))?\s*-->\s*$")
+HEADING_ATTR_RE = re.compile(r"\s*\{#(?P<anchor>[A-Za-z0-9_\-]+)\}\s*$")
+FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
+COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
+
+_md = MarkdownIt("commonmark").enable("table")
+
+
+def reading_chars(source: str) -> int:
+    """The character count behind the ⏱ badge.
+
+    Rule: every non-whitespace character of the chapter file counts (prose, code and its
+    output alike), except HTML comments (break markers), fence delimiter lines (```python …)
+    and heading anchors ``{#…}``. Minutes = round(count / chars_per_minute), at least 1.
+    """
+    text = COMMENT_RE.sub("", source)
+    lines = [ln for ln in text.splitlines() if not FENCE_LINE_RE.match(ln)]
+    text = "\n".join(HEADING_ATTR_RE.sub("", ln) for ln in lines)
+    return sum(1 for ch in text if not ch.isspace())
+
+
+def minutes_for(chars: int, chars_per_minute: int) -> int:
+    return max(1, math.floor(chars / chars_per_minute + 0.5))
+
+
+def slugify(title: str) -> str:
+    slug = re.sub(r"[^\w]+", "-", title.strip().lower(), flags=re.U).strip("-")
+    return slug or "section"
+
+
+def parse_fence_info(info: str) -> tuple[str, str | None]:
+    """Split ``python {#id attrs}`` into (language, attribute text or None)."""
+    info = info.strip()
+    m = re.match(r"^(?P<lang>[^\s{]*)\s*(?:\{(?P<attrs>.*)\})?\s*$", info)
+    if not m:
+        return info.split()[0] if info else "", None
+    return m.group("lang"), m.group("attrs")
+
+
+def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Problem]) -> dict:
+    out: dict = {"id": None}
+    if not attrs:
+        return out
+    for tok in attrs.split():
+        if tok.startswith("#"):
+            out["id"] = tok[1:]
+        elif tok in FLAG_ATTRS:
+            out[tok] = True
+        elif "=" in tok and tok.split("=", 1)[0] in VALUE_ATTRS:
+            key, value = tok.split("=", 1)
+            try:
+                number = float(value)
+                if number <= 0:
+                    raise ValueError
+                out[key] = number
+            except ValueError:
+                problems.append(Problem(where[0], where[1], f"attribute {key}= needs a positive number of seconds, got {value!r}"))
+        else:
+            known = ", ".join(["#id", *sorted(FLAG_ATTRS), *(f"{v}=N" for v in sorted(VALUE_ATTRS))])
+            problems.append(Problem(where[0], where[1], f"unknown fence attribute {tok!r} (known: {known})"))
+    return out
+
+
+def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[Problem]:
+    """Fill ``chapter`` from its Markdown ``source``; return the problems found."""
+    problems: list[Problem] = []
+    path = chapter.file
+    lines = source.splitlines()
+    chapter.source = source
+
+    # 1. Break points split the file into parts (by line, outside code fences).
+    tokens = _md.parse(source)
+    fence_lines: set[int] = set()
+    for tok in tokens:
+        if tok.type == "fence" and tok.map:
+            fence_lines.update(range(tok.map[0], tok.map[1]))
+    breaks: list[tuple[int, str]] = []  # (0-based line, label)
+    for i, ln in enumerate(lines):
+        m = BREAK_RE.match(ln)
+        if m and i not in fence_lines:
+            breaks.append((i, (m.group("label") or "").strip() or "断点"))
+    parts: list[Part] = []
+    start = 0
+    for idx, (line_no, label) in enumerate(breaks):
+        parts.append(Part(idx, "\n".join(lines[start:line_no]).strip("\n"), start + 1, line_no + 1, label))
+        start = line_no + 1
+    tail = "\n".join(lines[start:]).strip("\n")
+    if tail or not parts:
+        parts.append(Part(len(parts), tail, start + 1, max(len(lines), start + 1), None))
+    chapter.parts = parts
+
+    def part_of(line0: int) -> int:
+        for p in parts:
+            if p.start_line - 1 <= line0 <= p.end_line - 1:
+                return p.index
+        return parts[-1].index
+
+    # 2. Walk the tokens: headings, fences, callouts.
+    anchors: dict[str, int] = {}
+    current_section: str | None = None
+    pending: Snippet | None = None  # snippet waiting for its output block
+    seen_ids: dict[str, int] = {}
+
+    def close_pending() -> None:
+        nonlocal pending
+        if pending is not None and pending.expected is None and not pending.norun and not pending.gpu:
+            problems.append(Problem(path, pending.line, f"snippet #{pending.id} has no ```output block after it"))
+        pending = None
+
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        line0 = tok.map[0] if tok.map else 0
+        if tok.type == "heading_open":
+            close_pending()
+            inline = tokens[i + 1]
+            title = inline.content
+            m = HEADING_ATTR_RE.search(title)
+            if m:
+                anchor = m.group("anchor")
+                title = title[: m.start()].rstrip()
+            else:
+                anchor = slugify(title)
+            level = int(tok.tag[1])
+            if anchor in anchors:
+                if m:
+                    problems.append(Problem(path, line0 + 1, f"duplicate section anchor {anchor!r} (first at line {anchors[anchor]})"))
+                else:
+                    n = 2
+                    while f"{anchor}-{n}" in anchors:
+                        n += 1
+                    anchor = f"{anchor}-{n}"
+            anchors.setdefault(anchor, line0 + 1)
+            chapter.sections.append(Section(anchor, title, level, line0 + 1, part_of(line0)))
+            if level >= 2:
+                current_section = anchor
+            i += 3
+            continue
+        if tok.type == "fence":
+            lang, attrs = parse_fence_info(tok.info)
+            if lang == SNIPPET_LANG:
+                close_pending()
+                a = parse_attrs(attrs, (path, line0 + 1), problems)
+                sid = a["id"]
+                if not sid:
+                    problems.append(Problem(path, line0 + 1, "python snippet without an id: write ```python {#some-id}"))
+                    sid = f"line{line0 + 1}"
+                elif not ID_RE.match(sid):
+                    problems.append(Problem(path, line0 + 1, f"snippet id {sid!r} may use only letters, digits, '-' and '_'"))
+                if sid in seen_ids:
+                    problems.append(Problem(path, line0 + 1, f"duplicate snippet id #{sid} (first at line {seen_ids[sid]})"))
+                seen_ids.setdefault(sid, line0 + 1)
+                snip = Snippet(
+                    id=sid,
+                    chapter_id=chapter.id,
+                    code=tok.content,
+                    expected=None,
+                    line=line0 + 1,
+                    part=part_of(line0),
+                    section=current_section,
+                    gpu=a.get("gpu", False),
+                    norun=a.get("norun", False),
+                    cold=a.get("cold", False),
+                    timeout=a.get("timeout"),
+                )
+                chapter.snippets.append(snip)
+                pending = snip
+            elif lang == OUTPUT_LANG:
+                prev = tokens[i - 1] if i > 0 else None
+                if pending is None or prev is None or prev.type != "fence" or parse_fence_info(prev.info)[0] != SNIPPET_LANG:
+                    problems.append(Problem(path, line0 + 1, "```output block does not follow a ```python snippet"))
+                else:
+                    if attrs:
+                        problems.append(Problem(path, line0 + 1, f"```output takes no attributes, got {{{attrs}}}"))
+                    pending.expected = tok.content
+                    pending.expected_line = line0 + 1
+                    pending = None
+            else:
+                close_pending()
+            i += 1
+            continue
+        if tok.type == "blockquote_open":
+            close_pending()
+            # the first inline token inside the quote
+            j = i + 1
+            while j < len(tokens) and tokens[j].type != "inline":
+                j += 1
+            if j < len(tokens):
+                text = tokens[j].content.lstrip("*_ ")
+                if text.startswith("⭐"):
+                    chapter.callouts.append(Callout("star", line0 + 1, part_of(line0)))
+                elif text.startswith("⚠"):
+                    chapter.callouts.append(Callout("warn", line0 + 1, part_of(line0)))
+            # skip to the matching close
+            depth = 0
+            while i < len(tokens):
+                if tokens[i].type == "blockquote_open":
+                    depth += 1
+                elif tokens[i].type == "blockquote_close":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                i += 1
+            i += 1
+            continue
+        if tok.type.endswith("_open") and tok.level == 0 and tok.type not in ("paragraph_open",):
+            close_pending()
+        elif tok.type == "paragraph_open" and tok.level == 0:
+            close_pending()
+        i += 1
+    close_pending()
+
+    chapter.reading_chars = reading_chars(source)
+    chapter.minutes = minutes_for(chapter.reading_chars, chars_per_minute)
+    if chapter.kind == "chapter" and not breaks:
+        problems.append(Problem(path, len(lines) or 1, "chapter has no break point; it must end with <!-- break --> after its checkpoint"))
+    elif chapter.minutes > 55 and len(breaks) < 2:
+        # one in the middle, one after the checkpoint
+        problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (> 55) but has {len(breaks)} break point(s); it needs one in the middle and one after the checkpoint"))
+    if chapter.minutes >= 110 and len(breaks) < 3:
+        problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (>= 110) but has {len(breaks)} break point(s); it needs two in the body and one after the checkpoint"))
+    return problems

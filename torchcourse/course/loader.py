@@ -1,0 +1,142 @@
+"""Load a course root (a folder with ``course.toml``) into a :class:`Course`.
+
+Loading never raises for bad content: every problem becomes a :class:`Problem` with file and
+line, collected on ``course.problems``. Only a missing course root raises ``CourseError``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from torchcourse.course.chapter import minutes_for, parse_chapter
+from torchcourse.course.model import Chapter, Course, Problem, Route
+
+DEFAULT_CPM = 170
+
+
+class CourseError(Exception):
+    pass
+
+
+def _line_of(text: str, needle_re: str, after: int = 0) -> int:
+    """1-based line of the first match of ``needle_re`` at or after line ``after`` (1-based)."""
+    lines = text.splitlines()
+    rx = re.compile(needle_re)
+    for i in range(max(0, after - 1), len(lines)):
+        if rx.search(lines[i]):
+            return i + 1
+    return max(1, after)
+
+
+def _table_lines(text: str, header: str) -> list[int]:
+    """1-based lines of every ``[[header]]`` in the TOML text."""
+    rx = re.compile(r"^\s*\[\[\s*" + re.escape(header) + r"\s*\]\]\s*$")
+    return [i + 1 for i, ln in enumerate(text.splitlines()) if rx.match(ln)]
+
+
+def load_course(root: Path) -> Course:
+    root = Path(root)
+    toml_path = root / "course.toml"
+    if not toml_path.is_file():
+        raise CourseError(f"{toml_path}: no course.toml here (is {root} a course root?)")
+    text = toml_path.read_text(encoding="utf-8")
+    problems: list[Problem] = []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        problems.append(Problem(toml_path, int(m.group(1)) if m else 1, f"malformed TOML: {exc}"))
+        return Course("", root, DEFAULT_CPM, [], [], root, problems)
+
+    title = str(data.get("title", ""))
+    if not title:
+        problems.append(Problem(toml_path, 1, "course.toml needs a title"))
+    cpm = data.get("chars_per_minute", DEFAULT_CPM)
+    if not isinstance(cpm, int) or cpm <= 0:
+        problems.append(Problem(toml_path, _line_of(text, r"^\s*chars_per_minute"), f"chars_per_minute must be a positive integer, got {cpm!r}"))
+        cpm = DEFAULT_CPM
+    checkpoints_dir = (root / str(data.get("checkpoints", "checkpoints"))).resolve()
+
+    chapters: list[Chapter] = []
+    chapter_lines = _table_lines(text, "chapters")
+    raw_chapters = data.get("chapters", [])
+    if not isinstance(raw_chapters, list) or not raw_chapters:
+        problems.append(Problem(toml_path, 1, "course.toml lists no [[chapters]]"))
+        raw_chapters = []
+    for n, raw in enumerate(raw_chapters):
+        line = chapter_lines[n] if n < len(chapter_lines) else 1
+        missing = [k for k in ("id", "file", "title", "promise") if not raw.get(k)]
+        if missing:
+            problems.append(Problem(toml_path, line, f"chapter entry lacks {', '.join(missing)}"))
+            continue
+        cid = str(raw["id"])
+        if any(c.id == cid for c in chapters):
+            problems.append(Problem(toml_path, line, f"duplicate chapter id {cid!r}"))
+            continue
+        kind = str(raw.get("kind", "chapter"))
+        if kind not in ("chapter", "appendix"):
+            problems.append(Problem(toml_path, line, f"chapter {cid}: kind must be 'chapter' or 'appendix', got {kind!r}"))
+            kind = "chapter"
+        planned = bool(raw.get("planned", False))
+        file = (root / str(raw["file"])).resolve()
+        checkpoint = raw.get("checkpoint")
+        chapter = Chapter(
+            id=cid,
+            title=str(raw["title"]),
+            promise=str(raw["promise"]),
+            file=file,
+            kind=kind,
+            available=not planned,
+            target_minutes=raw.get("target_minutes"),
+            checkpoint=(checkpoints_dir / str(checkpoint)) if checkpoint else None,
+        )
+        chapters.append(chapter)
+        if planned:
+            continue
+        if not file.is_file():
+            problems.append(Problem(toml_path, line, f"chapter {cid}: missing file {file} (mark it planned = true until it is written)"))
+            chapter.available = False
+            continue
+        try:
+            source = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
+            chapter.available = False
+            continue
+        problems.extend(parse_chapter(chapter, source, cpm))
+        if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
+            problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
+
+    routes: list[Route] = []
+    route_lines = _table_lines(text, "routes")
+    ids = {c.id for c in chapters}
+    for n, raw in enumerate(data.get("routes", [])):
+        line = route_lines[n] if n < len(route_lines) else 1
+        missing = [k for k in ("id", "name", "audience", "chapters") if not raw.get(k)]
+        if missing:
+            problems.append(Problem(toml_path, line, f"route entry lacks {', '.join(missing)}"))
+            continue
+        seq = [str(x) for x in raw["chapters"]]
+        for cid in seq:
+            if cid not in ids:
+                problems.append(Problem(toml_path, _line_of(text, r"^\s*chapters\s*=", line), f"route {raw['id']}: unknown chapter {cid!r}"))
+        routes.append(Route(str(raw["id"]), str(raw["name"]), str(raw["audience"]), [c for c in seq if c in ids]))
+
+    course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems)
+    for route in routes:
+        route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+    return course
+
+
+def chapter_minutes(chapter: Chapter | None) -> int:
+    """Computed minutes for a written chapter; the target for one not yet written."""
+    if chapter is None:
+        return 0
+    if chapter.available:
+        return chapter.minutes
+    return int(chapter.target_minutes or 0)
+
+
+__all__ = ["CourseError", "load_course", "chapter_minutes", "minutes_for"]

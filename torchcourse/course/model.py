@@ -1,0 +1,152 @@
+"""Plain data classes of the course model. No I/O here, no Textual, no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem, printed as ``file:line: message``."""
+
+    file: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {"file": str(self.file), "line": self.line, "message": self.message}
+
+
+@dataclass
+class Snippet:
+    """A runnable ```python block and the ```output block that follows it."""
+
+    id: str
+    chapter_id: str
+    code: str
+    expected: str | None
+    line: int  # 1-based line of the opening fence in the chapter file
+    expected_line: int | None = None  # 1-based line of the output fence, if any
+    part: int = 0  # which part (0-based) of the chapter it sits in
+    section: str | None = None  # anchor of the enclosing section
+    gpu: bool = False
+    norun: bool = False
+    cold: bool = False
+    timeout: float | None = None
+
+    @property
+    def key(self) -> str:
+        """``CHAPTER:SNIPPET``, the name used on the command line."""
+        return f"{self.chapter_id}:{self.id}"
+
+    @property
+    def runnable(self) -> bool:
+        return not self.norun
+
+
+@dataclass
+class Section:
+    anchor: str
+    title: str
+    level: int
+    line: int
+    part: int
+
+
+@dataclass
+class Callout:
+    kind: str  # "star" (⭐) or "warn" (⚠️)
+    line: int
+    part: int
+
+
+@dataclass
+class Part:
+    """The text between two break points. ``index`` 0 is the chapter's opening part."""
+
+    index: int
+    text: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    break_label: str | None = None  # label of the break point that ends this part, if any
+
+
+@dataclass
+class Chapter:
+    id: str
+    title: str
+    promise: str
+    file: Path
+    kind: str = "chapter"  # "chapter" or "appendix"
+    available: bool = True
+    target_minutes: int | None = None
+    checkpoint: Path | None = None
+    source: str = ""
+    parts: list[Part] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    snippets: list[Snippet] = field(default_factory=list)
+    callouts: list[Callout] = field(default_factory=list)
+    reading_chars: int = 0
+    minutes: int = 0
+
+    @property
+    def break_points(self) -> int:
+        """Number of break points (🛑) in the chapter, the final one included."""
+        return sum(1 for p in self.parts if p.break_label is not None)
+
+    def snippet(self, snippet_id: str) -> Snippet | None:
+        for s in self.snippets:
+            if s.id == snippet_id:
+                return s
+        return None
+
+    def section(self, anchor: str) -> Section | None:
+        for s in self.sections:
+            if s.anchor == anchor:
+                return s
+        return None
+
+
+@dataclass
+class Route:
+    id: str
+    name: str
+    audience: str
+    chapters: list[str]
+    minutes: int = 0
+
+
+@dataclass
+class Course:
+    title: str
+    root: Path
+    chars_per_minute: int
+    chapters: list[Chapter]
+    routes: list[Route]
+    checkpoints_dir: Path
+    problems: list[Problem] = field(default_factory=list)
+
+    def chapter(self, chapter_id: str) -> Chapter | None:
+        for c in self.chapters:
+            if c.id == chapter_id:
+                return c
+        return None
+
+    def route(self, route_id: str) -> Route | None:
+        for r in self.routes:
+            if r.id == route_id:
+                return r
+        return None
+
+    def snippet(self, key: str) -> Snippet | None:
+        """Find ``CHAPTER:SNIPPET``."""
+        chapter_id, _, snippet_id = key.partition(":")
+        chapter = self.chapter(chapter_id)
+        return chapter.snippet(snippet_id) if chapter else None
+
+    def all_snippets(self) -> list[Snippet]:
+        return [s for c in self.chapters if c.available for s in c.snippets]

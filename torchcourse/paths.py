@@ -1,0 +1,62 @@
+"""The one module that owns every path torchcourse reads or writes.
+
+- ``TORCHCOURSE_HOME`` relocates data and cache together (``$HOME/data``, ``$HOME/cache``).
+- Otherwise platformdirs' per-user data and cache directories are used.
+- ``TORCHCOURSE_CONTENT`` (or ``--content DIR``) points at another course root: a folder
+  holding ``course.toml``; default is the course shipped with the package.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "torchcourse"
+HOME_ENV = "TORCHCOURSE_HOME"
+CONTENT_ENV = "TORCHCOURSE_CONTENT"
+
+_PKG = Path(__file__).resolve().parent
+
+
+def home_override() -> Path | None:
+    value = os.environ.get(HOME_ENV)
+    return Path(value).expanduser().resolve() if value else None
+
+
+def data_dir() -> Path:
+    home = home_override()
+    if home is not None:
+        return home / "data"
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False)
+
+
+def cache_dir() -> Path:
+    home = home_override()
+    if home is not None:
+        return home / "cache"
+    from platformdirs import user_cache_path
+
+    return user_cache_path(APP_NAME, appauthor=False)
+
+
+def database_path() -> Path:
+    return data_dir() / "progress.sqlite3"
+
+
+def shipped_content_dir() -> Path:
+    """The course shipped with the package (wheel) or sitting in the source tree (editable)."""
+    installed = _PKG / "_course" / "content"
+    if (installed / "course.toml").is_file():
+        return installed
+    return _PKG.parent / "content"
+
+
+def content_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    if override:
+        return Path(override).expanduser().resolve()
+    env = os.environ.get(CONTENT_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    return shipped_content_dir()
