@@ -1,0 +1,382 @@
+"""Load checkpoint files (``checkpoints/ID.toml``) into :class:`Question` objects and validate them.
+
+The format is documented for authors in ``content/README.md`` (section "Checkpoints").
+Loading never raises for bad content: every problem becomes a :class:`Problem` with the file
+and line. tomllib gives no positions, so lines are found in the text: each ``[[questions]]``
+header, then the ``key =`` line inside that question's block.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchcourse.course.model import Chapter, Course, Problem
+
+KINDS = ("single", "multi", "fill", "predict", "open")
+KIND_NAMES = {"single": "单选", "multi": "多选", "fill": "填空", "predict": "预测输出", "open": "简答"}
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
+QUESTION_KEYS = {"id", "kind", "prompt", "choices", "answer", "accept", "snippet", "reference", "explain", "section"}
+TOP_KEYS = {"chapter", "questions"}
+# keys that only make sense for some kinds (a key given to another kind is a mistake)
+KEY_KINDS = {
+    "choices": {"single", "multi", "predict"},
+    "answer": {"single", "multi", "predict"},
+    "accept": {"fill", "predict"},
+    "snippet": {"predict"},
+    "reference": {"open"},
+}
+
+
+@dataclass
+class Question:
+    id: str
+    kind: str  # single | multi | fill | predict | open
+    prompt: str
+    explain: str
+    section: str | None = None  # anchor in the chapter that teaches it
+    choices: list[str] = field(default_factory=list)
+    answer: int | list[int] | None = None  # single/predict: index from 0; multi: list of indexes
+    accept: list[str] = field(default_factory=list)  # fill, or predict graded like fill
+    snippet: str | None = None  # predict: snippet id of this chapter
+    reference: str | None = None  # open: the reference answer
+    chapter_id: str = ""
+    line: int = 1  # 1-based line of its [[questions]] header
+
+    @property
+    def kind_name(self) -> str:
+        """The kind as the learner reads it (Chinese)."""
+        return KIND_NAMES.get(self.kind, self.kind)
+
+    @property
+    def has_choices(self) -> bool:
+        """Answered by picking choices (single, multi, predict with choices)."""
+        return self.kind in ("single", "multi") or (self.kind == "predict" and bool(self.choices))
+
+    @property
+    def multiple(self) -> bool:
+        return self.kind == "multi"
+
+    @property
+    def answer_indexes(self) -> list[int]:
+        if isinstance(self.answer, list):
+            return list(self.answer)
+        if isinstance(self.answer, int):
+            return [self.answer]
+        return []
+
+    @property
+    def key(self) -> str:
+        return f"{self.chapter_id}:{self.id}"
+
+
+@dataclass
+class Checkpoint:
+    chapter_id: str
+    path: Path
+    questions: list[Question]
+    problems: list[Problem] = field(default_factory=list)
+
+    def question(self, question_id: str) -> Question | None:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        return None
+
+
+# ----------------------------------------------------------------------------- line finding
+
+
+def _header_lines(text: str, header: str = "questions") -> list[int]:
+    rx = re.compile(r"^\s*\[\[\s*" + re.escape(header) + r"\s*\]\]\s*(#.*)?$")
+    return [i + 1 for i, ln in enumerate(text.splitlines()) if rx.match(ln)]
+
+
+def _key_line(lines: list[str], key: str, start: int, end: int) -> int:
+    """1-based line of ``key =`` between lines ``start`` and ``end`` (1-based, end exclusive)."""
+    rx = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+    for i in range(max(0, start - 1), min(len(lines), end - 1)):
+        if rx.match(lines[i]):
+            return i + 1
+    return start
+
+
+def _toml_error_line(exc: tomllib.TOMLDecodeError, text: str) -> int:
+    m = re.search(r"line (\d+)", str(exc))
+    if m:
+        return int(m.group(1))
+    return max(1, len(text.splitlines()))  # "at end of document"
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str | None = None) -> Checkpoint:
+    """Read one checkpoint file. Problems go on ``checkpoint.problems``; questions with a
+    problem that makes them unusable (no id, unknown kind, bad answer) are left out.
+
+    With ``chapter`` (a parsed chapter), section anchors and predict snippets are checked
+    against it; pass ``chapter=None`` for a chapter that is not written yet.
+    """
+    path = Path(path)
+    cid = chapter.id if chapter is not None else (chapter_id or path.stem)
+    problems: list[Problem] = []
+    cp = Checkpoint(cid, path, [], problems)
+
+    def bad(line: int, message: str) -> None:
+        problems.append(Problem(path, line, message))
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        bad(1, "checkpoint file not found")
+        return cp
+    except (OSError, UnicodeDecodeError) as exc:
+        bad(1, f"cannot read checkpoint file: {exc}")
+        return cp
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        bad(_toml_error_line(exc, text), f"malformed TOML: {exc}")
+        return cp
+
+    lines = text.splitlines()
+    end_of_file = len(lines) + 1
+    headers = _header_lines(text)
+
+    declared = data.get("chapter")
+    chapter_line = _key_line(lines, "chapter", 1, (headers[0] if headers else end_of_file))
+    if declared is None:
+        bad(1, f'missing top-level chapter = "{cid}"')
+    elif str(declared) != cid:
+        bad(chapter_line, f"chapter = {declared!r} does not match the chapter {cid!r} that uses this file")
+    for key in sorted(set(data) - TOP_KEYS):
+        bad(_key_line(lines, key, 1, end_of_file), f"unknown top-level key {key!r} (known: chapter, [[questions]])")
+
+    raw_questions = data.get("questions")
+    if raw_questions is None:
+        bad(1, "no [[questions]] in this file")
+        return cp
+    if not isinstance(raw_questions, list) or not all(isinstance(q, dict) for q in raw_questions):
+        bad(_key_line(lines, "questions", 1, end_of_file), "questions must be an array of tables: write each one as [[questions]]")
+        return cp
+    if not raw_questions:
+        bad(1, "no [[questions]] in this file")
+        return cp
+
+    snippet_ids = {s.id: s for s in chapter.snippets} if chapter is not None else {}
+    anchors = {s.anchor for s in chapter.sections} if chapter is not None else set()
+    seen: dict[str, int] = {}
+
+    for n, raw in enumerate(raw_questions):
+        start = headers[n] if n < len(headers) else 1
+        end = headers[n + 1] if n + 1 < len(headers) else end_of_file
+
+        def at(key: str) -> int:
+            return _key_line(lines, key, start, end)
+
+        usable = True
+        qid = raw.get("id")
+        label = f"question {n + 1}"
+        if not isinstance(qid, str) or not qid:
+            bad(start, f"{label} has no id (a stable name like id = \"stride-after-t\")")
+            usable = False
+            qid = f"#{n + 1}"
+        else:
+            label = f"question {qid!r}"
+            if not ID_RE.match(qid):
+                bad(at("id"), f"question id {qid!r} may use only letters, digits, '-' and '_'")
+            if qid in seen:
+                bad(at("id"), f"duplicate question id {qid!r} (first at line {seen[qid]})")
+                usable = False
+            seen.setdefault(qid, start)
+
+        for key in sorted(set(raw) - QUESTION_KEYS):
+            bad(at(key), f"{label}: unknown key {key!r} (known: {', '.join(sorted(QUESTION_KEYS))})")
+
+        kind = raw.get("kind")
+        if kind not in KINDS:
+            where = at("kind") if "kind" in raw else start
+            bad(where, f"{label}: unknown kind {kind!r} (one of: {' | '.join(KINDS)})")
+            usable = False
+            kind = None
+
+        def text_field(key: str, required: bool) -> str | None:
+            value = raw.get(key)
+            if value is None:
+                if required:
+                    bad(start, f"{label}: missing {key}")
+                return None
+            if not isinstance(value, str) or not value.strip():
+                bad(at(key), f"{label}: {key} must be non-empty text")
+                return None
+            return value
+
+        prompt = text_field("prompt", True)
+        explain = text_field("explain", True)
+        section = text_field("section", True)
+        if prompt is None:
+            usable = False
+        if section is not None and chapter is not None and section not in anchors:
+            bad(at("section"), f"{label}: section {section!r} is not an anchor of chapter {cid} ({chapter.file.name})")
+
+        if kind is not None:
+            for key, kinds in KEY_KINDS.items():
+                if key in raw and kind not in kinds:
+                    bad(at(key), f"{label}: {key} does not apply to a {kind} question")
+
+        choices: list[str] = []
+        answer: int | list[int] | None = None
+        accept: list[str] = []
+        snippet: str | None = None
+        reference: str | None = None
+
+        def read_choices() -> list[str] | None:
+            value = raw.get("choices")
+            if value is None:
+                bad(start, f"{label}: missing choices")
+                return None
+            if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+                bad(at("choices"), f"{label}: choices must be a list of non-empty strings")
+                return None
+            if len(value) < 2:
+                bad(at("choices"), f"{label}: needs at least 2 choices, got {len(value)}")
+                return None
+            if len(set(value)) != len(value):
+                bad(at("choices"), f"{label}: two choices have the same text")
+            return list(value)
+
+        def read_index(value, n_choices: int) -> int | None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                bad(at("answer"), f"{label}: answer must be a choice index from 0, got {value!r}")
+                return None
+            if not 0 <= value < n_choices:
+                bad(at("answer"), f"{label}: answer {value} is out of range: {n_choices} choices, indexes 0..{n_choices - 1}")
+                return None
+            return value
+
+        def read_accept() -> list[str] | None:
+            value = raw.get("accept")
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not value or not all(isinstance(a, str) and a.strip() for a in value):
+                bad(at("accept") if "accept" in raw else start, f"{label}: accept must be a non-empty list of accepted answers")
+                return None
+            return list(value)
+
+        if kind in ("single", "multi") or (kind == "predict" and "choices" in raw):
+            c = read_choices()
+            if c is None:
+                usable = False
+            else:
+                choices = c
+                if "answer" not in raw:
+                    bad(start, f"{label}: missing answer")
+                    usable = False
+                elif kind == "multi":
+                    value = raw["answer"]
+                    if not isinstance(value, list) or not value:
+                        bad(at("answer"), f"{label}: a multi answer is a non-empty list of indexes from 0, like [0, 2]")
+                        usable = False
+                    else:
+                        idx = [read_index(v, len(c)) for v in value]
+                        if any(i is None for i in idx):
+                            usable = False
+                        elif len(set(idx)) != len(idx):
+                            bad(at("answer"), f"{label}: answer lists an index twice")
+                            usable = False
+                        else:
+                            answer = sorted(idx)  # type: ignore[arg-type]
+                else:
+                    answer = read_index(raw["answer"], len(c))
+                    if answer is None:
+                        usable = False
+        if kind == "fill" or (kind == "predict" and "choices" not in raw):
+            if kind == "predict" and "accept" not in raw:
+                bad(start, f"{label}: a predict question needs choices + answer, or accept")
+                usable = False
+            else:
+                a = read_accept()
+                if a is None:
+                    usable = False
+                else:
+                    accept = a
+        if kind == "predict" and "choices" in raw and "accept" in raw:
+            bad(at("accept"), f"{label}: give either choices + answer or accept, not both")
+        if kind == "predict":
+            snippet = text_field("snippet", True)
+            if snippet is None:
+                usable = False
+            elif chapter is not None:
+                snip = snippet_ids.get(snippet)
+                if snip is None:
+                    bad(at("snippet"), f"{label}: snippet {snippet!r} is not a snippet of chapter {cid} ({chapter.file.name})")
+                elif snip.norun or snip.gpu:
+                    why = "norun" if snip.norun else "gpu"
+                    bad(at("snippet"), f"{label}: snippet {snippet!r} is marked {why}; a predict question needs a snippet that runs here")
+        if kind == "open":
+            reference = text_field("reference", True)
+            if reference is None:
+                usable = False
+
+        if usable and kind is not None and prompt is not None:
+            cp.questions.append(
+                Question(
+                    id=qid,
+                    kind=kind,
+                    prompt=prompt,
+                    explain=explain or "",
+                    section=section,
+                    choices=choices,
+                    answer=answer,
+                    accept=accept,
+                    snippet=snippet,
+                    reference=reference,
+                    chapter_id=cid,
+                    line=start,
+                )
+            )
+    problems.sort(key=lambda p: p.line)
+    return cp
+
+
+def checkpoint_for(course: Course, chapter_id: str) -> Checkpoint | None:
+    """The loaded checkpoint of a chapter, or None when it has no checkpoint file configured."""
+    chapter = course.chapter(chapter_id)
+    if chapter is None or chapter.checkpoint is None:
+        return None
+    return load_checkpoint(chapter.checkpoint, chapter if chapter.available else None, chapter_id=chapter.id)
+
+
+def questions_for(course: Course, chapter_id: str) -> list[Question]:
+    """The usable questions of a chapter's checkpoint (empty when there is none)."""
+    cp = checkpoint_for(course, chapter_id)
+    return cp.questions if cp is not None else []
+
+
+def validate_checkpoints(course: Course) -> list[Problem]:
+    """Every problem in every checkpoint file the course uses, plus stray files nobody uses.
+
+    A checkpoint of a chapter still marked ``planned`` is checked for its own shape only
+    (sections and snippets are checked once the chapter is written).
+    """
+    problems: list[Problem] = []
+    used: set[Path] = set()
+    for chapter in course.chapters:
+        if chapter.checkpoint is None:
+            continue
+        used.add(chapter.checkpoint.resolve())
+        if not chapter.checkpoint.is_file():
+            continue  # the loader reports a missing file for written chapters
+        cp = load_checkpoint(chapter.checkpoint, chapter if chapter.available else None, chapter_id=chapter.id)
+        problems.extend(cp.problems)
+    if course.checkpoints_dir.is_dir():
+        for path in sorted(course.checkpoints_dir.glob("*.toml")):
+            if path.resolve() not in used:
+                problems.append(Problem(path, 1, "checkpoint file is not used by any chapter in course.toml (set checkpoint = \"%s\")" % path.name))
+    return problems
+
+
+__all__ = ["KINDS", "KIND_NAMES", "Question", "Checkpoint", "load_checkpoint", "checkpoint_for", "questions_for", "validate_checkpoints"]
