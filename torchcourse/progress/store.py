@@ -1,0 +1,616 @@
+"""The progress store: one SQLite database under the user data directory.
+
+Guarantees (each is tested with real processes in ``tests/test_progress*.py``):
+
+- WAL journal, ``synchronous=FULL``, a busy timeout, and every method is one transaction
+  (writes take ``BEGIN IMMEDIATE``): two ``torchcourse`` processes writing at once lose
+  nothing, and a process killed with SIGKILL mid-write leaves a consistent file holding
+  every committed row.
+- A corrupt or unreadable database file is never deleted: it is renamed aside with a
+  timestamp, a fresh database is started, and ``open_store`` returns a notice naming
+  where the old file went.
+- A data directory that cannot be written raises :class:`StoreError` naming the directory.
+- Schema upgrades run through :mod:`torchcourse.progress.schema` (``PRAGMA user_version``).
+- One connection shared by threads (``check_same_thread=False``) behind a lock, so the UI
+  may call from worker threads.
+
+Times are stored as UTC ISO-8601 strings with microseconds; they come back as aware
+datetimes. Days (activity, streak) are the local calendar days of those times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS
+
+BUSY_TIMEOUT_S = 30.0
+EXPORT_FORMAT = "torchcourse-progress"
+EXPORT_VERSION = 1
+
+# SQLite primary result codes that mean "this file is not a usable database".
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+_SQLITE_CANTOPEN = 14
+_SQLITE_IOERR = 10
+
+
+class StoreError(Exception):
+    """A problem the learner must act on; the message is ready to print (Chinese / English)."""
+
+
+class _Unusable(Exception):
+    """The database file exists but is corrupt or unreadable: move it aside."""
+
+
+@dataclass(frozen=True)
+class ChapterProgress:
+    chapter_id: str
+    furthest_break: int = 0  # 1-based index of the furthest 🛑 reached; 0 = none yet
+    completed: bool = False
+    completed_at: str | None = None  # ISO-8601 UTC
+
+
+@dataclass(frozen=True)
+class Answer:
+    chapter_id: str
+    question_id: str
+    answer: str
+    correct: bool
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Run:
+    chapter_id: str
+    snippet_id: str
+    verdict: str
+    at: datetime
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _iso(at: datetime | None) -> str:
+    """UTC ISO text of ``at`` (naive datetimes are taken as local time); now if None."""
+    if at is None:
+        at = _now()
+    elif at.tzinfo is None:
+        at = at.astimezone()
+    return at.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _parse_time(text: str) -> datetime:
+    value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def _local_day(text: str) -> date:
+    return _parse_time(text).astimezone().date()
+
+
+def _error_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _readonly_message(directory: Path, detail: object) -> str:
+    return (
+        f"无法写入进度目录 {directory}（只读或没有权限）：{detail}。"
+        f"请让这个目录可写，或者把环境变量 TORCHCOURSE_HOME 指向一个可写的目录。\n"
+        f"cannot write to the progress directory {directory} (read-only or no permission); "
+        f"make it writable or set TORCHCOURSE_HOME to a writable directory."
+    )
+
+
+def _check_writable_dir(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Open, verify and migrate ``path``. Raises _Unusable for a corrupt/unreadable file."""
+    existed = path.exists()
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        if existed and _error_code(exc) in (_SQLITE_CANTOPEN, _SQLITE_IOERR, _SQLITE_NOTADB, _SQLITE_CORRUPT):
+            raise _Unusable(str(exc)) from exc
+        raise StoreError(f"无法打开进度库 {path}：{exc}\ncannot open the progress database {path}: {exc}") from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > CURRENT_VERSION:
+            raise StoreError(
+                f"进度库 {path} 是更新版本的 torchcourse 写的（结构版本 {version}，本程序只认识到 {CURRENT_VERSION}），"
+                f"请升级 torchcourse；文件没有被改动。\n"
+                f"{path} was written by a newer torchcourse (schema {version} > {CURRENT_VERSION}); upgrade torchcourse."
+            )
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+        if rows != [("ok",)]:
+            raise _Unusable("; ".join(str(r[0]) for r in rows[:3]))
+        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute("PRAGMA synchronous = FULL")
+        _migrate(conn)
+        return conn
+    except sqlite3.Error as exc:
+        conn.close()
+        code = _error_code(exc)
+        if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or (existed and code in (_SQLITE_CANTOPEN, _SQLITE_IOERR)):
+            raise _Unusable(str(exc)) from exc
+        if "readonly" in str(exc) or code == 8:  # SQLITE_READONLY
+            raise StoreError(_readonly_message(path.parent, exc)) from exc
+        raise StoreError(f"无法打开进度库 {path}：{exc}\ncannot open the progress database {path}: {exc}") from exc
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    if conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        while version < CURRENT_VERSION:
+            MIGRATIONS[version](conn)
+            version += 1
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 2
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:  # another process moved it first
+        pass
+    except OSError as exc:
+        raise StoreError(
+            f"进度文件 {path} 已损坏，但无法把它移开：{exc}\n{path} is corrupt and could not be moved aside: {exc}"
+        ) from exc
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            try:
+                os.replace(side, target.with_name(target.name + suffix))
+            except OSError:
+                pass
+    return target
+
+
+def open_store(path: Path | None = None) -> tuple["Store", str | None]:
+    """Open (creating or migrating) the progress database.
+
+    Returns ``(store, notice)``; ``notice`` is a Chinese message to show the learner when a
+    corrupt database was moved aside, else None. Raises :class:`StoreError` when the data
+    directory cannot be written.
+    """
+    if path is None:
+        from torchcourse import paths
+
+        path = paths.database_path()
+    path = Path(path)
+    _check_writable_dir(path.parent)
+    try:
+        return Store(_connect(path), path), None
+    except _Unusable as exc:
+        moved = _move_aside(path)
+        notice = f"进度文件已损坏，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
+        return Store(_connect(path), path), notice
+
+
+class Store:
+    """All reads and writes of progress. Every public method is one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        self._conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None  # type: ignore[assignment]
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self, write: bool):
+        with self._lock:
+            if self._conn is None:
+                raise StoreError("进度库已关闭 / the progress store is closed")
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(f"读写进度库 {self.path} 时出错：{exc}\nprogress database error ({self.path}): {exc}") from exc
+
+    @staticmethod
+    def _set(conn: sqlite3.Connection, key: str, value: str) -> None:
+        conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    @staticmethod
+    def _get(conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # -- route and position -----------------------------------------------------------------
+
+    def get_route(self) -> str | None:
+        with self._tx(False) as c:
+            return self._get(c, "route")
+
+    def set_route(self, route_id: str) -> None:
+        with self._tx(True) as c:
+            self._set(c, "route", str(route_id))
+
+    def set_position(self, chapter_id: str, part: int) -> None:
+        """Remember the last place read (``part`` is the 0-based part index), for "继续"."""
+        with self._tx(True) as c:
+            self._set(c, "position_chapter", str(chapter_id))
+            self._set(c, "position_part", str(int(part)))
+
+    def last_position(self) -> tuple[str, int] | None:
+        with self._tx(False) as c:
+            return self._position(c)
+
+    def _position(self, c: sqlite3.Connection) -> tuple[str, int] | None:
+        chapter_id = self._get(c, "position_chapter")
+        part = self._get(c, "position_part")
+        if chapter_id is None or part is None or not part.lstrip("-").isdigit():
+            return None
+        return chapter_id, int(part)
+
+    # -- chapters ---------------------------------------------------------------------------
+
+    def reach_break(self, chapter_id: str, break_index: int, at: datetime | None = None) -> None:
+        """Break point ``break_index`` (1-based) of the chapter was reached.
+
+        Keeps the maximum, logs the event for the activity calendar, and sets the last
+        position to the part right after that break (0-based part index ``break_index``).
+        """
+        break_index = int(break_index)
+        if break_index < 1:
+            raise ValueError(f"break_index is 1-based, got {break_index}")
+        with self._tx(True) as c:
+            c.execute(
+                "INSERT INTO chapters (chapter_id, furthest_break) VALUES (?, ?) "
+                "ON CONFLICT(chapter_id) DO UPDATE SET furthest_break = max(furthest_break, excluded.furthest_break)",
+                (chapter_id, break_index),
+            )
+            c.execute("INSERT INTO breaks (chapter_id, break_index, at) VALUES (?, ?, ?)", (chapter_id, break_index, _iso(at)))
+            self._set(c, "position_chapter", chapter_id)
+            self._set(c, "position_part", str(break_index))
+
+    def set_completed(self, chapter_id: str, completed: bool = True) -> None:
+        with self._tx(True) as c:
+            if completed:
+                c.execute(
+                    "INSERT INTO chapters (chapter_id, completed, completed_at) VALUES (?, 1, ?) "
+                    "ON CONFLICT(chapter_id) DO UPDATE SET completed = 1, "
+                    "completed_at = coalesce(chapters.completed_at, excluded.completed_at)",
+                    (chapter_id, _iso(None)),
+                )
+            else:
+                c.execute("UPDATE chapters SET completed = 0, completed_at = NULL WHERE chapter_id = ?", (chapter_id,))
+
+    def chapter_progress(self, chapter_id: str) -> ChapterProgress:
+        with self._tx(False) as c:
+            row = c.execute(
+                "SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE chapter_id = ?", (chapter_id,)
+            ).fetchone()
+        return ChapterProgress(row[0], row[1], bool(row[2]), row[3]) if row else ChapterProgress(chapter_id)
+
+    def all_progress(self) -> dict[str, ChapterProgress]:
+        with self._tx(False) as c:
+            rows = c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters ORDER BY chapter_id").fetchall()
+        return {r[0]: ChapterProgress(r[0], r[1], bool(r[2]), r[3]) for r in rows}
+
+    # -- answers and runs -------------------------------------------------------------------
+
+    def record_answer(self, chapter_id: str, question_id: str, answer: str, correct: bool, at: datetime | None = None) -> None:
+        with self._tx(True) as c:
+            c.execute(
+                "INSERT INTO answers (chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
+                (chapter_id, question_id, str(answer), int(bool(correct)), _iso(at)),
+            )
+
+    def answers(self, chapter_id: str | None = None, question_id: str | None = None) -> list[Answer]:
+        sql = "SELECT chapter_id, question_id, answer, correct, at FROM answers"
+        where, params = [], []
+        if chapter_id is not None:
+            where.append("chapter_id = ?")
+            params.append(chapter_id)
+        if question_id is not None:
+            where.append("question_id = ?")
+            params.append(question_id)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY at, id"
+        with self._tx(False) as c:
+            rows = c.execute(sql, params).fetchall()
+        return [Answer(r[0], r[1], r[2], bool(r[3]), _parse_time(r[4])) for r in rows]
+
+    def record_run(self, chapter_id: str, snippet_id: str, verdict: str, at: datetime | None = None) -> None:
+        with self._tx(True) as c:
+            c.execute(
+                "INSERT INTO runs (chapter_id, snippet_id, verdict, at) VALUES (?, ?, ?, ?)",
+                (chapter_id, snippet_id, str(verdict), _iso(at)),
+            )
+
+    def runs(self, chapter_id: str | None = None) -> list[Run]:
+        sql = "SELECT chapter_id, snippet_id, verdict, at FROM runs"
+        params: tuple = ()
+        if chapter_id is not None:
+            sql += " WHERE chapter_id = ?"
+            params = (chapter_id,)
+        sql += " ORDER BY at, id"
+        with self._tx(False) as c:
+            rows = c.execute(sql, params).fetchall()
+        return [Run(r[0], r[1], r[2], _parse_time(r[3])) for r in rows]
+
+    # -- activity ---------------------------------------------------------------------------
+
+    def activity(self) -> dict[date, int]:
+        """Events per local calendar day: break points reached, answers given, snippets run."""
+        with self._tx(False) as c:
+            times = [r[0] for r in c.execute("SELECT at FROM breaks UNION ALL SELECT at FROM answers UNION ALL SELECT at FROM runs")]
+        counts = Counter(_local_day(t) for t in times)
+        return dict(sorted(counts.items()))
+
+    def streak(self, today: date | None = None) -> int:
+        """Consecutive active days ending today (or ending yesterday if today has none yet)."""
+        days = set(self.activity())
+        today = today or date.today()
+        day = today if today in days else today - timedelta(days=1)
+        n = 0
+        while day in days:
+            n += 1
+            day -= timedelta(days=1)
+        return n
+
+    # -- export / import / reset ------------------------------------------------------------
+
+    def export_data(self) -> dict:
+        with self._tx(False) as c:
+            position = self._position(c)
+            data = {
+                "format": EXPORT_FORMAT,
+                "version": EXPORT_VERSION,
+                "schema": CURRENT_VERSION,
+                "exported_at": _iso(None),
+                "route": self._get(c, "route"),
+                "position": {"chapter": position[0], "part": position[1]} if position else None,
+                "chapters": [
+                    {"chapter_id": r[0], "furthest_break": r[1], "completed": bool(r[2]), "completed_at": r[3]}
+                    for r in c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters ORDER BY chapter_id")
+                ],
+                "answers": [
+                    {"chapter_id": r[0], "question_id": r[1], "answer": r[2], "correct": bool(r[3]), "at": r[4]}
+                    for r in c.execute("SELECT chapter_id, question_id, answer, correct, at FROM answers ORDER BY at, id")
+                ],
+                "runs": [
+                    {"chapter_id": r[0], "snippet_id": r[1], "verdict": r[2], "at": r[3]}
+                    for r in c.execute("SELECT chapter_id, snippet_id, verdict, at FROM runs ORDER BY at, id")
+                ],
+                "breaks": [
+                    {"chapter_id": r[0], "break_index": r[1], "at": r[2]}
+                    for r in c.execute("SELECT chapter_id, break_index, at FROM breaks ORDER BY at, id")
+                ],
+            }
+        return data
+
+    def export_json(self, path: Path) -> None:
+        """Write everything to ``path`` as JSON (atomically: a temp file, then rename)."""
+        path = Path(path)
+        text = json.dumps(self.export_data(), ensure_ascii=False, indent=2) + "\n"
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}\ncannot write {path}: {exc}") from exc
+
+    def import_json(self, path: Path) -> dict:
+        """Merge an export file into this store; never overwrites, never loses local rows.
+
+        furthest_break: the larger; completed: either; answers, runs and breaks: added unless
+        one with the same ids and time is already here. Route and position are taken only
+        when this store has none. The whole file is validated before anything is written.
+        Returns how many rows were merged: {"chapters", "answers", "runs", "breaks"}.
+        """
+        path = Path(path)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"无法读取 {path}：{exc}\ncannot read {path}: {exc}") from exc
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise StoreError(
+                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），什么都没有导入。\n"
+                f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); nothing was imported."
+            ) from exc
+        rows = _validate_export(data, path)
+        counts = {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0}
+        with self._tx(True) as c:
+            if rows["route"] is not None and self._get(c, "route") is None:
+                self._set(c, "route", rows["route"])
+            if rows["position"] is not None and self._position(c) is None:
+                self._set(c, "position_chapter", rows["position"][0])
+                self._set(c, "position_part", str(rows["position"][1]))
+            for ch in rows["chapters"]:
+                before = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE chapter_id = ?", (ch["chapter_id"],)).fetchone()
+                c.execute(
+                    "INSERT INTO chapters (chapter_id, furthest_break, completed, completed_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(chapter_id) DO UPDATE SET "
+                    "furthest_break = max(chapters.furthest_break, excluded.furthest_break), "
+                    "completed = max(chapters.completed, excluded.completed), "
+                    "completed_at = CASE WHEN chapters.completed THEN chapters.completed_at ELSE excluded.completed_at END",
+                    (ch["chapter_id"], ch["furthest_break"], int(ch["completed"]), ch["completed_at"] if ch["completed"] else None),
+                )
+                after = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE chapter_id = ?", (ch["chapter_id"],)).fetchone()
+                counts["chapters"] += int(before != after)
+            for a in rows["answers"]:
+                if not c.execute(
+                    "SELECT 1 FROM answers WHERE chapter_id = ? AND question_id = ? AND at = ?", (a["chapter_id"], a["question_id"], a["at"])
+                ).fetchone():
+                    c.execute(
+                        "INSERT INTO answers (chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
+                        (a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"]),
+                    )
+                    counts["answers"] += 1
+            for r in rows["runs"]:
+                if not c.execute(
+                    "SELECT 1 FROM runs WHERE chapter_id = ? AND snippet_id = ? AND at = ?", (r["chapter_id"], r["snippet_id"], r["at"])
+                ).fetchone():
+                    c.execute(
+                        "INSERT INTO runs (chapter_id, snippet_id, verdict, at) VALUES (?, ?, ?, ?)",
+                        (r["chapter_id"], r["snippet_id"], r["verdict"], r["at"]),
+                    )
+                    counts["runs"] += 1
+            for b in rows["breaks"]:
+                if not c.execute(
+                    "SELECT 1 FROM breaks WHERE chapter_id = ? AND break_index = ? AND at = ?", (b["chapter_id"], b["break_index"], b["at"])
+                ).fetchone():
+                    c.execute("INSERT INTO breaks (chapter_id, break_index, at) VALUES (?, ?, ?)", (b["chapter_id"], b["break_index"], b["at"]))
+                    counts["breaks"] += 1
+        return counts
+
+    def reset(self, chapter_id: str | None = None) -> None:
+        """Forget one chapter's progress (answers, runs, breaks included), or everything."""
+        with self._tx(True) as c:
+            if chapter_id is None:
+                for table in ("chapters", "answers", "runs", "breaks", "settings"):
+                    c.execute(f"DELETE FROM {table}")
+                return
+            for table in ("chapters", "answers", "runs", "breaks"):
+                c.execute(f"DELETE FROM {table} WHERE chapter_id = ?", (chapter_id,))
+            pos = self._position(c)
+            if pos is not None and pos[0] == chapter_id:
+                c.execute("DELETE FROM settings WHERE key IN ('position_chapter', 'position_part')")
+
+
+def _validate_export(data: object, path: Path) -> dict:
+    """Check an export file's structure; return normalized rows. Raises StoreError naming the item."""
+
+    def bad(where: str, why: str) -> StoreError:
+        return StoreError(f"{path}: {where}：{why}，什么都没有导入。\n{path}: {where}: {why}; nothing was imported.")
+
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+        raise bad("文件头", f"不是 torchcourse 导出的进度文件（缺少 \"format\": \"{EXPORT_FORMAT}\"）")
+    if not isinstance(data.get("version"), int) or data["version"] > EXPORT_VERSION:
+        raise bad("version", f"不认识的版本 {data.get('version')!r}（本程序支持到 {EXPORT_VERSION}）")
+
+    def text(item: dict, key: str, where: str) -> str:
+        value = item.get(key)
+        if not isinstance(value, str) or not value:
+            raise bad(f"{where}.{key}", f"应为非空字符串，实际是 {value!r}")
+        return value
+
+    def when(item: dict, key: str, where: str) -> str:
+        value = text(item, key, where)
+        try:
+            return _iso(_parse_time(value))
+        except ValueError:
+            raise bad(f"{where}.{key}", f"不是 ISO 时间：{value!r}") from None
+
+    def items(key: str) -> list[dict]:
+        value = data.get(key, [])
+        if not isinstance(value, list):
+            raise bad(key, "应为列表")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise bad(f"{key}[{i}]", "应为对象")
+        return value
+
+    out: dict = {"route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": []}
+    route = data.get("route")
+    if route is not None:
+        if not isinstance(route, str):
+            raise bad("route", f"应为字符串，实际是 {route!r}")
+        out["route"] = route
+    pos = data.get("position")
+    if pos is not None:
+        if not isinstance(pos, dict) or not isinstance(pos.get("chapter"), str) or not isinstance(pos.get("part"), int):
+            raise bad("position", f"应为 {{\"chapter\": 字符串, \"part\": 整数}}，实际是 {pos!r}")
+        out["position"] = (pos["chapter"], pos["part"])
+    for i, ch in enumerate(items("chapters")):
+        where = f"chapters[{i}]"
+        fb = ch.get("furthest_break", 0)
+        if not isinstance(fb, int) or isinstance(fb, bool) or fb < 0:
+            raise bad(f"{where}.furthest_break", f"应为非负整数，实际是 {fb!r}")
+        done = ch.get("completed", False)
+        if not isinstance(done, bool):
+            raise bad(f"{where}.completed", f"应为 true/false，实际是 {done!r}")
+        done_at = when(ch, "completed_at", where) if ch.get("completed_at") is not None else None
+        out["chapters"].append({"chapter_id": text(ch, "chapter_id", where), "furthest_break": fb, "completed": done, "completed_at": done_at})
+    for i, a in enumerate(items("answers")):
+        where = f"answers[{i}]"
+        if not isinstance(a.get("correct"), bool):
+            raise bad(f"{where}.correct", f"应为 true/false，实际是 {a.get('correct')!r}")
+        if not isinstance(a.get("answer"), str):
+            raise bad(f"{where}.answer", f"应为字符串，实际是 {a.get('answer')!r}")
+        out["answers"].append(
+            {"chapter_id": text(a, "chapter_id", where), "question_id": text(a, "question_id", where), "answer": a["answer"], "correct": a["correct"], "at": when(a, "at", where)}
+        )
+    for i, r in enumerate(items("runs")):
+        where = f"runs[{i}]"
+        out["runs"].append(
+            {"chapter_id": text(r, "chapter_id", where), "snippet_id": text(r, "snippet_id", where), "verdict": text(r, "verdict", where), "at": when(r, "at", where)}
+        )
+    for i, b in enumerate(items("breaks")):
+        where = f"breaks[{i}]"
+        bi = b.get("break_index")
+        if not isinstance(bi, int) or isinstance(bi, bool) or bi < 1:
+            raise bad(f"{where}.break_index", f"应为正整数，实际是 {bi!r}")
+        out["breaks"].append({"chapter_id": text(b, "chapter_id", where), "break_index": bi, "at": when(b, "at", where)})
+    return out
