@@ -1,0 +1,222 @@
+"""``torchcourse progress | reset | export | import``. Never imports textual or torch."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from torchcourse import paths
+from torchcourse.progress.store import Store, StoreError, open_store
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _open() -> Store | None:
+    """Open the store, printing its notice (if any) and errors; None when it cannot be opened."""
+    try:
+        store, notice = open_store()
+    except StoreError as exc:
+        _err(f"torchcourse: {exc}")
+        return None
+    if notice:
+        _err(f"⚠️ {notice}")
+    return store
+
+
+def _load_course(args):
+    """The course model for titles and order; None (with a note) when it cannot be loaded."""
+    from torchcourse.course import CourseError, load_course
+
+    try:
+        return load_course(paths.content_dir(getattr(args, "content", None)))
+    except CourseError as exc:
+        _err(f"torchcourse: 无法读取课程（{exc}），只显示章节编号。")
+        return None
+
+
+def chapter_label(chapter_id: str, kind: str = "chapter") -> str:
+    if kind == "appendix":
+        return f"附录 {chapter_id}"
+    return f"第 {chapter_id} 章"
+
+
+def summary(store: Store, course) -> dict:
+    """Everything ``torchcourse progress`` shows, as plain data (also the ``--json`` output)."""
+    progress = store.all_progress()
+    answers = store.answers()
+    runs = store.runs()
+    route_id = store.get_route()
+    position = store.last_position()
+    rows = []
+    known: set[str] = set()
+    chapters = course.chapters if course is not None else []
+    for ch in chapters:
+        known.add(ch.id)
+        rows.append(_chapter_row(ch.id, ch.title, ch.kind, ch.available, ch.break_points if ch.available else None, progress, answers, runs))
+    extra = sorted({*progress, *(a.chapter_id for a in answers), *(r.chapter_id for r in runs)} - known)
+    for cid in extra:
+        rows.append(_chapter_row(cid, None, "chapter", None, None, progress, answers, runs))
+    route = course.route(route_id) if (course is not None and route_id) else None
+    return {
+        "database": str(store.path),
+        "route": {"id": route_id, "name": route.name if route else None, "chapters": route.chapters if route else None} if route_id else None,
+        "position": {"chapter": position[0], "part": position[1]} if position else None,
+        "streak": store.streak(),
+        "active_days": len(store.activity()),
+        "answers": len(answers),
+        "correct": sum(a.correct for a in answers),
+        "runs": len(runs),
+        "chapters": rows,
+    }
+
+
+def _chapter_row(cid, title, kind, available, break_points, progress, answers, runs) -> dict:
+    p = progress.get(cid)
+    mine = [a for a in answers if a.chapter_id == cid]
+    return {
+        "id": cid,
+        "title": title,
+        "kind": kind,
+        "available": available,  # None: the chapter is no longer in the course
+        "break_points": break_points,
+        "furthest_break": p.furthest_break if p else 0,
+        "completed": bool(p and p.completed),
+        "completed_at": p.completed_at if p else None,
+        "answers": len(mine),
+        "correct": sum(a.correct for a in mine),
+        "questions": len({a.question_id for a in mine}),
+        "runs": sum(1 for r in runs if r.chapter_id == cid),
+    }
+
+
+def _status(row: dict) -> str:
+    if row["completed"]:
+        when = f"（{row['completed_at'][:10]}）" if row["completed_at"] else ""
+        return f"✅ 已读完{when}"
+    fb = row["furthest_break"]
+    if fb:
+        total = f"，共 {row['break_points']} 个" if row["break_points"] else ""
+        return f"读到第 {fb} 个 🛑{total}"
+    if row["available"] is False:
+        return "尚未写成"
+    return "未开始"
+
+
+def format_summary(data: dict) -> str:
+    lines = []
+    route = data["route"]
+    if route is None:
+        lines.append("路线：还没有选（在应用里选一条路线）")
+    elif route["name"]:
+        lines.append(f"路线：{route['id']} — {route['name']}（{' → '.join(route['chapters'])}）")
+    else:
+        lines.append(f"路线：{route['id']}（课程里已没有这条路线）")
+    pos = data["position"]
+    if pos:
+        lines.append(f"上次读到：{chapter_label(pos['chapter'])} 第 {pos['part'] + 1} 部分")
+    lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
+    lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
+    lines.append("")
+    rows = data["chapters"]
+    width = max((_display_width(r["title"] or "") for r in rows), default=0)
+    gone = False
+    for r in rows:
+        if r["available"] is None and not gone:
+            lines.append("课程里已没有的章节（进度仍保留）：")
+            gone = True
+        title = r["title"] or ""
+        pad = " " * (width - _display_width(title))
+        quiz = f"   测验 {r['questions']} 题，作答 {r['answers']} 次，答对 {r['correct']} 次" if r["answers"] else ""
+        lines.append(f"  {r['id']:>3}  {title}{pad}  {_status(r)}{quiz}")
+    if not rows:
+        lines.append("（还没有任何进度）")
+    return "\n".join(lines)
+
+
+def _display_width(text: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def cmd_progress(args) -> int:
+    course = _load_course(args)
+    store = _open()
+    if store is None:
+        return 1
+    try:
+        data = summary(store, course)
+    except StoreError as exc:
+        _err(f"torchcourse: {exc}")
+        return 1
+    finally:
+        store.close()
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(format_summary(data))
+    return 0
+
+
+def cmd_reset(args) -> int:
+    chapter_id = None if args.all else args.chapter
+    what = "全部进度（路线、读到的位置、测验记录、运行记录）" if chapter_id is None else f"{chapter_label(chapter_id)}的进度（断点、测验记录、运行记录）"
+    if not args.yes:
+        if not sys.stdin.isatty():
+            _err(f"torchcourse: 没有清除任何东西：要清除{what}需要确认，但标准输入不是终端。确定的话请加 --yes。")
+            return 1
+        try:
+            reply = input(f"确定要清除{what}吗？[y/N] ")
+        except EOFError:
+            reply = ""
+        if reply.strip().lower() not in ("y", "yes", "是"):
+            print("已取消，什么都没有清除。")
+            return 1
+    store = _open()
+    if store is None:
+        return 1
+    try:
+        store.reset(chapter_id)
+    except StoreError as exc:
+        _err(f"torchcourse: {exc}")
+        return 1
+    finally:
+        store.close()
+    print(f"已清除{what}。")
+    return 0
+
+
+def cmd_export(args) -> int:
+    store = _open()
+    if store is None:
+        return 1
+    try:
+        store.export_json(Path(args.file))
+    except StoreError as exc:
+        _err(f"torchcourse: {exc}")
+        return 1
+    finally:
+        store.close()
+    print(f"已把进度导出到 {Path(args.file).resolve()}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    store = _open()
+    if store is None:
+        return 1
+    try:
+        counts = store.import_json(Path(args.file))
+    except StoreError as exc:
+        _err(f"torchcourse: {exc}")
+        return 1
+    finally:
+        store.close()
+    print(
+        f"已从 {Path(args.file).resolve()} 合并进度：章节 {counts['chapters']} 个有变化，"
+        f"新增答题 {counts['answers']} 条、运行 {counts['runs']} 条、断点记录 {counts['breaks']} 条（原有进度都保留）。"
+    )
+    return 0
