@@ -1,0 +1,104 @@
+"""Loading checkpoint files, and the validator's file:line problems on broken ones."""
+
+from pathlib import Path
+
+from torchcourse.course import load_course
+from torchcourse.course.check import all_problems
+from torchcourse.quiz.bank import load_checkpoint, questions_for, validate_checkpoints
+
+FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
+
+
+def test_fixture_course_is_clean_and_loads_every_kind():
+    course = load_course(FIXTURE)
+    assert all_problems(course) == []
+    qs = questions_for(course, "01")
+    assert [x.id for x in qs] == ["sum-single", "upper-multi", "func-fill", "predict-add", "predict-shout", "why-sum"]
+    assert {x.kind for x in qs} == {"single", "multi", "fill", "predict", "open"}
+    multi = qs[1]
+    assert multi.answer == [0, 2] and multi.line == 12
+    assert qs[3].snippet == "add" and qs[3].accept == ["6"]
+    assert qs[5].reference.startswith("因为")
+    assert questions_for(course, "02") == []  # no checkpoint
+
+
+def _problems(tmp_path=None):
+    course = load_course(FIXTURE / "bad")
+    return [(p.file.name, p.line, p.message) for p in validate_checkpoints(course)]
+
+
+def has(problems, name, line, *words):
+    for f, ln, msg in problems:
+        if f == name and ln == line and all(w in msg for w in words):
+            return True
+    raise AssertionError(f"no problem {name}:{line} with {words}; got:\n" + "\n".join(f"{f}:{ln}: {m}" for f, ln, m in problems))
+
+
+def test_each_mistake_is_reported_at_its_line():
+    ps = _problems()
+    has(ps, "01.toml", 13, "duplicate question id 'ok'", "first at line 3")
+    has(ps, "01.toml", 23, "unknown kind 'essay'")
+    has(ps, "01.toml", 33, "answer 3 is out of range", "3 choices")
+    has(ps, "01.toml", 42, "answer 5 is out of range")
+    has(ps, "01.toml", 49, "snippet 'missing-snippet'", "not a snippet of chapter 01")
+    has(ps, "01.toml", 61, "section 'nowhere'", "not an anchor")
+    has(ps, "01.toml", 63, "'no-explain'", "missing explain")
+    has(ps, "01.toml", 70, "'no-prompt'", "missing prompt")
+    has(ps, "01.toml", 81, "unknown key 'acept'")
+    has(ps, "02.toml", 6, "malformed TOML")
+    has(ps, "03.toml", 1, "chapter = '01' does not match", "'03'")
+    has(ps, "99.toml", 1, "not used by any chapter")
+    # the correct first question produced no problem
+    assert not any(f == "01.toml" and ln < 13 for f, ln, _ in ps)
+
+
+def test_check_command_reports_checkpoint_problems(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "torchcourse", "--content", str(FIXTURE / "bad"), "check"],
+        capture_output=True, text=True, cwd=Path(__file__).parent.parent, env={**__import__("os").environ, "TORCHCOURSE_HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 1
+    assert f"{FIXTURE / 'bad' / 'checkpoints' / '01.toml'}:23: question 'bad-kind': unknown kind 'essay'" in proc.stdout
+
+
+def test_unusable_questions_are_left_out_but_good_ones_load():
+    course = load_course(FIXTURE / "bad")
+    chapter = course.chapter("01")
+    cp = load_checkpoint(chapter.checkpoint, chapter)
+    ids = [x.id for x in cp.questions]
+    assert ids[0] == "ok" and ids.count("ok") == 1
+    assert "bad-kind" not in ids and "out-of-range" not in ids and "no-prompt" not in ids
+
+
+def test_predict_needs_a_runnable_snippet_and_kind_specific_keys(tmp_path):
+    course = load_course(FIXTURE)
+    chapter = course.chapter("01")
+    path = tmp_path / "01.toml"
+    path.write_text(
+        'chapter = "01"\n'
+        "\n"
+        "[[questions]]\n"
+        'id = "p"\n'
+        'kind = "predict"\n'
+        'snippet = "add"\n'
+        'prompt = "?"\n'
+        'explain = "!"\n'
+        'section = "sum"\n'
+        "\n"
+        "[[questions]]\n"
+        'id = "f"\n'
+        'kind = "fill"\n'
+        'prompt = "?"\n'
+        'accept = ["x"]\n'
+        'choices = ["a", "b"]\n'
+        'explain = "!"\n'
+        'section = "sum"\n',
+        encoding="utf-8",
+    )
+    cp = load_checkpoint(path, chapter)
+    msgs = [(p.line, p.message) for p in cp.problems]
+    assert (3, "question 'p': a predict question needs choices + answer, or accept") in msgs
+    assert (16, "question 'f': choices does not apply to a fill question") in msgs

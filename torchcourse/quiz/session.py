@@ -1,0 +1,182 @@
+"""One quiz being taken: the questions in order, the answers given, what is stored.
+
+Shared by the plain-terminal quiz (``torchcourse quiz``) and the Textual screens; it never
+imports textual or torch. Every answer is stored the moment it is given, so quitting half-way
+(EOF, Escape, a crash) keeps what was answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from torchcourse.course.model import Course, Snippet
+from torchcourse.quiz.bank import Question, checkpoint_for
+from torchcourse.quiz.completion import update_completion
+from torchcourse.quiz.grading import Grade, grade
+from torchcourse.quiz.review import due_questions
+
+
+class QuizError(Exception):
+    """A quiz that cannot start; the message is for the learner (Chinese)."""
+
+
+@dataclass(frozen=True)
+class QuizOutcome:
+    """What a finished (or abandoned) quiz screen hands back to the app.
+
+    ``goto`` is (chapter id, section anchor) when the learner picked a missed question to
+    go back and read its section; None otherwise. ``chapter_id`` is None for a review."""
+
+    chapter_id: str | None
+    score: int
+    total: int
+    goto: tuple[str, str] | None = None
+
+
+@dataclass
+class Result:
+    chapter_id: str
+    question: Question
+    grade: Grade
+
+
+def chapter_label(course: Course, chapter_id: str) -> str:
+    chapter = course.chapter(chapter_id)
+    if chapter is not None and chapter.kind == "appendix":
+        return f"附录 {chapter_id}"
+    return f"第 {chapter_id} 章"
+
+
+def section_label(course: Course, chapter_id: str, anchor: str | None) -> str:
+    """``第 01 章 §标题`` — where a question's topic is taught."""
+    label = chapter_label(course, chapter_id)
+    chapter = course.chapter(chapter_id)
+    if anchor and chapter is not None:
+        section = chapter.section(anchor)
+        if section is not None:
+            return f"{label} §{section.title}"
+    return label
+
+
+def find_chapter_id(course: Course, text: str) -> str | None:
+    """The chapter id the learner meant: exact, then case-insensitive, then zero-padded (``1`` → ``01``)."""
+    text = text.strip()
+    for c in course.chapters:
+        if c.id == text:
+            return c.id
+    for c in course.chapters:
+        if c.id.lower() == text.lower():
+            return c.id
+    if text.isdigit():
+        for c in course.chapters:
+            if c.id.isdigit() and int(c.id) == int(text):
+                return c.id
+    return None
+
+
+class QuizSession:
+    def __init__(
+        self,
+        course: Course,
+        store,
+        items: list[tuple[str, Question]],
+        chapter_id: str | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        self.course = course
+        self.store = store
+        self.items = items
+        self.chapter_id = chapter_id  # None in review mode
+        self.clock = clock
+        self.index = 0
+        self.results: list[Result] = []
+        self.completed: list[str] = []
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def for_chapter(cls, course: Course, store, chapter_text: str, clock=None) -> "QuizSession":
+        cid = find_chapter_id(course, chapter_text)
+        if cid is None:
+            known = "、".join(c.id for c in course.chapters)
+            raise QuizError(f"没有这一章：{chapter_text!r}。已有的章节：{known}")
+        chapter = course.chapter(cid)
+        assert chapter is not None
+        if not chapter.available:
+            raise QuizError(f"{chapter_label(course, cid)}「{chapter.title}」还没有写好，暂时没有检查点。")
+        cp = checkpoint_for(course, cid)
+        if cp is None or not cp.path.is_file():
+            raise QuizError(f"{chapter_label(course, cid)}「{chapter.title}」没有检查点测验。")
+        if not cp.questions:
+            detail = f"\n{cp.problems[0]}" if cp.problems else ""
+            raise QuizError(f"{chapter_label(course, cid)}的检查点文件里没有可用的题目。{detail}")
+        return cls(course, store, [(cid, q) for q in cp.questions], chapter_id=cid, clock=clock)
+
+    @classmethod
+    def for_review(cls, course: Course, store, today: date | None = None, clock=None) -> "QuizSession":
+        return cls(course, store, due_questions(course, store, today), chapter_id=None, clock=clock)
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    @property
+    def done(self) -> bool:
+        return self.index >= len(self.items)
+
+    @property
+    def current(self) -> tuple[str, Question] | None:
+        return None if self.done else self.items[self.index]
+
+    @property
+    def score(self) -> int:
+        return sum(1 for r in self.results if r.grade.correct)
+
+    @property
+    def answered(self) -> int:
+        return len(self.results)
+
+    @property
+    def missed(self) -> list[Result]:
+        return [r for r in self.results if not r.grade.correct]
+
+    def snippet_for(self, chapter_id: str, question: Question) -> Snippet | None:
+        if question.kind != "predict" or not question.snippet:
+            return None
+        chapter = self.course.chapter(chapter_id)
+        return chapter.snippet(question.snippet) if chapter is not None else None
+
+    def where(self, result: Result) -> str:
+        return section_label(self.course, result.chapter_id, result.question.section)
+
+    # -- actions ------------------------------------------------------------------------
+
+    def answer(self, response) -> Result:
+        """Grade ``response`` for the current question (see ``grading.grade``), store it, move on."""
+        item = self.current
+        if item is None:
+            raise IndexError("the quiz is over")
+        chapter_id, question = item
+        g = grade(question, response)
+        at = self.clock() if self.clock is not None else None
+        self.store.record_answer(chapter_id, question.id, g.answer, g.correct, at=at)
+        result = Result(chapter_id, question, g)
+        self.results.append(result)
+        self.index += 1
+        return result
+
+    def finish(self) -> list[str]:
+        """Update completion of the chapters involved; return the ids now completed."""
+        chapter_ids = sorted({cid for cid, _ in self.items[: max(self.index, 0)]} | ({self.chapter_id} if self.chapter_id else set()))
+        self.completed = [cid for cid in chapter_ids if update_completion(self.course, self.store, cid)]
+        return self.completed
+
+    def outcome(self, goto: tuple[str, str] | None = None) -> QuizOutcome:
+        return QuizOutcome(self.chapter_id, self.score, self.total, goto)
+
+
+__all__ = ["QuizSession", "QuizOutcome", "QuizError", "Result", "section_label", "chapter_label", "find_chapter_id"]
