@@ -1,0 +1,281 @@
+"""``torchcourse quiz CHAPTER``: take a checkpoint quiz in the plain terminal.
+
+Answers are read from stdin one line per question, so it is scriptable::
+
+    printf '2\\n1 3\\nupper\\n6\\n2\\ny\\n' | torchcourse quiz 01
+
+- single / predict with choices: a number (``2``; letters ``B`` work too);
+- multi: every right number (``1 3`` or ``1,3``);
+- fill / predict with accept: the text;
+- open: the reference answer is printed first, then ``y`` (I had it) or ``n`` (at a real
+  terminal an Enter reveals the reference first; piped input gives just the y/n line);
+- ``?`` on any question: "I don't know" (graded wrong).
+
+A predict question really runs its snippet after the guess and prints the real output.
+Every answer is stored when given; end of input stops the quiz cleanly with what was
+answered stored. Exit status: 0 after a quiz (whatever the score), 1 when it cannot start.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, TextIO
+
+from torchcourse.course.model import Snippet
+from torchcourse.quiz.grading import correct_answer_text, parse_choices
+from torchcourse.quiz.review import INTERVALS
+from torchcourse.quiz.session import QuizError, QuizSession, chapter_label
+
+RULE = "─" * 48
+DONT_KNOW = {"?", "？"}
+YES = {"y", "yes", "是", "对", "会", "1"}
+NO = {"n", "no", "否", "错", "不会", "0"} | DONT_KNOW
+
+
+class _EOF(Exception):
+    pass
+
+
+class TerminalQuiz:
+    """The plain-terminal quiz loop over a :class:`QuizSession`."""
+
+    def __init__(
+        self,
+        session: QuizSession,
+        inp: TextIO,
+        out: TextIO,
+        run_snippet: Callable[[Snippet], tuple[str, str | None]] | None = None,
+        echo: bool | None = None,
+    ):
+        self.session = session
+        self.inp = inp
+        self.out = out
+        self.run_snippet = run_snippet
+        # piped input is not echoed by a terminal: echo it so the transcript reads right
+        self.echo = (not _isatty(inp)) if echo is None else echo
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def ask(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.inp.readline()
+        if line == "":
+            if self.echo:
+                self.out.write("\n")
+            raise _EOF
+        line = line.rstrip("\r\n")
+        if self.echo:
+            self.out.write(line + "\n")
+            self.out.flush()
+        return line
+
+    # -- one question ---------------------------------------------------------------------
+
+    def run(self) -> int:
+        s = self.session
+        course = s.course
+        if s.chapter_id is not None:
+            chapter = course.chapter(s.chapter_id)
+            self.say(f"✅ {chapter_label(course, s.chapter_id)}检查点：{chapter.title if chapter else ''}（共 {s.total} 题）")
+        else:
+            self.say(f"🔁 复习：今天到期的 {s.total} 题")
+        self.say("单选输入序号；多选输入全部正确的序号，如 1 3；填空直接输入答案；不会就输入 ?")
+        stopped = False
+        try:
+            while not s.done:
+                self.question()
+        except _EOF:
+            stopped = True
+        self.summary(stopped)
+        return 0
+
+    def question(self) -> None:
+        s = self.session
+        chapter_id, q = s.current  # type: ignore[misc]
+        self.say()
+        self.say(RULE)
+        where = f"{chapter_label(s.course, chapter_id)} · " if s.chapter_id is None else ""
+        self.say(f"第 {s.index + 1}/{s.total} 题 · {where}{q.kind_name}")
+        self.say(q.prompt.rstrip())
+        snippet = s.snippet_for(chapter_id, q)
+        if snippet is not None:
+            self.say(f"\n片段 {snippet.key}：")
+            for line in snippet.code.rstrip("\n").splitlines():
+                self.say(f"    {line}")
+        if q.has_choices:
+            for i, c in enumerate(q.choices):
+                self.say(f"  {i + 1}) {c}")
+
+        if q.kind == "open":
+            if not self.echo:  # at a terminal: a pause to think before the reveal
+                self.ask("\n先想好你的答案，按回车看参考答案……")
+            else:
+                self.say("\n先想好你的答案。")
+            self.say("参考答案：")
+            self.say(_indent(q.reference or ""))
+            while True:
+                typed = self.ask("你答对了吗？(y/n)：").strip().lower()
+                if typed in YES or typed in NO:
+                    result = s.answer(typed in YES)
+                    break
+                self.say("请输入 y（答对了）或 n（没答对）。")
+        elif q.has_choices:
+            n = len(q.choices)
+            hint = f"输入全部正确选项的序号（1–{n}，如 1 3）：" if q.multiple else f"输入序号（1–{n}）："
+            while True:
+                typed = self.ask(hint).strip()
+                if typed in DONT_KNOW:
+                    result = s.answer(typed)
+                    break
+                picked = parse_choices(typed, n, multiple=q.multiple)
+                if picked is not None:
+                    result = s.answer(picked)
+                    break
+                if q.multiple:
+                    self.say(f"看不懂“{typed}”：请输入 1–{n} 之间的序号，用空格或逗号隔开，不要重复。")
+                else:
+                    self.say(f"看不懂“{typed}”：请输入 1–{n} 之间的一个序号。")
+        else:
+            while True:
+                typed = self.ask("你的答案：")
+                if typed.strip():
+                    result = s.answer(typed)
+                    break
+                self.say("答案是空的：请输入答案，不会就输入 ?")
+
+        if result.grade.correct:
+            self.say("✓ 正确")
+        elif q.kind == "open":
+            self.say("✗ 没答对（自评）")
+        else:
+            self.say(f"✗ 不对。正确答案：{correct_answer_text(q)}")
+        if snippet is not None:
+            self.show_run(snippet)
+        self.say(f"解释：{q.explain.strip()}")
+        self.say(f"出处：{s.where(result)}")
+
+    def show_run(self, snippet: Snippet) -> None:
+        if self.run_snippet is None:
+            text, note = snippet.expected or "", "（没有运行：这是书中记录的输出）"
+        else:
+            self.say(f"正在运行片段 {snippet.key} ……")
+            text, note = self.run_snippet(snippet)
+        self.say("实际输出：" + (f" {note}" if note else ""))
+        self.say(_indent(text.rstrip("\n") or "（没有输出）"))
+
+    # -- the end --------------------------------------------------------------------------
+
+    def summary(self, stopped: bool) -> None:
+        s = self.session
+        self.say()
+        self.say("═" * 48)
+        if stopped:
+            self.say(f"输入结束：已保存 {s.answered}/{s.total} 题的作答。")
+        if s.answered:
+            pct = round(100 * s.score / s.answered)
+            self.say(f"得分：{s.score}/{s.answered}（{pct}%）")
+        else:
+            self.say("没有作答任何题目。")
+        if s.missed:
+            self.say("答错的题：")
+            for r in s.missed:
+                self.say(f"  ✗ {_first_line(r.question.prompt)}")
+                self.say(f"    回看：{s.where(r)}")
+            days = "、".join(str(d) for d in INTERVALS)
+            self.say(f"答错的题会进入复习，按 {days} 天的间隔再出现。")
+        completed = s.finish()
+        if s.chapter_id is not None:
+            course = s.course
+            chapter = course.chapter(s.chapter_id)
+            if s.chapter_id in completed:
+                self.say(f"🎉 {chapter_label(course, s.chapter_id)}已完成。")
+            elif chapter is not None:
+                from torchcourse.quiz.completion import PASS_RATIO, latest_attempt
+
+                right, total = latest_attempt(course, s.store, s.chapter_id)
+                progress = s.store.chapter_progress(s.chapter_id)
+                if total and right < PASS_RATIO * total:
+                    self.say(f"本章检查点最近一次作答 {right}/{total} 题正确，达到 80% 才算通过：回看上面的小节后再测一次（torchcourse quiz {s.chapter_id}）。")
+                if progress.furthest_break < chapter.break_points:
+                    self.say(f"本章还有断点没读到（{progress.furthest_break}/{chapter.break_points}）：读完全章才算完成。")
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines()) or "    "
+
+
+def _first_line(text: str, width: int = 40) -> str:
+    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class _LazyRunner:
+    """Start the snippet runner only when a predict question needs it."""
+
+    def __init__(self):
+        self.runner = None
+
+    def __call__(self, snippet: Snippet) -> tuple[str, str | None]:
+        try:
+            if self.runner is None:
+                from torchcourse.runner import Runner
+
+                self.runner = Runner()
+            result = self.runner.run(snippet)
+        except Exception as exc:  # the quiz goes on without the run
+            return snippet.expected or "", f"（运行失败：{exc}；下面是书中记录的输出）"
+        status = str(getattr(result, "status", ""))
+        actual = getattr(result, "actual", None)
+        if actual is None:
+            return snippet.expected or "", f"（没能运行：{status}；下面是书中记录的输出）"
+        note = None if status in ("pass", "passed", "ok", "match", "mismatch", "fail", "failed", "") else f"（{status}）"
+        return actual, note
+
+    def close(self) -> None:
+        if self.runner is not None:
+            for name in ("close", "shutdown", "stop"):
+                fn = getattr(self.runner, name, None)
+                if callable(fn):
+                    try:
+                        fn()
+                    except Exception:
+                        pass
+                    break
+
+
+def cmd_quiz(args) -> int:
+    from torchcourse import paths
+    from torchcourse.cli import _course
+    from torchcourse.progress import StoreError, open_store
+
+    course = _course(args)
+    try:
+        store, notice = open_store(paths.database_path())
+    except StoreError as exc:
+        print(f"torchcourse quiz: {exc}", file=sys.stderr)
+        return 1
+    if notice:
+        print(notice, file=sys.stderr)
+    runner = _LazyRunner()
+    try:
+        try:
+            session = QuizSession.for_chapter(course, store, args.chapter)
+        except QuizError as exc:
+            print(f"torchcourse quiz: {exc}", file=sys.stderr)
+            return 1
+        return TerminalQuiz(session, sys.stdin, sys.stdout, run_snippet=runner).run()
+    finally:
+        runner.close()
+        store.close()
+
+
+__all__ = ["cmd_quiz", "TerminalQuiz"]
