@@ -1,0 +1,265 @@
+"""Every progress-related command end to end, as real ``python -m torchcourse`` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchcourse import paths
+from torchcourse.course import load_course
+from torchcourse.progress import open_store
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tc(*args: str, home: Path, stdin=subprocess.DEVNULL, input: str | None = None, timeout: float = 120):
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), COLUMNS="120")
+    env.pop("TORCHCOURSE_CONTENT", None)
+    kw = {"input": input} if input is not None else {"stdin": stdin}
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def db(home: Path) -> Path:
+    return home / "data" / "progress.sqlite3"
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course(paths.shipped_content_dir())
+
+
+def seed(home: Path) -> None:
+    s, _ = open_store(db(home))
+    s.set_route("A")
+    s.reach_break("02", 1)
+    s.record_answer("02", "q-a", "0", True)
+    s.record_answer("02", "q-a", "1", False)
+    s.record_answer("02", "q-b", "2", True)
+    s.set_completed("03")
+    s.record_run("03", "snip", "pass")
+    s.close()
+
+
+def test_locate_honours_torchcourse_home(home):
+    r = tc("locate", "--json", home=home)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["data"] == str(home / "data")
+    assert got["database"] == str(home / "data" / "progress.sqlite3")
+    assert got["cache"] == str(home / "cache")
+    r = tc("locate", home=home)
+    assert str(home / "data" / "progress.sqlite3") in r.stdout
+
+
+def test_check_on_the_shipped_course(home):
+    r = tc("check", home=home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "12 chapters" in r.stdout and "4 routes: 0 problem(s)" in r.stdout
+
+
+def test_check_json_shape(home):
+    r = tc("check", "--json", home=home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    shape = json.loads(r.stdout)
+    assert [c["id"] for c in shape["chapters"]] == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "A"]
+    assert shape["chapters"][-1]["kind"] == "appendix"
+    routes = {r["id"]: r["chapters"] for r in shape["routes"]}
+    assert routes == {
+        "A": ["02", "03", "04", "A"],
+        "B": ["05", "06", "07"],
+        "C": ["01", "02", "09", "10"],
+        "D": ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10"],
+    }
+    minutes = {c["id"]: c["minutes"] for c in shape["chapters"]}
+    for route in shape["routes"]:
+        assert route["minutes"] == sum(minutes[c] for c in route["chapters"])
+    assert shape["problems"] == []
+
+
+def test_progress_on_an_empty_store(home, course):
+    r = tc("progress", home=home)
+    assert r.returncode == 0, r.stderr
+    assert "路线：还没有选" in r.stdout
+    assert "连续打卡：0 天" in r.stdout
+    for ch in course.chapters:
+        assert ch.title in r.stdout
+    assert db(home).is_file()
+
+
+def test_progress_summary_uses_course_titles_and_order(home, course):
+    seed(home)
+    r = tc("progress", home=home)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "路线：A — 只想知道它为什么这样报错（02 → 03 → 04 → A）" in out
+    assert "上次读到：第 02 章 第 2 部分" in out
+    assert "连续打卡：1 天" in out
+    assert "测验：作答 3 次，答对 2 次；运行代码 1 次" in out
+    positions = [out.index(ch.title) for ch in course.chapters]
+    assert positions == sorted(positions)
+    line02 = next(ln for ln in out.splitlines() if course.chapter("02").title in ln)
+    assert "读到第 1 个 🛑" in line02 and "测验 2 题，作答 3 次，答对 2 次" in line02
+    line03 = next(ln for ln in out.splitlines() if course.chapter("03").title in ln)
+    assert "✅ 已读完" in line03
+
+
+def test_progress_json(home, course):
+    seed(home)
+    r = tc("progress", "--json", home=home)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["route"]["id"] == "A" and data["route"]["chapters"] == ["02", "03", "04", "A"]
+    assert data["position"] == {"chapter": "02", "part": 1}
+    assert data["streak"] == 1 and data["answers"] == 3 and data["correct"] == 2
+    assert [c["id"] for c in data["chapters"]] == [c.id for c in course.chapters]
+    ch02 = next(c for c in data["chapters"] if c["id"] == "02")
+    assert (ch02["furthest_break"], ch02["answers"], ch02["correct"], ch02["questions"]) == (1, 3, 2, 2)
+    assert next(c for c in data["chapters"] if c["id"] == "03")["completed"] is True
+
+
+def test_progress_keeps_chapters_the_course_no_longer_has(home):
+    s, _ = open_store(db(home))
+    s.reach_break("old-99", 2)
+    s.close()
+    r = tc("progress", home=home)
+    assert r.returncode == 0
+    assert "课程里已没有的章节" in r.stdout and "old-99" in r.stdout
+
+
+def test_reset_chapter_with_yes(home):
+    seed(home)
+    r = tc("reset", "--chapter", "02", "--yes", home=home)
+    assert r.returncode == 0, r.stderr
+    assert "已清除第 02 章的进度" in r.stdout
+    s, _ = open_store(db(home))
+    assert "02" not in s.all_progress() and s.answers("02") == []
+    assert s.chapter_progress("03").completed and s.get_route() == "A"
+    s.close()
+
+
+def test_reset_all_with_yes(home):
+    seed(home)
+    r = tc("reset", "--all", "--yes", home=home)
+    assert r.returncode == 0, r.stderr
+    s, _ = open_store(db(home))
+    assert s.all_progress() == {} and s.answers() == [] and s.runs() == [] and s.get_route() is None
+    s.close()
+
+
+def test_reset_refuses_without_a_terminal_and_without_yes(home):
+    seed(home)
+    r = tc("reset", "--all", home=home, input="y\n")  # piped "y" is not a confirmation
+    assert r.returncode == 1
+    assert "--yes" in r.stderr and "没有清除任何东西" in r.stderr
+    s, _ = open_store(db(home))
+    assert len(s.answers()) == 3 and s.get_route() == "A"
+    s.close()
+
+
+@pytest.mark.parametrize("reply, cleared", [("y\n", True), ("n\n", False), ("\n", False)])
+def test_reset_asks_on_a_terminal(home, reply, cleared):
+    seed(home)
+    master, slave = pty.openpty()
+    try:
+        os.write(master, reply.encode())
+        r = tc("reset", "--chapter", "02", home=home, stdin=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert "确定要清除第 02 章的进度" in r.stdout and "[y/N]" in r.stdout
+    assert r.returncode == (0 if cleared else 1)
+    s, _ = open_store(db(home))
+    assert (s.answers("02") == []) == cleared
+    s.close()
+
+
+def test_export_import_round_trip_merges(tmp_path):
+    h1, h2 = tmp_path / "h1", tmp_path / "h2"
+    seed(h1)
+    s, _ = open_store(db(h2))
+    s.set_route("B")
+    s.reach_break("02", 3)
+    s.reach_break("06", 1)
+    s.record_answer("06", "keys", "1", True)
+    s.close()
+    out = tmp_path / "export.json"
+    r = tc("export", str(out), home=h1)
+    assert r.returncode == 0, r.stderr
+    assert str(out) in r.stdout
+    assert json.loads(out.read_text(encoding="utf-8"))["route"] == "A"
+
+    r = tc("import", str(out), home=h2)
+    assert r.returncode == 0, r.stderr
+    assert "新增答题 3 条" in r.stdout
+    r = tc("import", str(out), home=h2)  # again: nothing new
+    assert r.returncode == 0 and "新增答题 0 条" in r.stdout
+
+    data = json.loads(tc("progress", "--json", home=h2).stdout)
+    chapters = {c["id"]: c for c in data["chapters"]}
+    assert data["route"]["id"] == "B"  # local choice kept
+    assert chapters["02"]["furthest_break"] == 3  # max of 1 and 3
+    assert chapters["02"]["answers"] == 3 and chapters["06"]["answers"] == 1
+    assert chapters["03"]["completed"] is True
+    assert data["runs"] == 1
+
+
+def test_import_of_malformed_json_changes_nothing(home, tmp_path):
+    seed(home)
+    before = tc("progress", "--json", home=home).stdout
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"format": "torchcourse-progress",\n "version": 1,\n "answers": [oops]}', encoding="utf-8")
+    r = tc("import", str(bad), home=home)
+    assert r.returncode == 1
+    assert f"{bad}:3" in r.stderr and "不是有效的 JSON" in r.stderr
+    assert "Traceback" not in r.stderr
+    missing = tmp_path / "nope.json"
+    r = tc("import", str(missing), home=home)
+    assert r.returncode == 1 and str(missing) in r.stderr
+    assert tc("progress", "--json", home=home).stdout == before
+
+
+def test_garbage_over_the_database_is_moved_aside(home):
+    seed(home)
+    db(home).write_bytes(b"\x00garbage\xff" * 4096)
+    for side in ("-wal", "-shm"):
+        db(home).with_name(db(home).name + side).unlink(missing_ok=True)
+    r = tc("progress", home=home)
+    assert r.returncode == 0, r.stderr
+    moved = [p for p in (home / "data").iterdir() if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert len(moved) == 1
+    assert f"进度文件已损坏，已移到 {moved[0]}" in r.stderr
+    assert moved[0].read_bytes() == b"\x00garbage\xff" * 4096
+    assert "路线：还没有选" in r.stdout
+    r = tc("progress", home=home)  # the fresh database is fine from now on
+    assert r.returncode == 0 and "已损坏" not in r.stderr
+
+
+def test_no_subcommand_without_the_tui_prints_the_summary(home):
+    seed(home)
+    code = "import sys; sys.modules['torchcourse.tui'] = None; from torchcourse.cli import main; raise SystemExit(main([]))"
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "路线：A" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_progress_commands_never_import_textual_or_torch(home):
+    code = (
+        "import sys; from torchcourse.cli import main; rc = main(['progress']); "
+        "bad = [m for m in ('textual', 'torch') if m in sys.modules]; print('LOADED', bad); raise SystemExit(rc)"
+    )
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "LOADED []" in r.stdout
