@@ -1,0 +1,72 @@
+"""`verify --accept`: rewrite the ```output blocks of a chapter file from real runs.
+
+Only the body of each snippet's output block changes (or a new block is inserted right after
+the snippet when it has none); every other byte of the file stays as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from torchcourse.course.model import Snippet
+
+_FENCE_OPEN_RE = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})")
+
+
+def _closing_line(lines: list[str], open_idx: int) -> int:
+    """0-based index of the line closing the fence opened at ``open_idx``."""
+    m = _FENCE_OPEN_RE.match(lines[open_idx])
+    if not m:
+        raise ValueError(f"line {open_idx + 1} does not open a code fence")
+    fence = m.group("fence")
+    close_re = re.compile(r"^[ ]{0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$")
+    for j in range(open_idx + 1, len(lines)):
+        if close_re.match(lines[j].rstrip("\r\n")):
+            return j
+    return len(lines)  # unclosed: the block runs to the end of the file
+
+
+def _block(indent: str, text: str, eol: str) -> list[str]:
+    longest = max((len(m.group(0)) for m in re.finditer(r"^`{3,}", text, re.M)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = [indent + ln if ln else ln for ln in text.split("\n")] if text else []
+    return [f"{indent}{fence}output{eol}", *(ln + eol for ln in body), f"{indent}{fence}{eol}"]
+
+
+def rewrite_outputs(path: Path, outputs: list[tuple[Snippet, str]]) -> int:
+    """Write ``outputs`` (snippet, normalized output) into the chapter file; return blocks changed."""
+    raw = path.read_bytes().decode("utf-8")
+    lines = raw.splitlines(keepends=True)
+    eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    changed = 0
+    for snip, text in sorted(outputs, key=lambda p: p[0].line, reverse=True):
+        open_idx = snip.line - 1
+        m = _FENCE_OPEN_RE.match(lines[open_idx]) if 0 <= open_idx < len(lines) else None
+        if m is None:
+            raise ValueError(f"{path}:{snip.line}: expected the ```python fence of #{snip.id} here")
+        indent = m.group("indent")
+        if snip.expected_line is not None:
+            out_idx = snip.expected_line - 1
+            end = _closing_line(lines, out_idx)
+            om = _FENCE_OPEN_RE.match(lines[out_idx])
+            old_body = "".join(ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[out_idx + 1 : end]).replace("\r\n", "\n").rstrip("\n")
+            fence = om.group("fence") if om else "```"
+            if old_body == text and not any(ln.lstrip().startswith(fence) for ln in text.split("\n")):
+                continue
+            new = _block(indent, text, eol)
+            lines[out_idx : end + 1] = new
+        else:
+            end = _closing_line(lines, open_idx)
+            if end >= len(lines):
+                raise ValueError(f"{path}:{snip.line}: the fence of #{snip.id} is never closed")
+            if not lines[end].endswith(("\n", "\r")):
+                lines[end] += eol
+            new = [eol, *_block(indent, text, eol)]
+            if end + 1 < len(lines) and lines[end + 1].strip():
+                new.append(eol)
+            lines[end + 1 : end + 1] = new
+        changed += 1
+    if changed:
+        path.write_bytes("".join(lines).encode("utf-8"))
+    return changed

@@ -1,0 +1,86 @@
+"""A disposable cache of real snippet outputs, keyed on code + environment, never on expected text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+PROTOCOL_VERSION = 1  # bump whenever the runner's output format or normalization changes
+
+
+@lru_cache(maxsize=8)
+def torch_version(python: str) -> str:
+    """Installed torch version for ``python`` without importing torch."""
+    if python == sys.executable:
+        try:
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return version("torch")
+            except PackageNotFoundError:
+                return "none"
+        except Exception:  # pragma: no cover
+            return "unknown"
+    import subprocess
+
+    code = "import importlib.metadata as m\ntry: print(m.version('torch'))\nexcept Exception: print('none')"
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=30)
+        return out.stdout.strip() or "none"
+    except (OSError, subprocess.SubprocessError):
+        return "none"
+
+
+def gpu_possible(python: str) -> bool:
+    """A cheap guess (no torch import): a CUDA build of torch and an NVIDIA device node."""
+    tv = torch_version(python)
+    if tv in ("none", "unknown") or tv.endswith("+cpu"):
+        return False
+    return os.path.exists("/dev/nvidia0") or os.path.exists("/proc/driver/nvidia/version")
+
+
+def fingerprint(python: str, gpu: bool) -> dict:
+    return {
+        "python": sys.version if python == sys.executable else python,
+        "torch": torch_version(python),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "gpu": bool(gpu),
+        "protocol": PROTOCOL_VERSION,
+    }
+
+
+class RunCache:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def key(self, code: str, env: dict) -> str:
+        blob = json.dumps({"code": code, "env": env}, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and "actual" in data else None
+
+    def put(self, key: str, record: dict) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(record, fh, ensure_ascii=False)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a cache that cannot be written is only slower

@@ -1,0 +1,268 @@
+"""`torchcourse run`, `verify` and `doctor`. Never imports torch (snippets run elsewhere)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import unicodedata
+from pathlib import Path
+
+from torchcourse import paths
+
+ICONS = {
+    "match": "✅ 一致",
+    "mismatch": "❌ 不一致",
+    "error": "💥 出错",
+    "timeout": "⏱️ 超时",
+    "skipped": "🗓️ 未实跑",
+    "cancelled": "⏹️ 已取消",
+}
+
+
+def _course(args):
+    from torchcourse.cli import _course as load
+
+    return load(args)
+
+
+def _runner(args, warm: bool):
+    from torchcourse.runner import Runner
+
+    cache = None if getattr(args, "no_cache", False) else paths.cache_dir() / "runs"
+    return Runner(cache_dir=cache, warm=warm)
+
+
+def _select(course, wanted: list[str]):
+    """Written chapters to verify, or an error message naming the bad value."""
+    if not wanted:
+        return [c for c in course.chapters if c.available], None
+    out = []
+    for cid in wanted:
+        ch = course.chapter(cid)
+        if ch is None:
+            known = ", ".join(c.id for c in course.chapters)
+            return None, f"torchcourse verify: unknown chapter {cid!r} (chapters: {known})"
+        if not ch.available:
+            return None, f"torchcourse verify: chapter {cid} ({ch.file.name}) is not written yet"
+        out.append(ch)
+    return out, None
+
+
+class _Progress:
+    """A one-line progress bar on a TTY, plain result lines otherwise."""
+
+    def __init__(self, total: int, stream, tty: bool, quiet_lines: bool):
+        self.total = total
+        self.done = 0
+        self.stream = stream
+        self.tty = tty
+        self.quiet_lines = quiet_lines
+        self.start = time.monotonic()
+
+    def update(self, snippet, res) -> None:
+        self.done += 1
+        label = f"{ICONS.get(res.status, res.status)} {snippet.key}  {res.seconds:.2f}s" + (" (缓存)" if res.cached else "")
+        if self.tty:
+            width = max(10, min(40, shutil.get_terminal_size((80, 24)).columns - 50))
+            filled = int(width * self.done / max(1, self.total))
+            bar = "█" * filled + "░" * (width - filled)
+            self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {label}")
+            if self.done == self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+        elif not self.quiet_lines:
+            self.stream.write(f"[{self.done}/{self.total}] {label}\n")
+            self.stream.flush()
+
+
+def cmd_verify(args) -> int:
+    from torchcourse.runner import run_many
+    from torchcourse.runner.accept import rewrite_outputs
+
+    course = _course(args)
+    chapters, err = _select(course, list(getattr(args, "chapters", []) or []))
+    if err:
+        print(err, file=sys.stderr)
+        return 2
+    snippets = [s for ch in chapters for s in ch.snippets]
+    as_json = bool(getattr(args, "json", False))
+    accept = bool(getattr(args, "accept", False))
+    cold = bool(getattr(args, "cold", False))
+    stream = sys.stderr if as_json else sys.stdout
+    progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json)
+    runner = _runner(args, warm=False)  # warm path lands next
+    try:
+        results = run_many(runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold, use_cache=not getattr(args, "no_cache", False), on_result=lambda i, s, r: progress.update(s, r))
+    finally:
+        runner.close()
+
+    accepted: set[int] = set()
+    if accept:
+        by_chapter: dict[str, list] = {}
+        for i, (s, r) in enumerate(zip(snippets, results)):
+            if r.status in ("match", "mismatch") and not s.norun:
+                by_chapter.setdefault(s.chapter_id, []).append((i, s, r))
+        for ch in chapters:
+            rows = by_chapter.get(ch.id, [])
+            todo = [(s, r.actual) for _, s, r in rows if r.status == "mismatch"]
+            try:
+                n = rewrite_outputs(ch.file, todo) if todo else 0
+            except (OSError, ValueError) as exc:
+                print(f"torchcourse verify --accept: {exc}", file=sys.stderr)
+                return 2
+            accepted.update(i for i, _, r in rows if r.status == "mismatch")
+            if n and not as_json:
+                print(f"📝 {ch.file}: 写入了 {n} 个 output 块")
+
+    passed = failed = skipped = 0
+    rows = []
+    for i, (s, r) in enumerate(zip(snippets, results)):
+        status = "match" if i in accepted else r.status
+        if status == "match":
+            passed += 1
+        elif status == "skipped":
+            skipped += 1
+        else:
+            failed += 1
+        rows.append({"chapter": s.chapter_id, "id": s.id, "status": status, "seconds": round(r.seconds, 4)})
+        if not as_json and status not in ("match", "skipped"):
+            print(f"\n{ICONS.get(status, status)}  {s.key}  ({s_file(course, s)}:{s.line})  {r.message}".rstrip())
+            if r.diff:
+                print(r.diff)
+            elif status in ("timeout", "error") and r.actual:
+                print(r.actual[-2000:])
+    if as_json:
+        print(json.dumps({"results": rows, "passed": passed, "failed": failed, "skipped": skipped}, ensure_ascii=False, indent=2))
+    else:
+        print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+def s_file(course, snippet) -> str:
+    ch = course.chapter(snippet.chapter_id)
+    try:
+        return str(ch.file.relative_to(Path.cwd()))
+    except ValueError:
+        return str(ch.file)
+
+
+# -- run -----------------------------------------------------------------------------------
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    out, cur, w = [], "", 0
+    for ch in line:
+        cw = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+        if w + cw > width:
+            out.append(cur)
+            cur, w = "", 0
+        cur += ch
+        w += cw
+    out.append(cur)
+    return out
+
+
+def side_by_side(left_title: str, left: str, right_title: str, right: str, columns: int) -> str:
+    """Two columns when the terminal is wide enough (>= 100), stacked otherwise."""
+    if columns < 100:
+        rule = "─" * max(10, columns - 1)
+        return "\n".join([f"── {left_title} ", left, rule, f"── {right_title} ", right])
+    col = (columns - 3) // 2
+    lrows = [r for ln in left.split("\n") for r in _wrap(ln, col)]
+    rrows = [r for ln in right.split("\n") for r in _wrap(ln, col)]
+    out = [left_title + " " * (col - _width(left_title)) + " │ " + right_title, "─" * col + "─┼─" + "─" * col]
+    for i in range(max(len(lrows), len(rrows))):
+        a = lrows[i] if i < len(lrows) else ""
+        b = rrows[i] if i < len(rrows) else ""
+        out.append(a + " " * (col - _width(a)) + " │ " + b)
+    return "\n".join(ln.rstrip() for ln in out)
+
+
+def cmd_run(args) -> int:
+    course = _course(args)
+    key = args.snippet
+    if ":" not in key:
+        print(f"torchcourse run: give CHAPTER:SNIPPET, e.g. 01:view-error (got {key!r})", file=sys.stderr)
+        return 2
+    snip = course.snippet(key)
+    if snip is None:
+        cid = key.split(":", 1)[0]
+        ch = course.chapter(cid)
+        if ch is None:
+            print(f"torchcourse run: unknown chapter {cid!r}", file=sys.stderr)
+        else:
+            ids = ", ".join(s.id for s in ch.snippets) or "(none)"
+            print(f"torchcourse run: chapter {cid} has no snippet {key.split(':', 1)[1]!r} (snippets: {ids})", file=sys.stderr)
+        return 2
+    runner = _runner(args, warm=False)
+    try:
+        res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
+    finally:
+        runner.close()
+    from torchcourse.runner.normalize import normalize
+
+    columns = shutil.get_terminal_size((80, 24)).columns
+    expected = normalize(snip.expected, side="expected") if snip.expected is not None else "（没有期望输出）"
+    actual = res.actual if res.status not in ("skipped",) else "（未运行）"
+    print(f"{snip.key}  ({s_file(course, snip)}:{snip.line})")
+    print(side_by_side("期望输出 expected", expected, "实际输出 actual", actual, columns))
+    print("─" * max(10, min(columns - 1, 100)))
+    extra = "（缓存）" if res.cached else ""
+    print(f"{ICONS.get(res.status, res.status)}  {res.seconds:.3f}s{extra}  {res.message}".rstrip())
+    if res.diff:
+        print(res.diff)
+    return 0 if res.status in ("match", "skipped") else 1
+
+
+# -- doctor --------------------------------------------------------------------------------
+
+def cmd_doctor(args) -> int:
+    import platform
+    import statistics
+
+    from torchcourse.course.model import Snippet
+    from torchcourse.runner import Runner
+    from torchcourse.runner.cache import torch_version
+    from torchcourse.runner.core import TORCH_PIN
+
+    ok = True
+    print(f"Python      {platform.python_version()}  ({sys.executable})")
+    tv = torch_version(sys.executable)
+    if tv == "none":
+        print(f"torch       ❌ 未安装 — pip install torch=={TORCH_PIN}")
+        ok = False
+    elif tv.split("+")[0] != TORCH_PIN:
+        print(f"torch       ⚠️ {tv}（课程按 {TORCH_PIN} 写成，输出可能不同）")
+    else:
+        print(f"torch       ✅ {tv}")
+    runner = Runner(cache_dir=None, warm=True)
+    try:
+        print(f"CUDA        {'✅ 可用' if runner.gpu_available() else '— 不可用（GPU 代码片段不会实跑）'}")
+        print(f"data        {paths.data_dir()}")
+        print(f"cache       {paths.cache_dir()}")
+        print(f"content     {paths.content_dir(getattr(args, 'content', None))}")
+        if tv != "none":
+            t0 = time.monotonic()
+            snip = Snippet(id="doctor", chapter_id="doctor", code="import torch\nprint(torch.ones(2).sum().item())\n", expected="2.0", line=1)
+            first = runner.run(snip, use_cache=False)
+            boot = time.monotonic() - t0
+            if first.status != "match":
+                print(f"warm runner ❌ {first.status} {first.message}\n{first.actual}")
+                ok = False
+            else:
+                lat = []
+                for _ in range(5):
+                    t = time.monotonic()
+                    runner.run(snip, use_cache=False)
+                    lat.append(time.monotonic() - t)
+                cold = runner.run(snip, cold=True, use_cache=False)
+                print(f"warm runner ✅ 启动 {boot:.2f}s，每段 {statistics.median(lat) * 1000:.0f} ms（冷启动 {cold.seconds:.2f}s）")
+    finally:
+        runner.close()
+    return 0 if ok else 1

@@ -1,0 +1,242 @@
+"""The Runner: run a snippet warm (forked from the zygote) or cold, normalize, compare, cache."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchcourse.course.model import Snippet
+from torchcourse.runner import execute
+from torchcourse.runner.cache import RunCache, fingerprint, gpu_possible
+from torchcourse.runner.normalize import compare, normalize, unified_diff
+
+DEFAULT_TIMEOUT = 60.0
+STATUSES = ("match", "mismatch", "error", "timeout", "skipped", "cancelled")
+TORCH_PIN = "2.13.0"
+MSG_NO_TORCH = f"🚫 运行器找不到 torch：请先安装 `pip install torch=={TORCH_PIN}`，再重试。"
+MSG_GPU = "🗓️ 未实跑 — 需要 GPU"
+MSG_NORUN = "🗓️ 未实跑 — 这段代码只供阅读"
+
+
+@dataclass
+class RunResult:
+    status: str  # one of STATUSES
+    actual: str = ""  # normalized real output
+    expected: str | None = None  # the expected block as written (None when there is none)
+    diff: str = ""  # unified diff expected → actual, on mismatch
+    seconds: float = 0.0  # the snippet's own wall time
+    returncode: int | None = None
+    signal: int | None = None
+    truncated: bool = False
+    message: str = ""  # short Chinese explanation (skipped / timeout / error / exit code)
+    cached: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("match", "skipped")
+
+
+def _exit_message(returncode: int | None, sig: int | None) -> str:
+    if sig is not None:
+        import signal as _signal
+
+        try:
+            name = _signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"⚡ 进程被信号 {name}（{sig}）终止"
+    if returncode:
+        return f"↩️ 退出码 {returncode}"
+    return ""
+
+
+_live_runners: "weakref.WeakSet[Runner]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for r in list(_live_runners):
+        r.close()
+
+
+class Runner:
+    """Runs snippets. Thread-safe; one per app. See the package docstring for the contract."""
+
+    def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None):
+        self.python = python or execute.default_python()
+        self.warm = warm
+        self.cache = RunCache(Path(cache_dir)) if cache_dir is not None else None
+        self._lock = threading.Lock()
+        self._zygote = None
+        self._closed = False
+        self._groups: set[int] = set()
+        self._groups_lock = threading.Lock()
+        self._gpu: bool | None = None
+        _live_runners.add(self)
+
+    # -- environment -------------------------------------------------------------------
+    def gpu_available(self) -> bool:
+        """``torch.cuda.is_available()`` in the snippet interpreter (probed once, cold)."""
+        if self._gpu is None:
+            if not gpu_possible(self.python):
+                self._gpu = False
+            else:
+                import subprocess
+
+                try:
+                    out = subprocess.run([self.python, "-c", "import torch;print(torch.cuda.is_available())"], capture_output=True, text=True, timeout=120, env=execute.snippet_env())
+                    self._gpu = out.stdout.strip() == "True"
+                except (OSError, subprocess.SubprocessError):
+                    self._gpu = False
+        return self._gpu
+
+    def fingerprint(self) -> dict:
+        return fingerprint(self.python, gpu_possible(self.python))
+
+    # -- zygote ------------------------------------------------------------------------
+    def zygote(self):
+        """The warm zygote, started on first use (raises ZygoteError when it cannot start)."""
+        from torchcourse.runner.warm import Zygote
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("runner is closed")
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
+                self._zygote = Zygote(self.python)
+            return self._zygote
+
+    def start(self) -> None:
+        """Start the zygote now (optional; run() starts it on demand)."""
+        if self.warm:
+            try:
+                self.zygote()
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        """Kill the zygote and every snippet process still running. Idempotent."""
+        with self._lock:
+            self._closed = True
+            z, self._zygote = self._zygote, None
+        with self._groups_lock:
+            groups = list(self._groups)
+        for g in groups:
+            execute.kill_group(g)
+        if z is not None:
+            z.close()
+
+    def _track(self, pgid: int) -> None:
+        with self._groups_lock:
+            self._groups.add(pgid)
+        if self._closed:
+            execute.kill_group(pgid)
+
+    def _untrack(self, pgid: int) -> None:
+        with self._groups_lock:
+            self._groups.discard(pgid)
+
+    # -- running -----------------------------------------------------------------------
+    def run(self, snippet: Snippet, *, cold: bool = False, use_cache: bool = True, cancel: threading.Event | None = None) -> RunResult:
+        expected = snippet.expected
+        if snippet.norun:
+            return RunResult("skipped", expected=expected, message=MSG_NORUN)
+        if snippet.gpu and not self.gpu_available():
+            return RunResult("skipped", expected=expected, message=MSG_GPU)
+        if cancel is not None and cancel.is_set():
+            return RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+        key = None
+        if self.cache is not None and use_cache:
+            key = self.cache.key(snippet.code, self.fingerprint())
+            rec = self.cache.get(key)
+            if rec is not None:
+                return self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
+        use_cold = cold or snippet.cold or snippet.gpu or not self.warm
+        timeout = float(snippet.timeout or DEFAULT_TIMEOUT)
+        run_dir = tempfile.mkdtemp(prefix="tc-run-")
+        try:
+            with open(os.path.join(run_dir, execute.SNIPPET_FILE), "w", encoding="utf-8") as fh:
+                fh.write(snippet.code)
+            if use_cold:
+                raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+            else:
+                from torchcourse.runner.warm import ZygoteError
+
+                try:
+                    raw = self.zygote().run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+                except ZygoteError as exc:
+                    msg = MSG_NO_TORCH if exc.no_torch else f"💥 预热运行器出错：{exc}"
+                    return RunResult("error", expected=expected, message=msg)
+        except OSError as exc:
+            return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        text = raw.output.decode("utf-8", errors="replace")
+        actual = normalize(text, side="actual", run_dir=run_dir)
+        if raw.truncated:
+            actual = (actual + "\n" + execute.TRUNCATION_NOTICE).lstrip("\n")
+        if (
+            raw.outcome == "exited"
+            and "ModuleNotFoundError: No module named 'torch'" in actual
+            and "torch" in snippet.code
+        ):
+            return RunResult("error", actual=actual, expected=expected, seconds=raw.seconds, returncode=raw.returncode, message=MSG_NO_TORCH)
+        if key is not None and raw.outcome == "exited":
+            self.cache.put(key, {"actual": actual, "seconds": raw.seconds, "returncode": raw.returncode, "signal": raw.signal, "truncated": raw.truncated, "mode": "cold" if use_cold else "warm"})
+        return self._verdict(snippet, actual, raw.seconds, raw.returncode, raw.signal, raw.truncated, raw.outcome, cached=False, timeout=timeout)
+
+    def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
+        expected = snippet.expected
+        res = RunResult("match", actual=actual, expected=expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
+        if outcome == "timeout":
+            res.status = "timeout"
+            res.message = f"⏱️ 超时：运行超过 {timeout:g} 秒，已终止"
+            return res
+        if outcome == "cancelled":
+            res.status = "cancelled"
+            res.message = "⏹️ 已取消"
+            return res
+        res.message = _exit_message(returncode, sig)
+        if expected is None:
+            res.status = "mismatch"
+            res.diff = unified_diff("", actual)
+            res.message = ("📭 没有期望输出块（作者需运行 verify --accept） " + res.message).strip()
+        elif compare(expected, actual):
+            res.status = "match"
+        else:
+            res.status = "mismatch"
+            res.diff = unified_diff(expected, actual)
+        if truncated:
+            res.message = (res.message + " ✂️ 输出已截断").strip()
+        return res
+
+
+def run_many(runner: Runner, snippets: list[Snippet], *, jobs: int = 2, cold: bool = False, use_cache: bool = True, on_result=None) -> list[RunResult]:
+    """Run snippets on ``jobs`` threads; results in input order; ``on_result(i, snippet, res)``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    results: list[RunResult | None] = [None] * len(snippets)
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        res = runner.run(snippets[i], cold=cold, use_cache=use_cache)
+        results[i] = res
+        if on_result is not None:
+            with lock:
+                on_result(i, snippets[i], res)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(one, i) for i in range(len(snippets))]:
+            f.result()
+    return results  # type: ignore[return-value]
+
+
+__all__ = ["Runner", "RunResult", "run_many", "DEFAULT_TIMEOUT", "STATUSES", "normalize", "compare"]

@@ -1,0 +1,202 @@
+"""Low-level execution: collect a process's merged output under a timeout, a cap and a cancel
+event, and kill its whole process group. Used by both the cold path (a brand-new interpreter)
+and the warm path (a child forked by the zygote). Never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+OUTPUT_CAP = 1_000_000  # bytes kept; the rest is read and dropped
+SNIPPET_FILE = "snippet.py"
+TRUNCATION_NOTICE = "⚠️ [torchcourse] 输出超过 1 MB，后面的部分已截断。"
+
+FIXED_ENV = {
+    "PYTHONHASHSEED": "0",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONIOENCODING": "utf-8",
+    "NO_COLOR": "1",
+    "TERM": "dumb",
+    "COLUMNS": "80",
+    "LC_ALL": "C.UTF-8",
+    "TZ": "UTC",
+}
+# Variables that would change how the snippet interpreter starts; dropped from the snippet env.
+_DROP_ENV = (
+    "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONDEVMODE", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
+    "PYTHONSAFEPATH", "PYTHONOPTIMIZE", "PYTHONDONTWRITEBYTECODE", "PYTHONFAULTHANDLER",
+    "PYTHONTRACEMALLOC", "PYTHONNOUSERSITE", "FORCE_COLOR", "CLICOLOR_FORCE", "TORCHCOURSE_HOME",
+    "PYTEST_CURRENT_TEST", "PYTHONPATH", "COVERAGE_PROCESS_START",
+)
+
+
+def snippet_env() -> dict[str, str]:
+    """The fixed environment every snippet (cold or warm) runs in."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV and not k.startswith("LC_")}
+    env.pop("LANG", None)
+    env.update(FIXED_ENV)
+    return env
+
+
+@dataclass
+class RawRun:
+    """What one execution produced, before normalization."""
+
+    output: bytes
+    seconds: float
+    returncode: int | None  # exit code when it exited normally
+    signal: int | None  # signal number when killed by one
+    truncated: bool
+    outcome: str  # "exited" | "timeout" | "cancelled"
+
+
+def kill_group(pgid: int | None) -> None:
+    if not pgid or pgid <= 1:
+        return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def collect(
+    out_fd: int,
+    pgid: int,
+    *,
+    poll_status: Callable[[float], int | None],
+    status_fd: int | None,
+    timeout: float,
+    cancel: threading.Event | None,
+    started: float,
+) -> RawRun:
+    """Read ``out_fd`` until the process has exited and the pipe is closed.
+
+    ``poll_status(wait)`` returns the raw wait status once the process is reaped (else None);
+    ``status_fd`` (optional) becomes readable when a status may be available.
+    """
+    buf = bytearray()
+    truncated = False
+    out_open = True
+    status: int | None = None
+    outcome = "exited"
+    deadline = started + timeout
+    drain_deadline: float | None = None
+    reap_deadline: float | None = None
+    ended_at: float | None = None
+    os.set_blocking(out_fd, False)
+    while True:
+        now = time.monotonic()
+        if status is None and outcome == "exited":
+            if cancel is not None and cancel.is_set():
+                outcome = "cancelled"
+            elif now >= deadline:
+                outcome = "timeout"
+            if outcome != "exited":
+                kill_group(pgid)
+                ended_at = now
+                reap_deadline = now + 10.0
+        if status is not None and out_open and drain_deadline is None:
+            # the snippet is gone; whatever it left in its group goes too, then drain
+            kill_group(pgid)
+            drain_deadline = now + 1.0
+        if status is not None and (not out_open or (drain_deadline is not None and now >= drain_deadline)):
+            break
+        if status is None and reap_deadline is not None and now >= reap_deadline:
+            break
+        rlist = [out_fd] if out_open else []
+        if status is None and status_fd is not None:
+            rlist.append(status_fd)
+        wait = 0.05
+        if outcome == "exited" and status is None:
+            wait = max(0.0, min(wait, deadline - now))
+        try:
+            ready, _, _ = select.select(rlist, [], [], wait) if rlist else ([], [], [])
+            if not rlist:
+                time.sleep(wait)
+        except InterruptedError:  # pragma: no cover
+            ready = []
+        if out_fd in ready:
+            try:
+                chunk = os.read(out_fd, 1 << 16)
+            except BlockingIOError:
+                chunk = None
+            if chunk == b"":
+                out_open = False
+            elif chunk:
+                room = OUTPUT_CAP - len(buf)
+                if room > 0:
+                    buf += chunk[:room]
+                if len(chunk) > room:
+                    truncated = True
+        if status is None:
+            status = poll_status(0.0)
+            if status is not None and ended_at is None:
+                ended_at = time.monotonic()
+    seconds = (ended_at or time.monotonic()) - started
+    returncode = sig = None
+    if status is not None:
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+        elif os.WIFEXITED(status):
+            returncode = os.WEXITSTATUS(status)
+    return RawRun(bytes(buf), seconds, returncode, sig, truncated, outcome)
+
+
+def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> RawRun:
+    """``python snippet.py`` in ``run_dir``: a brand-new interpreter, its own session."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [python, SNIPPET_FILE],
+        cwd=run_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=snippet_env(),
+        start_new_session=True,
+        close_fds=True,
+    )
+    if on_start:
+        on_start(proc.pid)
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+        except OSError:
+            pidfd = None
+
+    def poll_status(_wait: float) -> int | None:
+        try:
+            pid, status = os.waitpid(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if pid == 0:
+            return None
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return status
+
+    try:
+        return collect(proc.stdout.fileno(), proc.pid, poll_status=poll_status, status_fd=pidfd, timeout=timeout, cancel=cancel, started=started)
+    finally:
+        kill_group(proc.pid)
+        if proc.returncode is None:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+        if pidfd is not None:
+            os.close(pidfd)
+        proc.stdout.close()
+        if on_end:
+            on_end(proc.pid)
+
+
+def default_python() -> str:
+    return sys.executable

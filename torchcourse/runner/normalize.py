@@ -1,0 +1,158 @@
+"""Normalization and comparison of snippet outputs.
+
+The rules (also written for authors in content/README.md, section "Comparison"):
+
+Both sides
+  1. CRLF and lone CR line ends: ``\\r\\n`` becomes ``\\n``; on a line that still holds ``\\r``
+     (a progress bar redrawing itself) only the text after the last ``\\r`` is kept.
+  2. ANSI escape sequences (colours, cursor moves) are removed.
+  3. Memory addresses ``0x`` followed by 6 or more hex digits become the token ``0xADDR``.
+  4. Tracebacks: after each ``Traceback (most recent call last):`` header the indented frame
+     lines (file, line, source, carets) collapse into the single line ``  ...``; the header
+     and every line from the first unindented one on (``RuntimeError: …``) are kept.
+  5. Trailing whitespace on every line and leading / trailing blank lines are removed.
+
+Actual side only (what the snippet printed)
+  6. The temporary run directory disappears: ``/tmp/tc-run-x/snippet.py`` prints as
+     ``snippet.py`` and the bare directory as ``.``.
+  7. Site-packages directories become ``<site-packages>``; ``sys.prefix`` (and the base
+     prefix of a venv) become ``<prefix>``. Outputs are then equal across machines and venvs.
+
+Wildcards (expected side only, never produced by the runner itself)
+  - a line that is exactly ``...`` (no indentation) matches any number of lines, none included;
+  - ``<<...>>`` inside a line matches any text within that line.
+  Torch's own ``...`` in summarized tensors (``tensor([0, 1, 2,  ..., 9997])`` or an indented
+  ``...,`` row) is never a wildcard: only these two exact forms are.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import site
+import sys
+from functools import lru_cache
+
+LINE_WILDCARD = "..."
+INLINE_WILDCARD = "<<...>>"
+ADDR_TOKEN = "0xADDR"
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+FRAMES_TOKEN = "  ..."
+
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_ADDR_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+@lru_cache(maxsize=1)
+def _environment_paths() -> list[tuple[str, str]]:
+    """(path, placeholder) pairs, longest path first, for the actual side."""
+    pairs: dict[str, str] = {}
+    sites: list[str] = []
+    try:
+        sites.extend(site.getsitepackages())
+    except Exception:  # pragma: no cover - some embedded interpreters lack it
+        pass
+    try:
+        sites.append(site.getusersitepackages())
+    except Exception:  # pragma: no cover
+        pass
+    sites.extend(p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages")))
+    for p in sites:
+        for q in {p, os.path.realpath(p)}:
+            if q and len(q) > 1:
+                pairs[q.rstrip("/")] = "<site-packages>"
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        for q in {p, os.path.realpath(p)}:
+            if q and len(q) > 1:
+                pairs.setdefault(q.rstrip("/"), "<prefix>")
+    return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+
+def _replace_paths(text: str, run_dir: str | None) -> str:
+    if run_dir:
+        for d in sorted({run_dir.rstrip("/"), os.path.realpath(run_dir)}, key=len, reverse=True):
+            text = text.replace(d + "/", "").replace(d, ".")
+    for path, token in _environment_paths():
+        text = text.replace(path, token)
+    return text
+
+
+def _collapse_tracebacks(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    in_frames = False
+    for ln in lines:
+        if ln.rstrip() == TRACEBACK_HEADER:
+            out.append(TRACEBACK_HEADER)
+            in_frames = True
+            continue
+        if in_frames:
+            if ln[:1] in (" ", "\t"):
+                if out[-1] != FRAMES_TOKEN:
+                    out.append(FRAMES_TOKEN)
+                continue
+            in_frames = False
+        out.append(ln)
+    return out
+
+
+def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = None) -> str:
+    """Normalize an output for comparison; ``side`` is ``"actual"`` or ``"expected"``.
+
+    ``run_dir`` (actual side) is the temporary directory the snippet ran in.
+    Idempotent: ``normalize(normalize(t)) == normalize(t)``.
+    """
+    if side not in ("actual", "expected"):
+        raise ValueError(f"side must be 'actual' or 'expected', got {side!r}")
+    if not text:
+        return ""
+    text = text.replace("\r\n", "\n")
+    text = _ANSI_RE.sub("", text)
+    lines = [ln.rsplit("\r", 1)[-1] if "\r" in ln else ln for ln in text.split("\n")]
+    text = "\n".join(lines)
+    if side == "actual":
+        text = _replace_paths(text, run_dir)
+    text = _ADDR_RE.sub(ADDR_TOKEN, text)
+    lines = _collapse_tracebacks(text.split("\n"))
+    lines = [ln.rstrip() for ln in lines]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _pattern(expected: str) -> re.Pattern[str]:
+    pieces: list[str] = []
+    for ln in expected.split("\n"):
+        if ln == LINE_WILDCARD:
+            pieces.append(r"(?:[^\n]*\n)*?")
+        else:
+            pieces.append(r"[^\n]*?".join(re.escape(part) for part in ln.split(INLINE_WILDCARD)) + r"\n")
+    return re.compile("".join(pieces))
+
+
+def has_wildcards(expected: str) -> bool:
+    return INLINE_WILDCARD in expected or any(ln == LINE_WILDCARD for ln in expected.split("\n"))
+
+
+def compare(expected: str | None, actual: str) -> bool:
+    """True when the actual output matches the expected one (both normalized here)."""
+    if expected is None:
+        return False
+    exp = normalize(expected, side="expected")
+    act = normalize(actual, side="expected")  # already-normalized text is a fixed point
+    if exp == act:
+        return True
+    if not has_wildcards(exp):
+        return False
+    target = act + "\n" if act else ""
+    if not exp:
+        return not act
+    return _pattern(exp).fullmatch(target) is not None
+
+
+def unified_diff(expected: str | None, actual: str) -> str:
+    exp = normalize(expected or "", side="expected").split("\n")
+    act = normalize(actual, side="expected").split("\n")
+    return "\n".join(difflib.unified_diff(exp, act, fromfile="期望 expected", tofile="实际 actual", lineterm=""))
