@@ -218,38 +218,59 @@ def _first_line(text: str, width: int = 40) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def run_output(result) -> tuple[str, str | None]:
+    """(text to show, note) for a ``RunResult``: the real output, and a note when the run did
+    not finish normally (error, timeout, skipped) or came from the cache."""
+    status = str(getattr(result, "status", ""))
+    actual = getattr(result, "actual", "") or ""
+    message = getattr(result, "message", "") or ""
+    if status in ("match", "mismatch"):
+        note = "（来自本机上一次的真实运行）" if getattr(result, "cached", False) else None
+        return actual, note
+    if not actual and getattr(result, "expected", None):
+        return result.expected, f"（{message or status}；下面是书中记录的输出）"
+    return actual, f"（{message or status}）"
+
+
 class _LazyRunner:
-    """Start the snippet runner only when a predict question needs it."""
+    """The snippet runner for predict questions: warmed up in the background as the quiz
+    starts (when it has predict questions), so the first run does not wait for ``import torch``."""
 
     def __init__(self):
         self.runner = None
+        self.error: Exception | None = None
 
-    def __call__(self, snippet: Snippet) -> tuple[str, str | None]:
-        try:
-            if self.runner is None:
+    def _make(self):
+        if self.runner is None and self.error is None:
+            try:
+                from torchcourse import paths
                 from torchcourse.runner import Runner
 
-                self.runner = Runner()
-            result = self.runner.run(snippet)
-        except Exception as exc:  # the quiz goes on without the run
+                self.runner = Runner(cache_dir=paths.cache_dir() / "runs", warm=True)
+            except Exception as exc:  # noqa: BLE001 - the quiz goes on without running
+                self.error = exc
+        return self.runner
+
+    def warm_up(self) -> None:
+        runner = self._make()
+        if runner is not None:
+            import threading
+
+            threading.Thread(target=runner.start, name="quiz-runner-warmup", daemon=True).start()
+
+    def __call__(self, snippet: Snippet) -> tuple[str, str | None]:
+        runner = self._make()
+        if runner is None:
+            return snippet.expected or "", f"（没能启动运行器：{self.error}；下面是书中记录的输出）"
+        try:
+            result = runner.run(snippet)
+        except Exception as exc:  # noqa: BLE001
             return snippet.expected or "", f"（运行失败：{exc}；下面是书中记录的输出）"
-        status = str(getattr(result, "status", ""))
-        actual = getattr(result, "actual", None)
-        if actual is None:
-            return snippet.expected or "", f"（没能运行：{status}；下面是书中记录的输出）"
-        note = None if status in ("pass", "passed", "ok", "match", "mismatch", "fail", "failed", "") else f"（{status}）"
-        return actual, note
+        return run_output(result)
 
     def close(self) -> None:
         if self.runner is not None:
-            for name in ("close", "shutdown", "stop"):
-                fn = getattr(self.runner, name, None)
-                if callable(fn):
-                    try:
-                        fn()
-                    except Exception:
-                        pass
-                    break
+            self.runner.close()
 
 
 def cmd_quiz(args) -> int:
@@ -272,10 +293,12 @@ def cmd_quiz(args) -> int:
         except QuizError as exc:
             print(f"torchcourse quiz: {exc}", file=sys.stderr)
             return 1
+        if any(q.kind == "predict" for _, q in session.items):
+            runner.warm_up()
         return TerminalQuiz(session, sys.stdin, sys.stdout, run_snippet=runner).run()
     finally:
         runner.close()
         store.close()
 
 
-__all__ = ["cmd_quiz", "TerminalQuiz"]
+__all__ = ["cmd_quiz", "TerminalQuiz", "run_output"]
