@@ -1,0 +1,232 @@
+"""The Textual app: :func:`make_app` builds it from injected objects, :func:`run_app` is ``torchcourse``.
+
+The app process never imports torch: snippets run through :class:`torchcourse.runner.Runner`,
+which drives separate processes, and it is created lazily on the first run.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from datetime import date
+from pathlib import Path
+from typing import Callable
+
+from textual.app import App
+from textual.screen import Screen
+
+from torchcourse.course import Course
+from torchcourse.tui import keys
+from torchcourse.tui.commands import CourseCommands
+
+INSTALL_TORCH = "pip install torch==2.13.0"
+
+
+class LazyRunner:
+    """Builds the real runner on the first snippet run (thread-safe); same ``run``/``close`` API."""
+
+    def __init__(self, factory: Callable[[], object]) -> None:
+        self._factory = factory
+        self._runner = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._runner is not None
+
+    def get(self):
+        with self._lock:
+            if self._runner is None:
+                self._runner = self._factory()
+            return self._runner
+
+    def run(self, snippet, **kwargs):
+        return self.get().run(snippet, **kwargs)
+
+    def close(self) -> None:
+        with self._lock:
+            runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.close()
+
+
+def default_runner_factory():
+    from torchcourse import paths
+    from torchcourse.runner import Runner
+
+    return Runner(cache_dir=paths.cache_dir() / "runs", warm=True)
+
+
+class TorchCourseApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "torchcourse"
+    BINDINGS = keys.bindings("全局")
+    COMMANDS = App.COMMANDS | {CourseCommands}
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, course: Course, store, runner=None, *, notice: str | None = None,
+                 runner_factory: Callable[[], object] | None = None, today: date | None = None) -> None:
+        super().__init__()
+        self.course = course
+        self.store = store
+        if runner is None:
+            runner = LazyRunner(runner_factory or default_runner_factory)
+        self.runner = runner
+        self.notice = notice
+        self._today = today
+        if course.title:
+            self.title = course.title
+
+    def today(self) -> date:
+        return self._today or date.today()
+
+    def get_default_screen(self) -> Screen:
+        from torchcourse.tui.screens.home import HomeScreen
+
+        return HomeScreen(id="home")
+
+    def on_mount(self) -> None:
+        if self.notice:
+            self.notify(self.notice, severity="warning", timeout=15)
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def go_home(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None) -> None:
+        from torchcourse.tui.screens.reader import ReaderScreen
+
+        ch = self.course.chapter(chapter_id)
+        if ch is None:
+            self.notify(f"没有第 {chapter_id} 章。", severity="error")
+            return
+        if not ch.available:
+            self.notify(f"{ch.id} {ch.title} 暂未上线（还在写）。先读别的章节吧。", severity="warning")
+            return
+        self.go_home()
+        self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor))
+
+    def set_route(self, route_id: str) -> None:
+        route = self.course.route(route_id)
+        if route is None:
+            return
+        try:
+            self.store.set_route(route_id)
+        except Exception as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify(f"已切换到路线 {route.id}：{route.name}（已读的章节照样算数）")
+        home = self.screen_stack[0]
+        refresh = getattr(home, "refresh_data", None)
+        if refresh is not None and home.is_mounted:
+            refresh()
+
+    def after_progress(self, chapter_id: str) -> None:
+        """A break point was reached or a quiz ended: let the quiz rules mark completion."""
+        try:
+            from torchcourse.quiz.completion import update_completion
+        except ImportError:
+            return
+        try:
+            update_completion(self.course, self.store, chapter_id)
+        except Exception as exc:
+            self.notify(f"更新完成状态时出错：{exc}", severity="error")
+
+    # -- global actions -----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from torchcourse.tui.screens.dialogs import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_search(self) -> None:
+        from torchcourse.tui.screens.search import SearchScreen
+
+        if not isinstance(self.screen, SearchScreen):
+            self.push_screen(SearchScreen())
+
+    def action_lookup(self) -> None:
+        from torchcourse.tui.screens.lookup import LookupScreen
+
+        if not isinstance(self.screen, LookupScreen):
+            self.push_screen(LookupScreen())
+
+    def action_back(self) -> None:
+        if len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def action_review(self) -> None:
+        try:
+            from torchcourse.tui.screens.quiz import ReviewScreen
+        except ImportError:
+            self.notify("复习功能还没装好。", severity="warning")
+            return
+        self.push_screen(ReviewScreen(self.course, self.store, self.runner), self._quiz_done)
+
+    def open_quiz(self, chapter_id: str) -> None:
+        ch = self.course.chapter(chapter_id)
+        if ch is None or ch.checkpoint is None or not ch.checkpoint.is_file():
+            self.notify("这一章没有检查点测验。")
+            return
+        try:
+            from torchcourse.tui.screens.quiz import QuizScreen
+        except ImportError:
+            self.notify("测验界面还没装好。", severity="warning")
+            return
+        self.push_screen(QuizScreen(self.course, chapter_id, self.store, self.runner), self._quiz_done)
+
+    def _quiz_done(self, outcome) -> None:
+        if outcome is None:
+            return
+        cid = getattr(outcome, "chapter_id", None)
+        if cid:
+            self.after_progress(cid)
+        goto = getattr(outcome, "goto", None)
+        if goto:
+            self.open_chapter(goto[0], anchor=goto[1])
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+
+def make_app(course: Course, store, runner=None, *, notice: str | None = None,
+             runner_factory: Callable[[], object] | None = None, today: date | None = None) -> TorchCourseApp:
+    """Build the app from injected objects; tests build the identical app with a tmp store."""
+    return TorchCourseApp(course, store, runner, notice=notice, runner_factory=runner_factory, today=today)
+
+
+def run_app(args) -> int:
+    """``torchcourse`` with no subcommand: load the course, open the store, run the app."""
+    from torchcourse import paths
+    from torchcourse.course import CourseError, load_course
+    from torchcourse.progress import StoreError, open_store
+
+    root = paths.content_dir(getattr(args, "content", None))
+    try:
+        course = load_course(root)
+    except CourseError as exc:
+        print(f"torchcourse: {exc}", file=sys.stderr)
+        return 2
+    try:
+        store, notice = open_store()
+    except StoreError as exc:
+        print(f"torchcourse: {exc}", file=sys.stderr)
+        return 1
+    if course.problems:
+        first = course.problems[0]
+        extra = f"（另有 {len(course.problems) - 1} 处）" if len(course.problems) > 1 else ""
+        msg = f"课程内容有问题：{first}{extra}；运行 torchcourse check 查看全部。"
+        notice = f"{notice}\n{msg}" if notice else msg
+    app = make_app(course, store, notice=notice)
+    try:
+        app.run()
+    finally:
+        try:
+            app.runner.close()
+        finally:
+            store.close()
+    return int(app.return_code or 0)

@@ -1,0 +1,36 @@
+"""Command palette (Ctrl+P) entries: chapters, routes, lookup, search, review, help."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+class CourseCommands(Provider):
+    def _commands(self):
+        app = self.app
+        course = app.course
+        out = []
+        for ch in course.chapters:
+            label = f"打开章节 {ch.id} {ch.title}" + ("" if ch.available else "（暂未上线）")
+            out.append((label, partial(app.open_chapter, ch.id), ch.promise))
+        for r in course.routes:
+            out.append((f"切换路线 {r.id} {r.name}", partial(app.set_route, r.id), f"适合：{r.audience}"))
+        out.append(("报错反查", app.action_lookup, "粘贴报错原文，找到讲它的那一节"))
+        out.append(("搜索全文", app.action_search, "搜索整套教程的正文"))
+        out.append(("复习到期题目", app.action_review, "做今天到期的复习题"))
+        out.append(("按键帮助", app.action_help, "显示所有按键"))
+        out.append(("回到首页", app.go_home, "返回首页"))
+        return out
+
+    async def discover(self) -> Hits:
+        for label, cb, help_text in self._commands():
+            yield DiscoveryHit(label, cb, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for label, cb, help_text in self._commands():
+            score = matcher.match(label)
+            if score > 0:
+                yield Hit(score, matcher.highlight(label), cb, help=help_text)

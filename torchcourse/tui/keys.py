@@ -1,0 +1,93 @@
+"""The one authoritative list of keys of the app, with Chinese descriptions.
+
+Screens build their ``BINDINGS`` from here and the help screen (``?``) renders this table, so
+the footer, the help screen and chapter 00 of the course never disagree. Chapter 00 may quote
+``key_table()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    key: str  # Textual key name(s), comma separated
+    action: str  # action name on the screen/app
+    label: str  # short label for the footer
+    description: str  # one line for the help screen
+    scope: str  # "全局" | "首页" | "阅读" | "代码块"
+    show: bool = True  # shown in the footer
+    priority: bool = False
+    display: str | None = None  # how the key is written for people
+
+
+SCOPES = ("全局", "首页", "阅读")
+
+KEYS: tuple[Key, ...] = (
+    # global
+    Key("question_mark", "help", "帮助", "显示所有按键（就是这一页）", "全局", display="?"),
+    Key("slash", "search", "搜索", "搜索整套教程的正文（中文也行），回车跳过去", "全局", show=False, display="/"),
+    Key("e", "lookup", "报错反查", "粘贴一段报错原文，找到讲它的那一节", "全局", show=False),
+    Key("v", "review", "复习", "做今天到期的复习题", "全局", show=False),
+    Key("ctrl+p", "command_palette", "命令", "命令面板：按名字打开章节、切换路线、反查报错", "全局", show=False, display="Ctrl+P"),
+    Key("escape", "back", "返回", "返回上一页（阅读页返回首页）", "全局", show=False, display="Esc"),
+    Key("q", "quit", "退出", "退出（进度随时已保存）", "全局"),
+    Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢", "全局", show=False, priority=True, display="Ctrl+C"),
+    # home
+    Key("c", "continue", "继续", "回到上次到达的断点继续读", "首页"),
+    Key("r", "choose_route", "选路线", "选择学习路线（换路线不会丢任何进度）", "首页"),
+    Key("enter", "open_chapter", "打开", "打开选中的章节", "首页", display="Enter"),
+    # reader
+    Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
+    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下进度）", "阅读"),
+    Key("s", "stop_here", "停在这里", "在当前断点停下，保存并回到首页", "阅读"),
+    Key("right_square_bracket", "next_chapter", "下一章", "按当前路线打开下一章", "阅读", display="]"),
+    Key("left_square_bracket", "prev_chapter", "上一章", "按当前路线打开上一章", "阅读", show=False, display="["),
+    Key("tab", "focus_next", "下个代码块", "移到下一个代码块（Shift+Tab 上一个）", "阅读", show=False, display="Tab"),
+    Key("x", "run_snippet", "运行", "运行选中（或屏幕上第一个）代码块，并和预期输出对比", "阅读"),
+    Key("a", "run_all", "全部运行", "依次运行本章所有代码块，最后给出汇总", "阅读"),
+    Key("z", "cancel_run", "取消运行", "取消正在运行的代码块", "阅读", show=False),
+    Key("k", "quiz", "测验", "本章的检查点测验", "阅读"),
+)
+
+
+# Global keys that the home screen also shows in its footer (the reader's footer has no room).
+HOME_FOOTER_EXTRA = ("search", "lookup", "review")
+
+
+def display_key(k: Key) -> str:
+    return k.display or k.key
+
+
+def bindings(scope: str) -> list[Binding]:
+    """Textual bindings of one scope, built from :data:`KEYS`."""
+    out = []
+    for k in KEYS:
+        if k.scope != scope or k.action in ("focus_next",):
+            continue
+        out.append(
+            Binding(k.key, k.action, k.label, show=k.show, priority=k.priority, key_display=k.display)
+        )
+    if scope == "首页":
+        for k in KEYS:
+            if k.action in HOME_FOOTER_EXTRA:
+                out.append(Binding(k.key, f"app.{k.action}", k.label, key_display=k.display))
+    return out
+
+
+def key_table() -> list[tuple[str, str, str]]:
+    """(scope, key as written, description) for every key, in help-screen order."""
+    rows = [(k.scope, display_key(k), k.description) for k in KEYS]
+    rows.insert(next(i for i, r in enumerate(rows) if r[0] == "阅读") + 5, ("阅读", "↑ ↓ PgUp PgDn", "滚动正文"))
+    rows.insert(next(i for i, r in enumerate(rows) if r[0] == "首页") + 3, ("首页", "↑ ↓", "在路线和章节之间移动"))
+    return rows
+
+
+def key_for(action: str) -> str:
+    for k in KEYS:
+        if k.action == action:
+            return display_key(k)
+    raise KeyError(action)

@@ -1,0 +1,470 @@
+"""The reader: one chapter, mounted part by part (visible part first), with runnable snippets."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from types import SimpleNamespace
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Markdown, Static
+from textual.worker import Worker, WorkerState
+
+from torchcourse.course.model import Chapter
+from torchcourse.tui import keys
+from torchcourse.tui.segments import Segment, split_part
+from torchcourse.tui.summary import neighbour
+from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
+from torchcourse.tui.widgets.snippet import SnippetView
+
+FIRST_BATCH_CHARS = 1600  # about two screens of prose: mounted before the first paint
+BATCH_CHARS = 4000  # later batches, one per refresh
+NARROW = 110  # below this width expected/actual outputs stack vertically
+
+
+class PartView(Vertical):
+    def __init__(self, index: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.mounted = False
+
+
+def segment_widget(seg: Segment) -> Widget:
+    if seg.kind == "snippet":
+        w: Widget = SnippetView(seg.snippet)
+    elif seg.kind == "callout":
+        w = Markdown(seg.text, open_links=False, classes=f"callout callout-{seg.callout}")
+    else:
+        w = Markdown(seg.text, open_links=False, classes="prose")
+    w.seg = seg  # type: ignore[attr-defined]
+    return w
+
+
+class ReaderScreen(Screen):
+    BINDINGS = keys.bindings("阅读")
+
+    loaded: reactive[bool] = reactive(False)
+
+    def __init__(self, chapter: Chapter, *, part: int = 0, line: int | None = None, anchor: str | None = None) -> None:
+        super().__init__()
+        self.chapter = chapter
+        self.breaks = chapter.break_points
+        if anchor and line is None:
+            sec = chapter.section(anchor)
+            if sec is not None:
+                line = sec.line
+        self.target_line = line
+        self.start_part = max(0, part)  # p > 0: open at break point p (the start of part p)
+        self._mount_lock = asyncio.Lock()
+        self._cancels: dict[int, threading.Event] = {}
+        self._run_all_cancel: threading.Event | None = None
+        self._last_scroll_y = 0.0
+        self._loaded_event = threading.Event()
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        ch = self.chapter
+        yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
+        with VerticalScroll(id="body"):
+            for p in ch.parts:
+                with PartView(p.index, id=f"part-{p.index}", classes="part"):
+                    if p.break_label is not None:
+                        yield BreakBanner(p.index + 1, self.breaks, p.break_label, id=f"break-{p.index + 1}")
+            nxt = neighbour(self.app.course, self.app.store, ch.id, 1)
+            has_quiz = ch.checkpoint is not None and ch.checkpoint.is_file()
+            yield ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end")
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.set_class(self.app.size.width < NARROW, "-narrow")
+        body = self.query_one("#body", VerticalScroll)
+        self.watch(body, "scroll_y", self._scrolled, init=False)
+        self.load_parts()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "-narrow")
+
+    @property
+    def body(self) -> VerticalScroll:
+        return self.query_one("#body", VerticalScroll)
+
+    def part_view(self, index: int) -> PartView:
+        return self.query_one(f"#part-{index}", PartView)
+
+    def banner(self, k: int) -> BreakBanner | None:
+        found = self.query(f"#break-{k}")
+        return found.first() if found else None  # type: ignore[return-value]
+
+    # -- progressive mounting ---------------------------------------------------------------
+
+    def _target_part(self) -> int:
+        if self.target_line is not None:
+            for p in self.chapter.parts:
+                if p.start_line <= self.target_line <= p.end_line:
+                    return p.index
+        return min(self.start_part, len(self.chapter.parts) - 1)
+
+    @work(exclusive=True, group="load", exit_on_error=False)
+    async def load_parts(self) -> None:
+        n = len(self.chapter.parts)
+        target = self._target_part()
+        start_part = self.start_part
+        # When opening at break point p, the banner closing part p-1 comes first on screen.
+        first = target if self.target_line is not None or start_part == 0 or start_part > n - 1 else target
+        order = [first] + list(range(first + 1, n)) + list(range(first - 1, -1, -1))
+        await self.ensure_part(order[0], first_batch=True)
+        await self._wait_refresh()
+        self._position_initial()
+        await self._wait_refresh()
+        for pi in order[1:]:
+            pin = self._pin_state()
+            await self.ensure_part(pi)
+            await self._wait_refresh()
+            if pi < first:
+                self._restore_pin(pin)
+        self.loaded = True
+        self._loaded_event.set()
+        self._last_scroll_y = self.body.scroll_y
+
+    async def _wait_refresh(self) -> None:
+        done = asyncio.Event()
+        self.call_after_refresh(done.set)
+        await done.wait()
+
+    async def ensure_part(self, index: int, first_batch: bool = False) -> None:
+        async with self._mount_lock:
+            pv = self.part_view(index)
+            if pv.mounted:
+                return
+            pv.mounted = True
+            part = self.chapter.parts[index]
+            widgets = [segment_widget(s) for s in split_part(self.chapter, part)]
+            banner = self.banner(index + 1)
+            batch: list[Widget] = []
+            size = 0
+            limit = FIRST_BATCH_CHARS if first_batch else BATCH_CHARS
+            for w in widgets:
+                batch.append(w)
+                size += len(w.seg.text)  # type: ignore[attr-defined]
+                if size >= limit:
+                    await pv.mount_all(batch, before=banner) if banner else await pv.mount_all(batch)
+                    await self._wait_refresh()
+                    batch, size, limit = [], 0, BATCH_CHARS
+            if batch:
+                await pv.mount_all(batch, before=banner) if banner else await pv.mount_all(batch)
+
+    def _y(self, widget: Widget) -> int:
+        """The widget's top in the body's virtual space."""
+        body = self.body
+        return widget.region.y - body.region.y + int(body.scroll_y)
+
+    def _pin_state(self) -> tuple[Widget, int] | None:
+        anchor = self._widget_at_top()
+        if anchor is None:
+            return None
+        return anchor, self._y(anchor) - int(self.body.scroll_y)
+
+    def _restore_pin(self, pin: tuple[Widget, int] | None) -> None:
+        if pin is None:
+            return
+        anchor, offset = pin
+        self.body.scroll_to(y=self._y(anchor) - offset, animate=False, immediate=True)
+
+    def _widget_at_top(self) -> Widget | None:
+        top = int(self.body.scroll_y)
+        best = None
+        for pv in self.query(PartView):
+            if not pv.mounted:
+                continue
+            for child in pv.children:
+                y = self._y(child)
+                if y <= top + 1:
+                    best = child
+                elif best is not None:
+                    return best
+                else:
+                    return child
+        return best
+
+    def _position_initial(self) -> None:
+        body = self.body
+        if self.target_line is not None:
+            w = self.widget_for_line(self.target_line)
+            if w is not None:
+                body.scroll_to(y=self._y(w), animate=False, immediate=True)
+            return
+        if self.start_part > 0:
+            b = self.banner(self.start_part)
+            if b is not None:
+                body.scroll_to(y=self._y(b), animate=False, immediate=True)
+
+    def widget_for_line(self, line: int) -> Widget | None:
+        best = None
+        for pv in self.query(PartView):
+            for child in pv.children:
+                seg = getattr(child, "seg", None)
+                if seg is None:
+                    continue
+                if seg.start_line <= line:
+                    best = child
+                if seg.start_line <= line <= seg.end_line:
+                    return child
+        return best
+
+    async def jump_to_line(self, line: int) -> None:
+        for p in self.chapter.parts:
+            if p.start_line <= line <= p.end_line:
+                await self.ensure_part(p.index)
+        await self._wait_refresh()
+        w = self.widget_for_line(line)
+        if w is not None:
+            self.body.scroll_to(y=self._y(w), animate=False, immediate=True)
+
+    async def jump_to_break(self, k: int) -> None:
+        await self.ensure_part(k - 1)
+        await self._wait_refresh()
+        b = self.banner(k)
+        if b is not None:
+            self.body.scroll_to(y=self._y(b), animate=False, immediate=True)
+
+    # -- break points ------------------------------------------------------------------------
+
+    def visible_banners(self) -> list[BreakBanner]:
+        body = self.body
+        top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
+        out = []
+        for b in self.query(BreakBanner):
+            y = self._y(b)
+            if y < bottom and y + b.outer_size.height > top:
+                out.append(b)
+        return out
+
+    def _scrolled(self, old: float, new: float) -> None:
+        if not self.loaded:
+            return
+        if new > self._last_scroll_y:
+            for b in self.visible_banners():
+                if not b.reached:
+                    self.reach(b.index)
+        self._last_scroll_y = new
+
+    def reach(self, k: int) -> None:
+        """Break point k was reached: record it (the store also sets the resume position)."""
+        store, course = self.app.store, self.app.course
+        try:
+            store.reach_break(self.chapter.id, k)
+        except Exception as exc:  # StoreError: say so, never crash
+            self.notify(str(exc), severity="error")
+            return
+        b = self.banner(k)
+        if b is not None:
+            b.mark_reached()
+        self.app.after_progress(self.chapter.id)
+
+    # -- actions ----------------------------------------------------------------------------
+
+    async def action_next_part(self) -> None:
+        top = self.body.scroll_y
+        for k in range(1, self.breaks + 1):
+            b = self.banner(k)
+            if b is None:
+                continue
+            pv = self.part_view(k - 1)
+            if not pv.mounted:
+                await self.ensure_part(k - 1)
+                await self._wait_refresh()
+            if self._y(b) > top + 0.5:
+                self.reach(k)
+                self.body.scroll_to(y=self._y(b), animate=False, immediate=True)
+                self._last_scroll_y = self.body.scroll_y
+                return
+        self.body.scroll_end(animate=False, immediate=True)
+        self.notify("这已经是本章最后一段了。")
+
+    def action_stop_here(self) -> None:
+        visible = [b for b in self.visible_banners()]
+        if visible:
+            k = max(b.index for b in visible)
+            self.reach(k)
+            where = f"断点 {k}/{self.breaks}"
+        else:
+            pv = self._part_at_top()
+            try:
+                self.app.store.set_position(self.chapter.id, pv)
+            except Exception as exc:
+                self.notify(str(exc), severity="error")
+                return
+            where = f"第 {pv + 1} 段开头" if pv else "本章开头"
+        self.app.go_home()
+        self.app.notify(f"已保存：{self.chapter.id} {self.chapter.title} · {where}。下次按 c 从这里继续。")
+
+    def _part_at_top(self) -> int:
+        top = self.body.scroll_y
+        current = 0
+        for pv in self.query(PartView):
+            if self._y(pv) <= top + 1:
+                current = pv.index
+        return current
+
+    def action_back(self) -> None:
+        self.app.go_home()
+
+    def action_toc(self) -> None:
+        from torchcourse.tui.screens.toc import TocScreen
+
+        def chosen(target) -> None:
+            if target is None:
+                return
+            kind, value = target
+            if kind == "break":
+                self.run_worker(self.jump_to_break(value), group="jump", exclusive=True)
+            else:
+                self.run_worker(self.jump_to_line(value), group="jump", exclusive=True)
+
+        self.app.push_screen(TocScreen(self.chapter), chosen)
+
+    def action_next_chapter(self) -> None:
+        self._open_neighbour(1)
+
+    def action_prev_chapter(self) -> None:
+        self._open_neighbour(-1)
+
+    def _open_neighbour(self, step: int) -> None:
+        ch = neighbour(self.app.course, self.app.store, self.chapter.id, step)
+        if ch is None:
+            self.notify("当前路线上没有" + ("下一章" if step > 0 else "上一章") + "了（还没写好的章节会跳过）。")
+            return
+        self.app.open_chapter(ch.id)
+
+    def action_quiz(self) -> None:
+        self.app.open_quiz(self.chapter.id)
+
+    # -- links --------------------------------------------------------------------------------
+
+    @on(Markdown.LinkClicked)
+    def _link(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        href = event.href
+        m = re.match(r"^([A-Za-z0-9]+)?#([A-Za-z0-9_\-]+)$", href)
+        if m:
+            cid, anchor = m.group(1) or self.chapter.id, m.group(2)
+            if cid == self.chapter.id:
+                sec = self.chapter.section(anchor)
+                if sec is not None:
+                    self.run_worker(self.jump_to_line(sec.line), group="jump", exclusive=True)
+                    return
+            self.app.open_chapter(cid, anchor=anchor)
+            return
+        if href.startswith(("http://", "https://")):
+            self.app.open_url(href)
+
+    # -- running snippets -------------------------------------------------------------------
+
+    def focused_or_visible_snippet(self) -> SnippetView | None:
+        if isinstance(self.focused, SnippetView):
+            return self.focused
+        body = self.body
+        top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
+        for view in self.query(SnippetView):
+            if not view.snippet.runnable:
+                continue
+            y = self._y(view)
+            if y + view.outer_size.height > top and y < bottom:
+                return view
+        return None
+
+    def action_run_snippet(self) -> None:
+        view = self.focused_or_visible_snippet()
+        if view is None:
+            self.notify("屏幕上没有可以运行的代码块。按 Tab 选一个。")
+            return
+        view.request_run()
+
+    @on(SnippetView.RunRequested)
+    def _run_requested(self, event: SnippetView.RunRequested) -> None:
+        event.stop()
+        view = event.view
+        if id(view) in self._cancels:
+            return
+        cancel = threading.Event()
+        self._cancels[id(view)] = cancel
+        view.show_running()
+        self._run_one(view, cancel)
+
+    @work(thread=True, exit_on_error=False, group="run")
+    def _run_one(self, view: SnippetView, cancel: threading.Event) -> None:
+        result = self._run_snippet_blocking(view, cancel)
+        self.app.call_from_thread(self._finish, view, result)
+
+    def _run_snippet_blocking(self, view: SnippetView, cancel: threading.Event):
+        try:
+            result = self.app.runner.run(view.snippet, cancel=cancel)
+        except Exception as exc:  # never crash the UI; show what happened
+            result = SimpleNamespace(status="error", actual=None, expected=view.snippet.expected, diff=None,
+                                     seconds=None, message=f"{type(exc).__name__}: {exc}", cached=False, truncated=False)
+        try:
+            self.app.store.record_run(self.chapter.id, view.snippet.id, result.status)
+        except Exception:
+            pass
+        return result
+
+    def _finish(self, view: SnippetView, result) -> None:
+        self._cancels.pop(id(view), None)
+        view.show_result(result)
+
+    def action_cancel_run(self) -> None:
+        events = list(self._cancels.values())
+        if self._run_all_cancel is not None:
+            events.append(self._run_all_cancel)
+        if not events:
+            self.notify("现在没有在运行的代码块。")
+            return
+        for ev in events:
+            ev.set()
+        self.notify("已请求取消运行。")
+
+    def action_run_all(self) -> None:
+        if self._run_all_cancel is not None:
+            self.notify("已经在运行本章全部代码块了（z 取消）。")
+            return
+        self._run_all_cancel = threading.Event()
+        self.notify("开始依次运行本章所有代码块……")
+        self._run_all(self._run_all_cancel)
+
+    @work(thread=True, exit_on_error=False, group="run-all", exclusive=True)
+    def _run_all(self, cancel: threading.Event) -> None:
+        self._loaded_event.wait(30)
+        views = self.app.call_from_thread(lambda: [v for v in self.query(SnippetView) if v.snippet.runnable])
+        counts: dict[str, int] = {}
+        failed: list[str] = []
+        for view in views:
+            if cancel.is_set():
+                counts["cancelled"] = counts.get("cancelled", 0) + 1
+                continue
+            self._cancels[id(view)] = cancel
+            self.app.call_from_thread(view.show_running)
+            result = self._run_snippet_blocking(view, cancel)
+            self.app.call_from_thread(self._finish, view, result)
+            counts[result.status] = counts.get(result.status, 0) + 1
+            if result.status in ("mismatch", "error", "timeout"):
+                failed.append(f"#{view.snippet.id}（{result.status}）")
+        self.app.call_from_thread(self._run_all_done, counts, failed, len(views))
+
+    def _run_all_done(self, counts: dict[str, int], failed: list[str], total: int) -> None:
+        self._run_all_cancel = None
+        from torchcourse.tui.screens.dialogs import RunSummaryScreen
+
+        self.app.push_screen(RunSummaryScreen(self.chapter, counts, failed, total))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.notify(f"出错了：{event.worker.error}", severity="error")
+            if event.worker.group == "run-all":
+                self._run_all_cancel = None

@@ -1,0 +1,93 @@
+"""Progress figures the home screen shows, computed from the course and the store (no Textual)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torchcourse.course import Chapter, Course, Route, chapter_minutes
+
+DEFAULT_ROUTE = "D"
+
+
+@dataclass
+class ChapterStatus:
+    chapter: Chapter
+    minutes: int
+    status: str  # "todo" | "doing" | "done" | "unavailable"
+    furthest_break: int
+    read_minutes: float
+
+
+STATUS_TEXT = {"todo": "未开始", "doing": "读到一半", "done": "已完成", "unavailable": "暂未上线"}
+STATUS_ICON = {"todo": "○", "doing": "◐", "done": "●", "unavailable": "·"}
+
+
+def chapter_status(chapter: Chapter, progress) -> ChapterStatus:
+    minutes = chapter_minutes(chapter)
+    if not chapter.available:
+        return ChapterStatus(chapter, minutes, "unavailable", 0, 0.0)
+    furthest = progress.furthest_break if progress else 0
+    done = bool(progress and progress.completed)
+    if done:
+        read = float(minutes)
+        status = "done"
+    else:
+        total_parts = max(1, len(chapter.parts))
+        read = minutes * min(furthest, total_parts) / total_parts
+        status = "doing" if furthest > 0 else "todo"
+    return ChapterStatus(chapter, minutes, status, furthest, read)
+
+
+def all_statuses(course: Course, store) -> dict[str, ChapterStatus]:
+    progress = store.all_progress()
+    return {c.id: chapter_status(c, progress.get(c.id)) for c in course.chapters}
+
+
+def current_route(course: Course, store) -> Route | None:
+    rid = store.get_route()
+    route = course.route(rid) if rid else None
+    if route is None:
+        route = course.route(DEFAULT_ROUTE) or (course.routes[-1] if course.routes else None)
+    return route
+
+
+def route_order(course: Course, store) -> list[str]:
+    """Chapter ids in the current route's order (the whole course when there is no route)."""
+    route = current_route(course, store)
+    return list(route.chapters) if route else [c.id for c in course.chapters]
+
+
+def neighbour(course: Course, store, chapter_id: str, step: int) -> Chapter | None:
+    """The next (step=1) or previous (step=-1) written chapter along the current route."""
+    order = route_order(course, store)
+    if chapter_id not in order:
+        order = [c.id for c in course.chapters]
+    i = order.index(chapter_id) + step
+    while 0 <= i < len(order):
+        ch = course.chapter(order[i])
+        if ch is not None and ch.available:
+            return ch
+        i += step
+    return None
+
+
+def route_progress(route: Route, statuses: dict[str, ChapterStatus]) -> tuple[int, int, int]:
+    """(chapters done, chapters in route, minutes read) — a chapter done on any route counts."""
+    done = sum(1 for cid in route.chapters if statuses[cid].status == "done")
+    read = sum(statuses[cid].read_minutes for cid in route.chapters)
+    return done, len(route.chapters), round(read)
+
+
+def continue_target(course: Course, store) -> tuple[str, int] | None:
+    """Where "继续" goes: the last break point reached, else the first unfinished chapter of the route."""
+    pos = store.last_position()
+    if pos is not None:
+        ch = course.chapter(pos[0])
+        if ch is not None and ch.available:
+            return ch.id, max(0, pos[1])
+    statuses = all_statuses(course, store)
+    for cid in route_order(course, store):
+        st = statuses.get(cid)
+        if st and st.status in ("todo", "doing"):
+            return cid, 0
+    return None

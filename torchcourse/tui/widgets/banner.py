@@ -1,0 +1,53 @@
+"""The 🛑 break-point banner at the end of a part, and the chapter-end panel."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Label, Static
+
+
+class BreakBanner(Static):
+    """"🛑 断点 k/N · label"; the screen records progress when it is reached."""
+
+    def __init__(self, index: int, total: int, label: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.index = index  # 1-based break index
+        self.total = total
+        self.label = label
+        self.reached = False
+
+    def on_mount(self) -> None:
+        self.refresh_text()
+
+    def refresh_text(self) -> None:
+        mark = "  ✔ 已记下" if self.reached else ""
+        self.update(
+            f"🛑 断点 {self.index}/{self.total} · {self.label}{mark}\n"
+            f"可以在这里停下：s 停在这里（保存并回到首页） · n 继续下一段"
+        )
+
+    def mark_reached(self) -> None:
+        if not self.reached:
+            self.reached = True
+            self.add_class("-reached")
+            self.refresh_text()
+
+
+class ChapterEnd(Vertical):
+    """After the last part: the checkpoint quiz and the next chapter along the route."""
+
+    def __init__(self, has_quiz: bool, next_title: str | None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.has_quiz = has_quiz
+        self.next_title = next_title
+
+    def compose(self) -> ComposeResult:
+        yield Label("本章读完了。", classes="end-title")
+        with Horizontal(classes="end-actions"):
+            if self.has_quiz:
+                yield Button("✅ 检查点测验 (k)", id="end-quiz", action="screen.quiz", compact=True)
+            if self.next_title:
+                yield Button(f"下一章 ▶ {self.next_title} (])", id="end-next", action="screen.next_chapter", compact=True)
+            else:
+                yield Button("回到首页 (Esc)", id="end-home", action="screen.back", compact=True)

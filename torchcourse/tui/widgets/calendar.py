@@ -1,0 +1,66 @@
+"""A check-in calendar: the last weeks as a grid of days, shaded by activity, plus the streak."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from textual.content import Content
+from textual.widgets import Static
+
+WEEKS = 12
+# glyphs carry the level even without colour (NO_COLOR terminals)
+LEVELS = ("·", "░", "▒", "▓", "█")
+LEVEL_STYLES = ("$text-muted", "$success 40%", "$success 60%", "$success 80%", "$success")
+ROW_NAMES = "一二三四五六日"
+
+
+def level(count: int) -> int:
+    if count <= 0:
+        return 0
+    if count <= 2:
+        return 1
+    if count <= 5:
+        return 2
+    if count <= 10:
+        return 3
+    return 4
+
+
+def calendar_lines(activity: dict[date, int], today: date, weeks: int = WEEKS) -> list[list[tuple[str, int]]]:
+    """Rows Monday..Sunday, columns oldest..this week; each cell (glyph, level); future days blank."""
+    start = today - timedelta(days=today.weekday()) - timedelta(weeks=weeks - 1)
+    rows: list[list[tuple[str, int]]] = []
+    for wd in range(7):
+        row = []
+        for w in range(weeks):
+            day = start + timedelta(weeks=w, days=wd)
+            if day > today:
+                row.append((" ", -1))
+            else:
+                lv = level(activity.get(day, 0))
+                row.append((LEVELS[lv], lv))
+        rows.append(row)
+    return rows
+
+
+class CheckinCalendar(Static):
+    def __init__(self, activity: dict[date, int], streak: int, today: date, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.activity = activity
+        self.streak = streak
+        self.today = today
+
+    def on_mount(self) -> None:
+        self.update(self.render_calendar())
+
+    def render_calendar(self) -> Content:
+        active = sum(1 for d, n in self.activity.items() if n > 0 and (self.today - d).days < WEEKS * 7)
+        title = f"打卡 · 连续 {self.streak} 天" + (" 🔥" if self.streak else "")
+        lines = [Content.styled(title, "bold")]
+        for name, row in zip(ROW_NAMES, calendar_lines(self.activity, self.today)):
+            cells = [Content(name + " ")]
+            for glyph, lv in row:
+                cells.append(Content.styled(glyph + " ", LEVEL_STYLES[lv]) if lv >= 0 else Content("  "))
+            lines.append(Content("").join(cells))
+        lines.append(Content.styled(f"近 {WEEKS} 周有 {active} 天在学", "$text-muted"))
+        return Content("\n").join(lines)

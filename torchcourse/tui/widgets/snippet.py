@@ -1,0 +1,168 @@
+"""One runnable snippet: highlighted code, its expected output, a run button and the result."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.highlight import highlight
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Button, Label, Static
+
+from torchcourse.course.model import Snippet
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+GPU_NOTE = "🗓️ 未实跑 — 需要 GPU"
+INSTALL_HINT = "这台机器上没有 torch。请先安装：pip install torch==2.13.0"
+
+VERDICTS = {
+    "match": "✅ 一致：实际输出和预期输出相同",
+    "mismatch": "❌ 不一致：实际输出和预期输出不同（差异见下）",
+    "error": "💥 没能运行",
+    "timeout": "⏱️ 超时，已终止",
+    "skipped": GPU_NOTE,
+    "cancelled": "⏹️ 已取消",
+}
+
+
+def is_missing_torch(result) -> bool:
+    text = f"{getattr(result, 'message', '') or ''}\n{getattr(result, 'actual', '') or ''}"
+    return "No module named 'torch'" in text or "torch is not installed" in text.lower() or "未安装 torch" in text
+
+
+def verdict_text(result) -> str:
+    status = getattr(result, "status", "error")
+    head = VERDICTS.get(status, status)
+    if status == "error" and is_missing_torch(result):
+        return f"💥 {INSTALL_HINT}"
+    if status == "error" and getattr(result, "message", None):
+        head = f"{head}：{result.message}"
+    tail = []
+    if getattr(result, "cached", False):
+        tail.append("缓存结果")
+    elif status in ("match", "mismatch") and getattr(result, "seconds", None) is not None:
+        tail.append(f"{result.seconds:.2f} 秒")
+    if getattr(result, "truncated", False):
+        tail.append("输出过长已截断")
+    return head + (f"（{'，'.join(tail)}）" if tail else "")
+
+
+class SnippetView(Vertical, can_focus=True):
+    """A snippet of a chapter. Posts :class:`RunRequested`; the screen runs it and calls ``show_*``."""
+
+    class RunRequested(Message):
+        def __init__(self, view: "SnippetView") -> None:
+            super().__init__()
+            self.view = view
+
+        @property
+        def snippet(self) -> Snippet:
+            return self.view.snippet
+
+    state: reactive[str] = reactive("idle")  # idle | running | done
+
+    def __init__(self, snippet: Snippet, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.snippet = snippet
+        self.result = None
+        self._frame = 0
+        self._timer = None
+        if snippet.gpu:
+            self.add_class("-gpu")
+        if snippet.norun:
+            self.add_class("-norun")
+
+    def compose(self) -> ComposeResult:
+        s = self.snippet
+        with Horizontal(classes="snip-head"):
+            tags = [f"#{s.id}"]
+            if s.gpu:
+                tags.append(GPU_NOTE)
+            if s.norun:
+                tags.append("仅展示，不运行")
+            yield Label(" · ".join(tags), classes="snip-tags")
+            if s.runnable:
+                button = Button("▶ 运行 (x)", classes="run-button", compact=True)
+                button.can_focus = False
+                yield button
+        yield Static(highlight(s.code.rstrip("\n"), language="python"), classes="code")
+        if s.expected is not None or s.runnable:
+            with Horizontal(classes="outputs"):
+                with Vertical(classes="pane expected"):
+                    yield Label("预期输出", classes="pane-title")
+                    yield Static(Content(s.expected.rstrip("\n") if s.expected else "（没有记录预期输出）"), classes="out")
+                with Vertical(classes="pane actual"):
+                    yield Label("实际输出", classes="pane-title")
+                    yield Static("", classes="out actual-out")
+        yield Static("", classes="verdict")
+        yield Static("", classes="diff")
+
+    @on(Button.Pressed, ".run-button")
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.request_run()
+
+    def on_click(self) -> None:
+        self.focus()
+
+    def request_run(self) -> None:
+        if self.snippet.runnable and self.state != "running":
+            self.post_message(self.RunRequested(self))
+
+    # -- called by the screen -------------------------------------------------------------
+
+    def show_running(self) -> None:
+        self.state = "running"
+        self.result = None
+        self.remove_class("-match", "-mismatch", "-error", "-done")
+        self.add_class("-running")
+        self._frame = 0
+        self._tick()
+        if self._timer is None:
+            self._timer = self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self.query_one(".verdict", Static).update(f"{SPINNER[self._frame]} 运行中…（z 取消）")
+
+    def show_result(self, result) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.result = result
+        self.state = "done"
+        status = getattr(result, "status", "error")
+        self.remove_class("-running", "-match", "-mismatch", "-error")
+        self.add_class("-done", "-match" if status == "match" else "-mismatch" if status == "mismatch" else "-error")
+        actual = getattr(result, "actual", None)
+        if status in ("match", "mismatch", "error", "timeout") and actual is not None:
+            text = actual.rstrip("\n") or "（没有输出）"
+        elif status == "skipped":
+            text = GPU_NOTE
+        else:
+            text = "（没有输出）"
+        if self.query(".actual-out"):
+            self.query_one(".actual-out", Static).update(Content(text))
+        self.query_one(".verdict", Static).update(Content(verdict_text(result)))
+        diff = getattr(result, "diff", None) if status == "mismatch" else None
+        diff_widget = self.query_one(".diff", Static)
+        if diff:
+            diff_widget.update(_diff_content(diff))
+            diff_widget.add_class("-shown")
+        else:
+            diff_widget.update("")
+            diff_widget.remove_class("-shown")
+
+
+def _diff_content(diff: str) -> Content:
+    parts = []
+    for line in diff.rstrip("\n").splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            parts.append(Content.styled(line, "$text-success"))
+        elif line.startswith("-") and not line.startswith("---"):
+            parts.append(Content.styled(line, "$text-error"))
+        else:
+            parts.append(Content(line))
+    return Content("\n").join(parts)
