@@ -1,0 +1,197 @@
+"""Error lookup and full-text search on a fixture course whose outputs come from real runs.
+
+tests/fixtures/lookupcourse: chapters 01 and 02 hold snippets whose expected outputs are real
+tracebacks, a real warning and a printed error (filled by fill_outputs.py); chapter 03 is
+planned; appendix A holds a 报错原文 table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchcourse.course import load_course
+from torchcourse.lookup import appendix_problems, error_entries, errors_in_output, lookup_error, normalize, search_text
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "lookupcourse"
+
+
+@pytest.fixture(scope="module")
+def course():
+    c = load_course(FIXTURE)
+    assert c.problems == []
+    return c
+
+
+def test_fixture_outputs_hold_real_tracebacks(course):
+    # guards the fixture itself: the errors below must be in the expected outputs
+    assert "Traceback (most recent call last):" in course.snippet("02:backward-twice").expected
+    assert "UserWarning" in course.snippet("01:copy-warning").expected
+
+
+def test_entries_from_appendix_and_from_snippets(course):
+    entries = error_entries(course)
+    by_origin = {e.origin: e for e in entries}
+    appendix = [e for e in entries if e.source == "appendix"]
+    assert [(e.chapter_id, e.anchor) for e in appendix] == [
+        ("01", "view-vs-reshape"), ("01", "shape-mismatch"), ("02", "second-backward"), ("02", "leaf-inplace")
+    ]
+    assert appendix[0].cause == "转置后的张量内存不连续，view 不能只改说明书"
+    assert appendix[0].section_title == "view 与 reshape"  # taken from the target chapter
+    assert appendix[0].text.startswith("RuntimeError: view size is not compatible")
+    assert appendix[0].origin.startswith("A:")
+    # snippets add what the appendix lacks; errors listed in both appear once
+    snippet = {e.origin for e in entries if e.source == "snippet"}
+    assert snippet == {"01:copy-warning", "01:caught-error", "02:non-scalar-backward"}
+    warn = by_origin["01:copy-warning"]
+    assert warn.text.startswith("UserWarning: To copy construct from a tensor")  # no "file.py:3:" prefix
+    assert (warn.chapter_id, warn.anchor, warn.cause, warn.section_title) == ("01", "copy-construct", "拷贝构造的警告", "拷贝构造的警告")
+    assert by_origin["01:caught-error"].text == "RuntimeError: shape '[2, 2]' is invalid for input of size 3"
+    assert by_origin["02:non-scalar-backward"].text == "RuntimeError: grad can be implicitly created only for scalar outputs"
+    assert all(e.chapter_id != "03" for e in entries)
+
+
+def test_errors_in_output_takes_final_lines_and_tab_continuations():
+    out = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    m.load()\nRuntimeError: Error(s) in loading:\n\tsize mismatch for w.\n\tMissing key(s): b.\n"
+    assert errors_in_output(out) == ["RuntimeError: Error(s) in loading: size mismatch for w. Missing key(s): b."]
+    assert errors_in_output("tensor([1., 2.])\nall fine\n") == []
+
+
+def test_normalize_ignores_numbers_addresses_quotes_case():
+    assert normalize("Tensor at 0x7F3A2B10 has 'shape' [64, 128]") == normalize('tensor at 0xdeadbeef has "shape" [2, 3]')
+
+
+@pytest.mark.parametrize(
+    "query, origin_anchor",
+    [
+        ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)", "shape-mismatch"),
+        ("shape '[4, 4]' is invalid for input of size 7", "printed-error"),
+        ("retain_graph", "second-backward"),
+        ("leaf variable in-place", "leaf-inplace"),
+        ("就地", "leaf-inplace"),  # Chinese, matched through the cause
+        ("grad can be implicitly created only for scalar outputs", "non-scalar"),
+        ("UserWarning: To copy construct from a tensor, it is recommended", "copy-construct"),
+        ("view size is not compatible with input tensor", "view-vs-reshape"),
+    ],
+)
+def test_lookup_ranks_the_right_entry_first(course, query, origin_anchor):
+    hits = lookup_error(course, query)
+    assert hits, query
+    assert hits[0].entry.anchor == origin_anchor
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+def test_lookup_of_a_whole_pasted_traceback(course):
+    pasted = (
+        "Epoch 3/10\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/proj/train.py", line 88, in <module>\n'
+        "    main()\n"
+        '  File "/home/me/proj/train.py", line 80, in main\n'
+        "    out = model(x) @ head  # 0x7ffde4c0\n"
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)\n"
+    )
+    hits = lookup_error(course, pasted)
+    assert hits[0].entry.chapter_id == "01" and hits[0].entry.anchor == "shape-mismatch"
+    assert hits[0].score > 0.7
+    assert len(hits) == 1 or hits[1].score < hits[0].score
+
+
+def test_lookup_without_a_match(course):
+    assert lookup_error(course, "completely unrelated banana") == []
+    assert lookup_error(course, "   ") == []
+
+
+def test_search_text_is_case_insensitive_and_locates_parts_and_sections(course):
+    hits = search_text(course, "RESHAPE")
+    assert [(h.chapter_id, h.anchor) for h in hits][:2] == [("01", "view-vs-reshape"), ("01", "view-vs-reshape")]
+    for h in hits:
+        assert "reshape" in course.chapter(h.chapter_id).source.splitlines()[h.line - 1].lower()
+        assert "reshape" in h.excerpt.lower()
+    assert any(h.anchor == "copy-construct" for h in hits)  # the prose "Reshape" too
+    [after_break] = search_text(course, "视图共享内存")
+    assert (after_break.chapter_id, after_break.part) == ("01", 1)
+    [zh] = search_text(course, "图在第一次反向传播")
+    assert (zh.chapter_id, zh.anchor, zh.part) == ("02", "second-backward", 0)
+    assert [h.chapter_id for h in search_text(course, "retain_graph")] == ["02", "A"]
+    assert search_text(course, "requires_grad=True w.ones") == []  # words must share a line
+    assert {h.chapter_id for h in search_text(course, "torch ones requires_grad=true")} == {"02"}
+    assert len(search_text(course, "import", limit=3)) == 3
+    assert search_text(course, "没有这段文字") == []
+
+
+def test_appendix_problems_name_file_and_line(tmp_path):
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root)
+    appendix = root / "A-lookup.md"
+    text = appendix.read_text(encoding="utf-8")
+    n = len(text.splitlines())
+    appendix.write_text(
+        text
+        + "| `RuntimeError: x` | 原因 | 没有链接 |\n"
+        + "| `RuntimeError: y` | 原因 | [09 §没有](09#nope) |\n"
+        + "| `RuntimeError: z` | 原因 | [02 §没有](02#no-such-anchor) |\n",
+        encoding="utf-8",
+    )
+    course = load_course(root)
+    got = [(p.file, p.line, p.message) for p in appendix_problems(course)]
+    assert [(f, ln) for f, ln, _ in got] == [(appendix, n + 1), (appendix, n + 2), (appendix, n + 3)]
+    assert "needs a link" in got[0][2] and "unknown chapter '09'" in got[1][2] and "#no-such-anchor" in got[2][2]
+    assert appendix_problems(load_course(FIXTURE)) == []
+
+
+def why(*args: str, content: Path = FIXTURE, input: str | None = None):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("TORCHCOURSE_CONTENT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "torchcourse", "--content", str(content), "why", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, input=input if input is not None else "",
+    )
+
+
+def test_why_prints_excerpt_cause_and_location():
+    r = why("RuntimeError:", "Trying", "to", "backward", "through", "the", "graph", "a", "second", "time")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("1. RuntimeError: Trying to backward through the graph a second time")
+    assert lines[1] == "   原因：第一次 backward 之后保存的中间结果已经释放"
+    assert lines[2] == "   → 第 02 章 §第二次 backward (02#second-backward)"
+
+
+def test_why_json():
+    r = why("--json", "mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data[0]["chapter_id"] == "01" and data[0]["anchor"] == "shape-mismatch" and data[0]["link"] == "01#shape-mismatch"
+    assert 0 < data[0]["score"] <= 1
+
+
+def test_why_reads_a_traceback_from_stdin():
+    tb = (FIXTURE / "02-graph.md").read_text(encoding="utf-8").split("```output\n")[3].split("```")[0]
+    assert "Traceback" in tb
+    r = why("-", input=tb.replace("snippet.py", "/somewhere/else/run.py").replace("line 3", "line 42"))
+    assert r.returncode == 0, r.stderr
+    assert "→ 第 02 章 §叶子上的就地操作 (02#leaf-inplace)" in r.stdout.splitlines()[2]
+
+
+def test_why_without_a_match_explains_and_exits_1():
+    r = why("completely", "unrelated", "banana")
+    assert r.returncode == 1
+    assert "没有找到和这段报错相近的条目" in r.stderr and "Traceback" not in r.stderr
+    r = why("--json", "completely unrelated banana")
+    assert r.returncode == 1 and json.loads(r.stdout) == []
+
+
+def test_why_on_a_course_without_errors(tmp_path):
+    (tmp_path / "course.toml").write_text(
+        'title = "空"\n[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "无"\nplanned = true\n', encoding="utf-8"
+    )
+    r = why("RuntimeError: anything", content=tmp_path)
+    assert r.returncode == 1 and "还没有可查的报错条目" in r.stderr
