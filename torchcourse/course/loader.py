@@ -48,7 +48,7 @@ def load_course(root: Path) -> Course:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         problems.append(Problem(toml_path, int(m.group(1)) if m else 1, f"malformed TOML: {exc}"))
-        return Course("", root, DEFAULT_CPM, [], [], root, problems)
+        return Course("", root, DEFAULT_CPM, [], [], (root / "checkpoints").resolve(), problems)
 
     title = str(data.get("title", ""))
     if not title:
