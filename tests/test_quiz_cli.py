@@ -1,0 +1,88 @@
+"""``torchcourse quiz CHAPTER`` as a real subprocess, answers piped in, then the store checked."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from torchcourse.progress import open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
+
+
+def quiz(tmp_path, chapter, stdin, content=FIXTURE):
+    env = {**os.environ, "TORCHCOURSE_HOME": str(tmp_path)}
+    env.pop("TORCHCOURSE_CONTENT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "torchcourse", "--content", str(content), "quiz", chapter],
+        input=stdin, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )
+
+
+def stored(tmp_path):
+    store, notice = open_store(tmp_path / "data" / "progress.sqlite3")
+    try:
+        return [(a.chapter_id, a.question_id, a.answer, a.correct) for a in store.answers()], store.chapter_progress("01")
+    finally:
+        store.close()
+
+
+def test_whole_quiz_piped(tmp_path):
+    # single right, multi right ("1,3"), fill right despite backticks and case, predict (text) wrong,
+    # an invalid pick re-asked then predict (choices) right, open self-graded wrong
+    proc = quiz(tmp_path, "01", "2\n1,3\n`Upper()`\n5\n9\n2\nn\n")
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "第 1/6 题 · 单选" in out and "第 6/6 题 · 简答" in out
+    assert "`sum([1, 2, 3])` 的结果是多少？" in out
+    assert "✗ 不对。正确答案：6" in out  # predict-add, guessed 5
+    assert "看不懂“9”：请输入 1–3 之间的一个序号。" in out
+    # the predict snippets really ran: their output, with no fallback note
+    assert "实际输出：\n    6\n" in out and "实际输出：\n    HI\n" in out
+    assert "书中记录" not in out and "运行失败" not in out
+    assert "参考答案：\n    因为它要逐个取出元素相加。" in out
+    assert "得分：4/6（67%）" in out
+    assert "回看：第 01 章 §求和" in out
+    assert "本章还有断点没读到（0/2）" in out
+    answers, progress = stored(tmp_path)
+    assert answers == [
+        ("01", "sum-single", "1", True),
+        ("01", "upper-multi", "0,2", True),
+        ("01", "func-fill", "`Upper()`", True),
+        ("01", "predict-add", "5", False),
+        ("01", "predict-shout", "1", True),
+        ("01", "why-sum", "self:wrong", False),
+    ]
+    assert progress.completed is False
+
+
+def test_eof_stops_cleanly_and_keeps_what_was_answered(tmp_path):
+    proc = quiz(tmp_path, "1", "1\n2 3\n")  # "1" finds chapter 01
+    assert proc.returncode == 0, proc.stderr
+    assert "输入结束：已保存 2/6 题的作答。" in proc.stdout
+    assert "得分：0/2（0%）" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    answers, _ = stored(tmp_path)
+    assert answers == [("01", "sum-single", "0", False), ("01", "upper-multi", "1,2", False)]
+
+
+def test_unknown_chapter_and_chapter_without_checkpoint(tmp_path):
+    proc = quiz(tmp_path, "07", "")
+    assert proc.returncode == 1
+    assert "没有这一章：'07'。已有的章节：01、02" in proc.stderr
+    proc = quiz(tmp_path, "02", "")
+    assert proc.returncode == 1
+    assert "第 02 章「没有检查点的章节」没有检查点测验。" in proc.stderr
+
+
+def test_completing_the_chapter_through_the_quiz(tmp_path):
+    store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
+    store.reach_break("01", 2)
+    store.close()
+    proc = quiz(tmp_path, "01", "2\n1 3\nupper\n6\n2\ny\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "得分：6/6（100%）" in proc.stdout
+    assert "🎉 第 01 章已完成。" in proc.stdout
+    _, progress = stored(tmp_path)
+    assert progress.completed is True

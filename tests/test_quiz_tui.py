@@ -1,0 +1,184 @@
+"""QuizScreen and ReviewScreen driven by keys in a tiny test App (Pilot), with the real store and runner."""
+
+import asyncio
+import functools
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from textual.app import App
+
+from torchcourse.course import load_course
+from torchcourse.progress import open_store
+from torchcourse.runner import Runner
+from torchcourse.tui.screens.quiz import QuizOutcome, QuizScreen, ReviewScreen
+
+FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
+
+
+class QuizApp(App):
+    def __init__(self, make_screen):
+        super().__init__()
+        self.make_screen = make_screen
+        self.outcomes: list[QuizOutcome] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.make_screen(), callback=self.outcomes.append)
+
+
+def sync(coro_fn):
+    """Run an async test body with asyncio.run (no pytest-asyncio needed)."""
+
+    @functools.wraps(coro_fn)
+    def wrapper(*args, **kwargs):
+        asyncio.run(coro_fn(*args, **kwargs))
+
+    return wrapper
+
+
+@pytest.fixture
+def course():
+    return load_course(FIXTURE)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s, _ = open_store(tmp_path / "progress.sqlite3")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def runner(tmp_path):
+    r = Runner(cache_dir=tmp_path / "runs", warm=False)  # the snippets import nothing: cold is fastest
+    yield r
+    r.close()
+
+
+def text(screen, wid: str) -> str:
+    return str(screen.query_one(wid).render())
+
+
+async def wait_for(pilot, predicate, timeout=60.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting for the screen")
+        await pilot.pause(0.05)
+
+
+@sync
+async def test_whole_quiz_by_keys(course, store, runner):
+    app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert "第 1/6 题 · 单选" in text(screen, "#quiz-head")
+        await pilot.press("2")
+        assert "(•) 2) 6" in text(screen, "#quiz-choices")
+        await pilot.press("enter")
+        assert "✓ 正确" in text(screen, "#quiz-verdict")
+        assert "出处：第 01 章 §求和" in text(screen, "#quiz-where")
+        await pilot.press("enter")
+        # multi: toggle 1, 2, 3 then untoggle 2 with the cursor and space
+        await pilot.press("1", "2", "3", "up", "space")
+        assert "[x] 1)" in text(screen, "#quiz-choices") and "[ ] 2)" in text(screen, "#quiz-choices")
+        await pilot.press("enter", "enter")
+        # fill
+        assert "填空" in text(screen, "#quiz-head")
+        await pilot.press(*"UPPER", "enter")
+        assert "✓ 正确" in text(screen, "#quiz-verdict")
+        await pilot.press("enter")
+        # predict graded like fill: wrong guess, then the real run shows up
+        await pilot.press("7", "enter")
+        assert "✗ 不对。正确答案：6" in text(screen, "#quiz-verdict")
+        await wait_for(pilot, lambda: "实际输出" in text(screen, "#quiz-run"))
+        assert text(screen, "#quiz-run").rstrip().endswith("6")
+        await pilot.press("enter")
+        # predict graded like single
+        await pilot.press("2", "enter")
+        await wait_for(pilot, lambda: "实际输出" in text(screen, "#quiz-run"))
+        assert "HI" in text(screen, "#quiz-run")
+        await pilot.press("enter")
+        # open: y does nothing before the reveal; r reveals; n grades
+        await pilot.press("y")
+        assert not screen.query_one("#quiz-reference").display
+        await pilot.press("r")
+        assert screen.query_one("#quiz-reference").display
+        await pilot.press("n")
+        assert "没答对（自评）" in text(screen, "#quiz-verdict")
+        await pilot.press("enter")
+        summary = text(screen, "#quiz-summary")
+        assert "得分：4/6（67%）" in summary
+        missed = screen.query_one("#quiz-missed")
+        assert missed.option_count == 2
+        assert "回看：第 01 章 §求和" in str(missed.get_option_at_index(0).prompt)
+        # pick the second missed question: jump to its section
+        await pilot.press("down", "enter")
+        await pilot.pause()
+    assert app.outcomes == [QuizOutcome("01", 4, 6, ("01", "sum"))]
+    assert [(a.question_id, a.answer, a.correct) for a in store.answers()] == [
+        ("sum-single", "1", True),
+        ("upper-multi", "0,2", True),
+        ("func-fill", "UPPER", True),
+        ("predict-add", "7", False),
+        ("predict-shout", "1", True),
+        ("why-sum", "self:wrong", False),
+    ]
+
+
+@sync
+async def test_escape_mid_quiz_keeps_answers(course, store, runner):
+    app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")  # nothing picked: stays on the question
+        assert "第 1/6 题" in text(app.screen, "#quiz-head")
+        assert store.answers() == []
+        await pilot.press("1", "enter", "escape")
+        await pilot.pause()
+    assert app.outcomes == [QuizOutcome("01", 0, 6, None)]
+    assert [(a.question_id, a.correct) for a in store.answers()] == [("sum-single", False)]
+
+
+@sync
+async def test_chapter_without_checkpoint_says_so(course, store, runner):
+    app = QuizApp(lambda: QuizScreen(course, "02", store, runner))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert "没有检查点测验" in text(app.screen, "#quiz-summary")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.outcomes == [QuizOutcome(None, 0, 0, None)]
+
+
+@sync
+async def test_review_asks_due_questions_and_stores(course, store, runner):
+    today = date.today()
+    three_days_ago = datetime.combine(today - timedelta(days=3), datetime.min.time()).replace(hour=12)
+    store.record_answer("01", "func-fill", "lower", False, at=three_days_ago)
+    store.record_answer("01", "sum-single", "1", True, at=three_days_ago)
+    app = QuizApp(lambda: ReviewScreen(course, store, runner, today=today))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        head = text(app.screen, "#quiz-head")
+        assert "🔁 复习" in head and "第 1/1 题 · 第 01 章 · 填空" in head
+        await pilot.press(*"upper", "enter", "enter")
+        assert "全部答对" in text(app.screen, "#quiz-summary")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.outcomes == [QuizOutcome(None, 1, 1, None)]
+    assert [(a.question_id, a.correct) for a in store.answers(question_id="func-fill")] == [("func-fill", False), ("func-fill", True)]
+
+
+@sync
+async def test_review_with_nothing_due(course, store, runner):
+    store.record_answer("01", "func-fill", "lower", False, at=datetime(2025, 3, 1, 12))
+    app = QuizApp(lambda: ReviewScreen(course, store, runner, today=date(2025, 3, 1)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert "今天没有到期的复习题。下一次有题到期是 2025-03-02。" in text(app.screen, "#quiz-summary")
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.outcomes == [QuizOutcome(None, 0, 0, None)]
