@@ -93,7 +93,7 @@ def cmd_verify(args) -> int:
     cold = bool(getattr(args, "cold", False))
     stream = sys.stderr if as_json else sys.stdout
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json)
-    runner = _runner(args, warm=False)  # warm path lands next
+    runner = _runner(args, warm=not cold)
     try:
         results = run_many(runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold, use_cache=not getattr(args, "no_cache", False), on_result=lambda i, s, r: progress.update(s, r))
     finally:
@@ -200,7 +200,7 @@ def cmd_run(args) -> int:
             ids = ", ".join(s.id for s in ch.snippets) or "(none)"
             print(f"torchcourse run: chapter {cid} has no snippet {key.split(':', 1)[1]!r} (snippets: {ids})", file=sys.stderr)
         return 2
-    runner = _runner(args, warm=False)
+    runner = _runner(args, warm=not args.cold)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:

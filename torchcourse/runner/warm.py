@@ -1,0 +1,180 @@
+"""Driver side of the warm zygote (see zygote.py for the protocol). Never imports torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from torchcourse.runner import execute
+
+ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
+START_TIMEOUT = 180.0
+
+
+class ZygoteError(Exception):
+    def __init__(self, message: str, *, no_torch: bool = False):
+        super().__init__(message)
+        self.no_torch = no_torch
+
+
+class Zygote:
+    def __init__(self, python: str):
+        self.python = python
+        self.dir = tempfile.mkdtemp(prefix="tc-zyg-")
+        self.sock_path = os.path.join(self.dir, "z.sock")
+        self.log_path = os.path.join(self.dir, "zygote.log")
+        self._log = open(self.log_path, "wb")
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            [python, str(ZYGOTE_SCRIPT), self.sock_path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=execute.snippet_env(),
+            cwd=self.dir,
+            start_new_session=True,
+            close_fds=True,
+        )
+        self.hello = self._read_hello()
+        self.boot_seconds = time.monotonic() - t0
+        if not self.hello.get("ok"):
+            err = str(self.hello.get("error", "unknown error"))
+            self.close()
+            raise ZygoteError(err, no_torch=bool(self.hello.get("no_torch")))
+
+    def _read_hello(self) -> dict:
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + START_TIMEOUT
+        buf = b""
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise ZygoteError("warm runner did not start in time")
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                buf += chunk
+        line = buf.split(b"\n", 1)[0]
+        try:
+            return json.loads(line.decode("utf-8", "replace"))
+        except ValueError:
+            try:
+                log = Path(self.log_path).read_text(errors="replace")[-500:]
+            except OSError:
+                log = ""
+            self.close()
+            raise ZygoteError(f"warm runner failed to start: {log.strip() or line!r}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _connect(self) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self.sock_path)
+        except OSError as exc:
+            s.close()
+            raise ZygoteError(f"warm runner unreachable: {exc}") from exc
+        return s
+
+    def ping(self) -> dict:
+        s = self._connect()
+        try:
+            s.sendall(json.dumps({"op": "ping"}).encode())
+            s.settimeout(10)
+            return json.loads(s.makefile("rb").readline())
+        finally:
+            s.close()
+
+    def run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> execute.RawRun:
+        r, w = os.pipe()
+        s = None
+        pid = None
+        try:
+            s = self._connect()
+            started = time.monotonic()
+            socket.send_fds(s, [json.dumps({"dir": run_dir, "file": execute.SNIPPET_FILE}).encode()], [w])
+            os.close(w)
+            w = -1
+            s.settimeout(30)
+            buf = b""
+            while b"\n" not in buf:
+                chunk = s.recv(4096)
+                if not chunk:
+                    raise ZygoteError("warm runner closed the connection before forking")
+                buf += chunk
+            line, buf = buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if "pid" not in msg:
+                raise ZygoteError(f"warm runner refused: {msg}")
+            pid = int(msg["pid"])
+            if on_start:
+                on_start(pid)
+            s.setblocking(False)
+            state = {"buf": buf, "lost": False}
+
+            def poll_status(_wait: float) -> int | None:
+                while b"\n" not in state["buf"]:
+                    try:
+                        chunk = s.recv(4096)
+                    except (BlockingIOError, InterruptedError):
+                        return None
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
+                        state["lost"] = True
+                        return 0
+                    state["buf"] += chunk
+                line, state["buf"] = state["buf"].split(b"\n", 1)
+                return int(json.loads(line)["status"])
+
+            raw = execute.collect(r, pid, poll_status=poll_status, status_fd=s.fileno(), timeout=timeout, cancel=cancel, started=started)
+            if state["lost"] and raw.outcome == "exited":
+                raise ZygoteError("warm runner died during the run")
+            return raw
+        except (OSError, ValueError, KeyError) as exc:
+            raise ZygoteError(f"warm runner protocol error: {exc}") from exc
+        finally:
+            if pid is not None:
+                execute.kill_group(pid)
+                if on_end:
+                    on_end(pid)
+            if w >= 0:
+                os.close(w)
+            os.close(r)
+            if s is not None:
+                s.close()
+
+    def close(self) -> None:
+        proc = getattr(self, "proc", None)
+        if proc is not None:
+            try:
+                if proc.stdin:
+                    proc.stdin.close()  # lifeline: the zygote kills its children and exits
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                execute.kill_group(proc.pid)
+                proc.kill()
+                proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+        try:
+            self._log.close()
+        except Exception:
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,303 @@
+"""The warm zygote: imports torch and numpy, runs nothing else, forks one child per snippet.
+
+Started by :mod:`torchcourse.runner.warm` as ``python /path/to/zygote.py SOCKET`` — as a plain
+script, so that not even the ``torchcourse`` package is imported here. Standard library only.
+
+Protocol (unix stream socket at SOCKET, one connection per snippet):
+  driver → zygote: one message ``{"dir": RUN_DIR, "file": "snippet.py"}`` carrying, as
+                   SCM_RIGHTS, the write end of the pipe that becomes the child's stdout+stderr;
+                   or ``{"op": "ping"}``.
+  zygote → driver: ``{"pid": PID}\\n`` right after the fork, ``{"status": WAIT_STATUS}\\n`` once
+                   the child is reaped; then the connection is closed.
+Start-up: one JSON line on stdout, ``{"ok": true, "torch": …}`` or ``{"ok": false, "error": …}``.
+Lifeline: stdin is a pipe from the driver; on EOF (driver gone) every child's process group is
+killed and the zygote exits.
+
+Traps avoided: no tensor op, no thread, no CUDA call before fork (libgomp / CUDA are not
+fork-safe once initialised). The child reseeds torch, numpy and random from os.urandom, gets a
+fresh ``__main__`` with ``__file__``, ``sys.argv`` and ``sys.path[0]``, runs like ``python file.py``
+(uncaught exception → traceback + exit 1, ``sys.exit(n)`` → n, KeyboardInterrupt → SIGINT),
+waits for non-daemon threads, runs atexit handlers, flushes and ``os._exit``\\ s.
+"""
+
+import os
+import sys
+
+_THIS_FILE = os.path.abspath(__file__)
+
+
+def _exit_code(exc):
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _run_main(run_dir, name):
+    """Run RUN_DIR/NAME as ``python NAME`` would; return the exit code."""
+    import atexit
+    import builtins
+    import random
+    import signal
+    import types
+    from importlib.machinery import SourceFileLoader
+
+    path = os.path.join(run_dir, name)
+    sys.argv = [name]
+    sys.orig_argv = [sys.executable, name]
+    if sys.path:
+        sys.path[0] = run_dir
+    else:
+        sys.path.append(run_dir)
+
+    # Fresh random streams, exactly like a brand-new interpreter.
+    random.seed()
+    if "numpy.random" in sys.modules:
+        sys.modules["numpy.random"].seed()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # CPU generator only: torch.seed() would also queue a lazy CUDA call (and format a stack
+        # trace, ~20 ms). GPU snippets always run cold.
+        torch.default_generator.seed()
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __cached__=None,
+        __builtins__=builtins,
+        __loader__=SourceFileLoader("__main__", path),
+        __spec__=None,
+        __package__=None,
+        __annotations__={},
+    )
+    sys.modules["__main__"] = main
+
+    rc = 0
+    sigint = False
+    try:
+        with open(path, "rb") as fh:
+            source = fh.read()
+        code = compile(source, path, "exec", dont_inherit=True)
+        exec(code, main.__dict__)
+    except SystemExit as exc:
+        rc = _exit_code(exc)
+    except BaseException as exc:  # noqa: BLE001 - reported exactly like the interpreter does
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == _THIS_FILE:
+            tb = tb.tb_next
+        exc.__traceback__ = tb
+        try:
+            sys.excepthook(type(exc), exc, tb)
+        except BaseException:
+            pass
+        rc = 1
+        sigint = isinstance(exc, KeyboardInterrupt)
+
+    # Interpreter shutdown, in the interpreter's order. Torch's own per-library finalizers
+    # created in the zygote (~130 ``_del_library`` calls, 20-50 ms, no output) are skipped: the
+    # process is about to _exit and they only unregister operators from the dispatcher.
+    for fin in _ZYGOTE_FINALIZERS:
+        fin.detach()
+    try:
+        import threading
+
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:
+            rc = 120 if rc == 0 else rc
+    if sigint:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    return rc
+
+
+
+_ZYGOTE_FINALIZERS = []
+
+
+def _remember_torch_finalizers():
+    import weakref
+
+    for ref, info in list(weakref.finalize._registry.items()):
+        if getattr(info.func, "__name__", "") == "_del_library" and getattr(info.func, "__module__", "").startswith("torch"):
+            _ZYGOTE_FINALIZERS.append(ref)
+
+
+def _child(req, outfd, to_close):
+    import signal
+
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for obj in to_close:
+            try:
+                obj.close() if hasattr(obj, "close") else os.close(obj)
+            except OSError:
+                pass
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(outfd, 1)
+        os.dup2(outfd, 2)
+        os.close(outfd)
+        os.chdir(req["dir"])
+    except BaseException:
+        os._exit(70)
+    rc = 70
+    try:
+        rc = _run_main(req["dir"], req.get("file", "snippet.py"))
+    finally:
+        os._exit(rc)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    sock_path = argv[0]
+    import json
+    import select
+    import signal
+    import socket
+
+    hello = {"ok": True, "pid": os.getpid(), "python": sys.version}
+    try:
+        import torch  # noqa: F401 - the whole point: pay for this once
+
+        hello["torch"] = torch.__version__
+        hello["cuda"] = torch.version.cuda  # build info only; no CUDA call here
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            pass
+    except BaseException as exc:  # noqa: BLE001
+        hello = {"ok": False, "no_torch": isinstance(exc, ImportError), "error": f"{type(exc).__name__}: {exc}"}
+
+    if not hello["ok"]:
+        os.write(1, (json.dumps(hello) + "\n").encode())
+        return 0
+
+    _remember_torch_finalizers()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(sock_path)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    os.write(1, (json.dumps(hello) + "\n").encode())
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+
+    children = {}  # pid -> connection waiting for the status
+
+    def send(conn, obj):
+        try:
+            conn.sendall((json.dumps(obj) + "\n").encode())
+        except OSError:
+            pass
+
+    def reap():
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = children.pop(pid, None)
+            if conn is not None:
+                send(conn, {"status": status})
+                conn.close()
+
+    def shutdown():
+        for pid in list(children):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.unlink(sock_path)
+        except OSError:
+            pass
+        os._exit(0)
+
+    while True:
+        try:
+            ready, _, _ = select.select([listener, wake_r, 0], [], [])
+        except InterruptedError:
+            continue
+        if 0 in ready:
+            try:
+                data = os.read(0, 1024)
+            except OSError:
+                data = b""
+            if not data:
+                shutdown()
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except OSError:
+                pass
+            reap()
+        if listener in ready:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            fds = []
+            try:
+                conn.settimeout(5.0)
+                msg, fds, _flags, _addr = socket.recv_fds(conn, 65536, 4)
+                req = json.loads(msg.decode("utf-8"))
+            except (OSError, ValueError):
+                for fd in fds:
+                    os.close(fd)
+                conn.close()
+                continue
+            if req.get("op") == "ping":
+                send(conn, {"pong": True, "children": len(children)})
+                conn.close()
+                for fd in fds:
+                    os.close(fd)
+                continue
+            if len(fds) != 1 or "dir" not in req:
+                send(conn, {"error": "bad request"})
+                conn.close()
+                for fd in fds:
+                    os.close(fd)
+                continue
+            outfd = fds[0]
+            to_close = [listener, wake_r, wake_w, conn, *children.values()]
+            pid = os.fork()
+            if pid == 0:
+                _child(req, outfd, to_close)
+            os.close(outfd)
+            children[pid] = conn
+            send(conn, {"pid": pid})
+            reap()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
