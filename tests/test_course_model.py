@@ -1,0 +1,182 @@
+"""The course model, loader and checker: the shipped course, and malformed fixtures whose every
+problem must name its file and line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchcourse import paths
+from torchcourse.course import chapter_minutes, load_course
+from torchcourse.course.chapter import minutes_for, reading_chars
+from torchcourse.course.check import all_problems
+
+REPO = Path(__file__).resolve().parents[1]
+FIX = REPO / "tests" / "fixtures"
+
+
+def line_of(path: Path, text: str, nth: int = 1) -> int:
+    """1-based line of the nth line of ``path`` that equals ``text`` (stripped)."""
+    hits = [i for i, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if ln.strip() == text]
+    assert len(hits) >= nth, f"{text!r} not found {nth} time(s) in {path}"
+    return hits[nth - 1]
+
+
+# -- the shipped course -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_course(paths.shipped_content_dir())
+
+
+def test_shipped_course_shape(shipped):
+    assert [c.id for c in shipped.chapters] == ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "A"]
+    assert [c.kind for c in shipped.chapters].count("appendix") == 1 and shipped.chapter("A").kind == "appendix"
+    assert {r.id: r.chapters for r in shipped.routes} == {
+        "A": ["02", "03", "04", "A"],
+        "B": ["05", "06", "07"],
+        "C": ["01", "02", "09", "10"],
+        "D": ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10"],
+    }
+    for route in shipped.routes:
+        assert route.minutes == sum(chapter_minutes(shipped.chapter(c)) for c in route.chapters)
+        assert route.name and route.audience
+    assert all(c.title and c.promise for c in shipped.chapters)
+
+
+def test_shipped_course_has_no_problems(shipped):
+    assert [str(p) for p in all_problems(shipped)] == []
+
+
+def test_shipped_written_chapters_follow_the_anatomy(shipped):
+    for ch in shipped.chapters:
+        if not ch.available:
+            assert ch.target_minutes, ch.id  # planned chapters still carry their target
+            continue
+        assert ch.minutes == minutes_for(reading_chars(ch.source), shipped.chars_per_minute), ch.id
+        if ch.kind == "chapter":
+            assert ch.break_points >= 1, ch.id
+            if ch.minutes > 55:
+                assert ch.break_points >= 2, ch.id
+            if ch.minutes >= 110:
+                assert ch.break_points >= 3, ch.id
+        ids = [s.id for s in ch.snippets]
+        assert len(ids) == len(set(ids)), ch.id
+
+
+# -- parsing rules --------------------------------------------------------------------------
+
+
+def test_reading_chars_rule():
+    text = "# 标题 {#anchor}\n\n一二三 abc\n<!-- break: 休息 -->\n```python {#x}\nx = 1\n```\n"
+    # counted: 标题 (2, '#' too: '#'), 一二三abc (6), x=1 (3)
+    assert reading_chars(text) == len("#标题") + len("一二三abc") + len("x=1")
+
+
+def test_parts_sections_and_snippets_of_a_fixture_chapter():
+    course = load_course(FIX / "lookupcourse")
+    ch = course.chapter("01")
+    path = ch.file
+    brk = line_of(path, "<!-- break -->")
+    assert [(p.index, p.start_line, p.end_line) for p in ch.parts] == [(0, 1, brk), (1, brk + 1, len(ch.source.splitlines()))]
+    assert ch.parts[0].break_label == "断点" and ch.parts[1].break_label is None
+    assert ch.break_points == 1
+    assert [s.anchor for s in ch.sections][:3] == ["视图与形状", "view-vs-reshape", "shape-mismatch"]
+    snip = ch.snippet("view-error")
+    assert snip.line == line_of(path, "```python {#view-error}")
+    assert snip.section == "view-vs-reshape" and snip.part == 0
+    assert snip.expected.startswith("Traceback (most recent call last):")
+    assert snip.key == "01:view-error" and course.snippet("01:view-error") is snip
+    assert course.chapter("03").available is False and course.chapter("03").snippets == []
+
+
+# -- malformed fixtures: every problem names file and line -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def bad():
+    return load_course(FIX / "badcourse")
+
+
+def problems_by_message(course, needle: str):
+    return [(p.file, p.line) for p in course.problems if needle in p.message]
+
+
+def test_unknown_chapter_in_a_route(bad):
+    toml = FIX / "badcourse" / "course.toml"
+    assert problems_by_message(bad, "route A: unknown chapter '99'") == [(toml, line_of(toml, 'chapters = ["01", "99", "03"]'))]
+    assert bad.route("A").chapters == ["01", "03"]
+
+
+def test_missing_chapter_file(bad):
+    toml = FIX / "badcourse" / "course.toml"
+    header = line_of(toml, "[[chapters]]", nth=2)  # the entry of chapter 02
+    assert problems_by_message(bad, "chapter 02: missing file") == [(toml, header)]
+    assert bad.chapter("02").available is False
+    assert problems_by_message(bad, "chapter 03") == []  # planned: no file needed
+
+
+def test_runnable_snippet_without_expected_output(bad):
+    md = FIX / "badcourse" / "01-bad.md"
+    assert problems_by_message(bad, "snippet #lonely has no ```output block") == [(md, line_of(md, "```python {#lonely}"))]
+
+
+def test_duplicate_snippet_id(bad):
+    md = FIX / "badcourse" / "01-bad.md"
+    first, second = line_of(md, "```python {#twice}"), line_of(md, "```python {#twice}", nth=2)
+    assert problems_by_message(bad, "duplicate snippet id #twice") == [(md, second)]
+    assert f"first at line {first}" in next(p.message for p in bad.problems if "#twice" in p.message)
+
+
+def test_unknown_fence_attribute(bad):
+    md = FIX / "badcourse" / "01-bad.md"
+    assert problems_by_message(bad, "unknown fence attribute 'fast'") == [(md, line_of(md, "```python {#fast-one fast}"))]
+
+
+def test_bad_course_has_exactly_these_problems(bad):
+    assert len(bad.problems) == 5, [str(p) for p in bad.problems]
+    for p in bad.problems:
+        assert str(p).startswith(f"{p.file}:{p.line}: ")
+
+
+def test_long_chapter_without_enough_break_points():
+    course = load_course(FIX / "longcourse")
+    one = course.chapter("01")
+    assert one.minutes > 55 and one.break_points == 1
+    assert problems_by_message(course, "(> 55) but has 1 break point") == [(one.file, 1)]
+    assert course.chapter("02").minutes > 55 and course.chapter("02").break_points == 2
+    very = course.chapter("03")
+    assert very.minutes >= 110 and very.break_points == 2
+    assert problems_by_message(course, "(>= 110) but has 2 break point") == [(very.file, 1)]
+    assert len(course.problems) == 2
+
+
+def test_malformed_toml():
+    course = load_course(FIX / "badtoml")
+    toml = FIX / "badtoml" / "course.toml"
+    assert [(p.file, p.line) for p in course.problems] == [(toml, line_of(toml, 'title = "少了一个引号'))]
+    assert "malformed TOML" in course.problems[0].message
+    assert course.chapters == [] and course.routes == []
+    # the checker reports only that (course.toml is not mistaken for a stray checkpoint file)
+    assert [(p.file, p.line) for p in all_problems(course)] == [(toml, 7)]
+
+
+@pytest.mark.parametrize("name, count", [("badcourse", 5), ("longcourse", 2), ("badtoml", 1)])
+def test_check_command_prints_file_line_and_fails(name, count):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    r = subprocess.run(
+        [sys.executable, "-m", "torchcourse", "--content", str(FIX / name), "check"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert lines[-1].endswith(f"{count} problem(s)")
+    assert len(lines) == count + 1
+    for ln in lines[:-1]:
+        file, line, _ = ln.split(":", 2)
+        assert Path(file).is_file() and int(line) >= 1
