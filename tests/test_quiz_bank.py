@@ -102,3 +102,20 @@ def test_predict_needs_a_runnable_snippet_and_kind_specific_keys(tmp_path):
     msgs = [(p.line, p.message) for p in cp.problems]
     assert (3, "question 'p': a predict question needs choices + answer, or accept") in msgs
     assert (16, "question 'f': choices does not apply to a fill question") in msgs
+
+
+def test_quiz_core_never_imports_textual_or_torch_and_the_screen_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import torchcourse.quiz, torchcourse.quiz.cli, torchcourse.quiz.review, torchcourse.quiz.completion, torchcourse.quiz.session\n"
+        "assert 'textual' not in sys.modules, 'quiz core imported textual'\n"
+        "assert 'torch' not in sys.modules, 'quiz core imported torch'\n"
+        "import torchcourse.tui.screens.quiz\n"
+        "assert 'torch' not in sys.modules, 'quiz screen imported torch'\n"
+        "print('clean')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdout.strip() == "clean", proc.stderr

@@ -81,5 +81,5 @@ def test_parse_choices_rejects_bad_input():
 
 
 def test_correct_answer_text():
-    assert correct_answer_text(q("multi", choices=["a", "b", "c"], answer=[0, 2])) == "1. a；3. c"
+    assert correct_answer_text(q("multi", choices=["a", "b", "c"], answer=[0, 2])) == "1) a；3) c"
     assert correct_answer_text(q("fill", accept=["upper", "upper()"])) == "upper"

@@ -151,9 +151,9 @@ def parse_choices(text: str, n_choices: int, multiple: bool) -> list[int] | None
 
 
 def correct_answer_text(question: Question) -> str:
-    """The right answer as the learner reads it: ``2. 文字`` lines, or the first accepted spelling."""
+    """The right answer as the learner reads it: ``2) 文字``, or the first accepted spelling."""
     if question.has_choices:
-        return "；".join(f"{i + 1}. {question.choices[i]}" for i in question.answer_indexes)
+        return "；".join(f"{i + 1}) {question.choices[i]}" for i in question.answer_indexes)
     if question.kind == "open":
         return question.reference or ""
     return question.accept[0] if question.accept else ""
