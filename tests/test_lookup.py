@@ -195,3 +195,16 @@ def test_why_on_a_course_without_errors(tmp_path):
     )
     r = why("RuntimeError: anything", content=tmp_path)
     assert r.returncode == 1 and "还没有可查的报错条目" in r.stderr
+
+
+def test_check_reports_bad_appendix_rows(tmp_path):
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root)
+    appendix = root / "A-lookup.md"
+    text = appendix.read_text(encoding="utf-8")
+    appendix.write_text(text + "| `RuntimeError: y` | 原因 | [09 §没有](09#nope) |\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(root), "check"], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    assert f"{appendix}:{len(text.splitlines()) + 1}: link to unknown chapter '09'" in r.stdout
