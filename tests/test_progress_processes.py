@@ -138,3 +138,26 @@ def test_read_only_data_directory_gives_a_clear_message(tmp_path, existing):
     assert f"无法写入进度目录 {data}" in r.stderr
     assert "TORCHCOURSE_HOME" in r.stderr
     assert sorted(p.name for p in data.iterdir()) == before  # nothing moved, nothing lost
+
+
+def test_unreadable_database_file_is_moved_aside(tmp_path):
+    home = tmp_path / "home"
+    db = home / "data" / "progress.sqlite3"
+    s, _ = open_store(db)
+    s.set_route("A")
+    s.close()
+    db.chmod(0)
+    env = dict(_env(), TORCHCOURSE_HOME=str(home))
+    r = subprocess.run(
+        [sys.executable, "-m", "torchcourse", "progress"], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120,
+        preexec_fn=_drop_dac_override if os.geteuid() == 0 else None,
+    )
+    assert r.returncode == 0, r.stderr
+    [moved] = [p for p in db.parent.iterdir() if ".corrupt-" in p.name]
+    assert f"进度文件无法读取，已移到 {moved}" in r.stderr
+    moved.chmod(0o600)
+    conn = sqlite3.connect(moved)  # the old file is intact, its rows still there
+    assert conn.execute("SELECT value FROM settings WHERE key = 'route'").fetchone() == ("A",)
+    conn.close()
+    assert "路线：还没有选" in r.stdout

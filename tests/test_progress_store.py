@@ -246,8 +246,8 @@ def test_garbage_database_is_moved_aside_and_kept(tmp_path):
 def test_damaged_pages_are_detected_and_moved_aside(tmp_path):
     path = tmp_path / "p.sqlite3"
     s, _ = open_store(path)
-    for i in range(300):
-        s.record_answer("01", f"q{i}", "x" * 200, True)
+    for i in range(40):
+        s.record_answer("01", f"q{i}", "x" * 2000, True)
     s.close()
     raw = bytearray(path.read_bytes())
     assert len(raw) > 8 * 4096

@@ -51,6 +51,10 @@ class StoreError(Exception):
 class _Unusable(Exception):
     """The database file exists but is corrupt or unreadable: move it aside."""
 
+    def __init__(self, detail: str, unreadable: bool = False):
+        super().__init__(detail)
+        self.unreadable = unreadable
+
 
 @dataclass(frozen=True)
 class ChapterProgress:
@@ -135,7 +139,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         if existed and _error_code(exc) in (_SQLITE_CANTOPEN, _SQLITE_IOERR, _SQLITE_NOTADB, _SQLITE_CORRUPT):
-            raise _Unusable(str(exc)) from exc
+            raise _Unusable(str(exc), unreadable=_error_code(exc) in (_SQLITE_CANTOPEN, _SQLITE_IOERR)) from exc
         raise StoreError(f"无法打开进度库 {path}：{exc}\ncannot open the progress database {path}: {exc}") from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -156,8 +160,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         conn.close()
         code = _error_code(exc)
-        if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or (existed and code in (_SQLITE_CANTOPEN, _SQLITE_IOERR)):
+        if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
             raise _Unusable(str(exc)) from exc
+        if existed and code in (_SQLITE_CANTOPEN, _SQLITE_IOERR):
+            raise _Unusable(str(exc), unreadable=True) from exc
         if "readonly" in str(exc) or code == 8:  # SQLITE_READONLY
             raise StoreError(_readonly_message(path.parent, exc)) from exc
         raise StoreError(f"无法打开进度库 {path}：{exc}\ncannot open the progress database {path}: {exc}") from exc
@@ -226,7 +232,8 @@ def open_store(path: Path | None = None) -> tuple["Store", str | None]:
         return Store(_connect(path), path), None
     except _Unusable as exc:
         moved = _move_aside(path)
-        notice = f"进度文件已损坏，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
+        what = "进度文件无法读取" if exc.unreadable else "进度文件已损坏"
+        notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
         return Store(_connect(path), path), notice
 
 
