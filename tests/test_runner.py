@@ -1,0 +1,384 @@
+"""The runner on real processes: bad input, limits, cleanup, cache, warm/cold faithfulness."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from torchcourse.course.model import Snippet
+from torchcourse.runner import Runner
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def snip(code: str, expected: str | None = "", **kw) -> Snippet:
+    return Snippet(id=kw.pop("id", "t"), chapter_id="99", code=textwrap.dedent(code), expected=expected, line=1, **kw)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    r = Runner(cache_dir=tmp_path_factory.mktemp("cache"), warm=True)
+    yield r
+    r.close()
+
+
+MODES = [pytest.param(False, id="warm"), pytest.param(True, id="cold")]
+
+
+# -- bad input (each one in both modes) ------------------------------------------------
+
+@pytest.mark.parametrize("cold", MODES)
+def test_sleep_forever_times_out_and_leaves_nothing(runner, cold):
+    code = """
+        import os, subprocess, time
+        child = subprocess.Popen(["sleep", "1000"])
+        print(os.getpid(), child.pid, flush=True)
+        while True:
+            time.sleep(1)
+    """
+    t0 = time.monotonic()
+    res = runner.run(snip(code, timeout=1.5), cold=cold, use_cache=False)
+    assert res.status == "timeout"
+    assert "超时" in res.message and "1.5" in res.message
+    assert time.monotonic() - t0 < 10
+    pids = [int(x) for x in res.actual.split()]
+    assert len(pids) == 2
+    for pid in pids:
+        assert wait_dead(pid), f"process {pid} survived the timeout"
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_hundred_megabytes_are_capped(runner, cold):
+    code = """
+        import sys
+        block = "x" * 1023 + "\\n"
+        for _ in range(100 * 1024):
+            sys.stdout.write(block)
+        print("THE END")
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    assert res.truncated
+    assert res.status == "mismatch"
+    assert res.actual.endswith("输出超过 1 MB，后面的部分已截断。")
+    assert "THE END" not in res.actual
+    assert 900_000 < len(res.actual.encode()) < 1_100_000
+    assert res.returncode == 0
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_sys_exit_code_is_reported(runner, cold):
+    res = runner.run(snip("import sys\nprint('bye')\nsys.exit(3)\n", expected="bye"), cold=cold, use_cache=False)
+    assert res.status == "match"
+    assert res.returncode == 3 and res.signal is None
+    assert "退出码 3" in res.message
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_sys_exit_with_message(runner, cold):
+    res = runner.run(snip("import sys\nsys.exit('再见')\n"), cold=cold, use_cache=False)
+    assert res.actual == "再见" and res.returncode == 1
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_killed_by_signal_is_reported(runner, cold):
+    res = runner.run(snip("import os, signal\nprint('before', flush=True)\nos.kill(os.getpid(), signal.SIGTERM)\nprint('after')\n"), cold=cold, use_cache=False)
+    assert res.signal == 15 and res.returncode is None
+    assert "SIGTERM" in res.message
+    assert res.actual == "before"
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_written_files_vanish_with_the_temp_dir(runner, cold, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = """
+        import os
+        with open("out.txt", "w") as fh:
+            fh.write("data")
+        os.mkdir("sub")
+        print(os.getcwd().replace("/", "|"))
+        print(sorted(os.listdir(".")))
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    where, listing = res.actual.split("\n")
+    assert listing == "['out.txt', 'snippet.py', 'sub']"
+    run_dir = where.replace("|", "/")
+    assert run_dir != str(tmp_path)
+    assert not os.path.exists(run_dir)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_stdin_gives_eof(runner, cold):
+    res = runner.run(snip("import sys\nprint(repr(sys.stdin.read()))\nprint(repr(input.__name__))\ntry:\n    input()\nexcept EOFError:\n    print('EOF')\n"), cold=cold, use_cache=False)
+    assert res.actual == "''\n'input'\nEOF"
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_syntax_error_reported_like_python(runner, cold):
+    res = runner.run(snip("x = 1\ndef f(:\n    pass\n"), cold=cold, use_cache=False)
+    assert res.returncode == 1
+    assert res.actual.split("\n") == ['  File "snippet.py", line 2', "    def f(:", "          ^", "SyntaxError: invalid syntax"]
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_uncaught_exception_traceback_and_exit_1(runner, cold):
+    code = "print('start')\ndef f():\n    raise ValueError('坏了')\nf()\n"
+    expected = "start\nTraceback (most recent call last):\n  ...\nValueError: 坏了"
+    res = runner.run(snip(code, expected=expected), cold=cold, use_cache=False)
+    assert res.status == "match", res.diff
+    assert res.returncode == 1
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_undecodable_bytes_are_replaced(runner, cold):
+    res = runner.run(snip("import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end\\n')\n"), cold=cold, use_cache=False)
+    assert res.actual == "ok \ufffd\ufffd end"
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_dataloader_workers_leave_no_process(runner, cold):
+    code = """
+        import os
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Pids(Dataset):
+            def __len__(self):
+                return 4
+            def __getitem__(self, i):
+                return os.getpid()
+
+        it = iter(DataLoader(Pids(), batch_size=1, num_workers=2, persistent_workers=True))
+        pids = sorted({int(next(it)) for _ in range(4)})
+        print(len(pids))
+        print(*pids)
+        os._exit(0)  # abandon the workers without shutting them down
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    first, second = res.actual.split("\n")
+    assert first == "2"
+    for pid in map(int, second.split()):
+        assert wait_dead(pid), f"DataLoader worker {pid} survived"
+
+
+# -- cancel and close ------------------------------------------------------------------
+
+def test_cancel_kills_promptly(runner):
+    cancel = threading.Event()
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", runner.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False, cancel=cancel)))
+    t.start()
+    time.sleep(0.8)
+    t0 = time.monotonic()
+    cancel.set()
+    t.join(10)
+    assert not t.is_alive()
+    assert time.monotonic() - t0 < 2
+    res = out["r"]
+    assert res.status == "cancelled"
+    assert wait_dead(int(res.actual))
+
+
+def test_close_kills_zygote_and_running_children(tmp_path):
+    r = Runner(cache_dir=None, warm=True)
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", r.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False)))
+    t.start()
+    deadline = time.monotonic() + 30
+    while r._zygote is None or not r._groups:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    zygote_pid = r._zygote.proc.pid
+    (child,) = list(r._groups)
+    r.close()
+    t.join(10)
+    assert not t.is_alive()
+    assert wait_dead(child) and wait_dead(zygote_pid)
+
+
+def test_zygote_dies_with_its_driver(tmp_path):
+    """A driver killed with SIGKILL (no atexit) still leaves no zygote and no snippet behind."""
+    script = textwrap.dedent(
+        f"""
+        import sys, threading
+        sys.path.insert(0, {str(ROOT)!r})
+        from torchcourse.runner import Runner
+        from torchcourse.course.model import Snippet
+        r = Runner(warm=True)
+        z = r.zygote()
+        print(z.proc.pid, flush=True)
+        r.run(Snippet(id="s", chapter_id="c", code="import os,time\\nprint(os.getpid(), flush=True)\\ntime.sleep(100)", expected="", line=1, timeout=100))
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    zygote_pid = int(proc.stdout.readline())
+    time.sleep(1.0)  # the snippet is sleeping now
+    proc.kill()
+    proc.wait()
+    assert wait_dead(zygote_pid, 10)
+
+
+# -- faithfulness ----------------------------------------------------------------------
+
+FAITHFUL = {
+    "main-module": "import sys, os\nprint(__name__, __spec__, __package__, sorted(globals()))\nprint(sys.argv, __file__, sys.path[0], os.getcwd())\n",
+    "env": "import os\nprint([os.environ.get(k) for k in ('PYTHONHASHSEED','NO_COLOR','TERM','COLUMNS','LC_ALL','TZ')])\nprint(hash('abc'))\n",
+    "interleave": "import sys\nprint('out1')\nprint('err1', file=sys.stderr)\nprint('out2')\nsys.stderr.write('err2\\n')\n",
+    "warning": "import torch\nimport torch.nn.functional as F\nprint(F.softmax(torch.ones(2)))\n",
+    "thread-joined": "import threading, time\ndef f():\n    time.sleep(0.2)\n    print('thread')\nthreading.Thread(target=f).start()\nprint('main')\n",
+    "atexit": "import atexit\natexit.register(print, 'atexit ran')\nprint('body')\n",
+    "seeded": "import torch\ntorch.manual_seed(0)\nprint(torch.rand(3))\nprint(torch.randn(2, 2))\n",
+    "threads": "import torch\nprint(torch.get_num_threads())\nx = torch.randn(64, 64)\nprint((x @ x.t()).shape)\n",
+    "keyboard-interrupt": "raise KeyboardInterrupt\n",
+    "chained": "try:\n    {}['k']\nexcept KeyError:\n    raise RuntimeError('wrapped')\n",
+    "big-tensor": "import torch\nprint(torch.arange(3000).reshape(30, 100))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAITHFUL))
+def test_warm_equals_cold(runner, name):
+    s = snip(FAITHFUL[name])
+    warm = runner.run(s, use_cache=False)
+    cold = runner.run(s, cold=True, use_cache=False)
+    assert (warm.actual, warm.returncode, warm.signal) == (cold.actual, cold.returncode, cold.signal)
+
+
+def test_keyboard_interrupt_exits_by_sigint(runner):
+    res = runner.run(snip(FAITHFUL["keyboard-interrupt"]), use_cache=False)
+    assert res.signal == 2 and res.actual.endswith("KeyboardInterrupt")
+
+
+def test_random_streams_differ_per_run_like_fresh_processes(runner):
+    s = snip("import random, torch, numpy as np\nprint(torch.rand(1).item(), random.random(), np.random.rand())\n")
+    warm = {runner.run(s, use_cache=False).actual for _ in range(3)}
+    assert len(warm) == 3
+    for line in warm:
+        assert len(set(line.split())) == 3
+
+
+def test_driver_never_imports_torch(tmp_path):
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from torchcourse.runner import Runner
+        from torchcourse.course.model import Snippet
+        r = Runner(cache_dir=None)
+        res = r.run(Snippet(id="s", chapter_id="c", code="import torch\\nprint(torch.ones(2))", expected="tensor([1., 1.])", line=1))
+        r.close()
+        print(res.status, "torch" in sys.modules, "numpy" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["match", "False", "False"], out.stderr
+
+
+# -- skipping ---------------------------------------------------------------------------
+
+def test_norun_and_gpu_are_skipped_without_running(runner, tmp_path):
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').write('x')\n"
+    r1 = runner.run(snip(code, norun=True))
+    assert r1.status == "skipped" and "未实跑" in r1.message
+    if not runner.gpu_available():
+        r2 = runner.run(snip(code, gpu=True))
+        assert r2.status == "skipped" and r2.message == "🗓️ 未实跑 — 需要 GPU"
+    assert not marker.exists()
+
+
+# -- cache -------------------------------------------------------------------------------
+
+def test_cache_keyed_on_code_not_expected(tmp_path):
+    r = Runner(cache_dir=tmp_path / "c", warm=True)
+    try:
+        code = "import random\nprint(random.random())\n"
+        first = r.run(snip(code))
+        assert not first.cached
+        second = r.run(snip(code, expected=first.actual))
+        assert second.cached and second.status == "match" and second.actual == first.actual
+        third = r.run(snip(code, expected="something else"))
+        assert third.cached and third.status == "mismatch"
+        fresh = r.run(snip(code), use_cache=False)
+        assert not fresh.cached and fresh.actual != first.actual
+        other = r.run(snip(code + "# changed\n"))
+        assert not other.cached
+        files = list((tmp_path / "c").rglob("*.json"))
+        assert len(files) == 2
+    finally:
+        r.close()
+
+
+def test_timeouts_are_never_cached(tmp_path):
+    r = Runner(cache_dir=tmp_path / "c", warm=True)
+    try:
+        s = snip("import time\ntime.sleep(30)\n", timeout=0.5)
+        assert r.run(s).status == "timeout"
+        assert r.run(s).status == "timeout"
+        assert not list((tmp_path / "c").rglob("*.json"))
+    finally:
+        r.close()
+
+
+# -- missing torch -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def torchless_python(tmp_path_factory):
+    venv = tmp_path_factory.mktemp("venv") / "v"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    assert subprocess.run([str(py), "-c", "import torch"], capture_output=True).returncode != 0
+    return str(py)
+
+
+@pytest.mark.parametrize("cold", MODES)
+def test_missing_torch_is_an_error_not_a_crash(torchless_python, cold):
+    r = Runner(cache_dir=None, warm=True, python=torchless_python)
+    try:
+        res = r.run(snip("import torch\nprint(torch.ones(1))\n"), cold=cold)
+        assert res.status == "error"
+        assert "pip install torch==2.13.0" in res.message
+    finally:
+        r.close()
+
+
+def test_exit_codes_match_a_real_interpreter(runner):
+    """Direct check against `python file.py` for a few exit paths."""
+    cases = ["import sys; sys.exit(None)", "import sys; sys.exit(True)", "import sys; sys.exit(256 + 7)", "1/0"]
+    for code in cases:
+        res = runner.run(snip(code), use_cache=False)
+        real = subprocess.run([sys.executable, "-c", code], capture_output=True)
+        assert res.returncode == real.returncode, code
+
+
+def test_output_order_is_real_order(runner):
+    code = "import sys\nfor i in range(50):\n    print('o', i)\n    print('e', i, file=sys.stderr)\n"
+    res = runner.run(snip(code), use_cache=False)
+    lines = res.actual.split("\n")
+    assert lines[:4] == ["o 0", "e 0", "o 1", "e 1"] and len(lines) == 100
+    assert re.fullmatch(r"e 49", lines[-1])

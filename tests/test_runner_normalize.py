@@ -1,0 +1,113 @@
+"""Normalization, wildcards and diffs: what an author's expected block must match."""
+
+import sys
+
+import pytest
+
+from torchcourse.runner import compare, normalize, unified_diff
+
+
+def test_line_endings_carriage_returns_and_ansi():
+    raw = "a\r\nprogress 10%\rprogress 100%\n\x1b[31mred\x1b[0m   \n"
+    assert normalize(raw, side="actual") == "a\nprogress 100%\nred"
+
+
+def test_blank_edges_and_trailing_spaces():
+    assert normalize("\n\n  x  \n y\t\n\n", side="expected") == "  x\n y"
+
+
+def test_addresses_become_one_token():
+    a = normalize("<Foo object at 0x7f3a2b4c5d60>", side="actual")
+    b = normalize("<Foo object at 0x7fffffff0010>", side="expected")
+    assert a == b == "<Foo object at 0xADDR>"
+    assert normalize("0x10", side="actual") == "0x10"  # short hex literals stay
+
+
+def test_traceback_keeps_header_and_final_lines():
+    raw = (
+        "before\n"
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/tc-run-abc/snippet.py", line 3, in <module>\n'
+        "    x.view(6)\n"
+        "    ^^^^^^^^^\n"
+        "RuntimeError: view size is not compatible\n"
+        "\tsecond message line\n"
+    )
+    assert normalize(raw, side="actual", run_dir="/tmp/tc-run-abc") == (
+        "before\nTraceback (most recent call last):\n  ...\nRuntimeError: view size is not compatible\n\tsecond message line"
+    )
+
+
+def test_chained_tracebacks_each_collapse():
+    raw = (
+        "Traceback (most recent call last):\n  File \"a\", line 1\nKeyError: 1\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  File \"b\", line 2\n    y\nValueError: 2\n"
+    )
+    assert normalize(raw, side="actual") == (
+        "Traceback (most recent call last):\n  ...\nKeyError: 1\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  ...\nValueError: 2"
+    )
+
+
+def test_run_dir_and_prefix_replaced_on_actual_side_only():
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    raw = f"/tmp/tc-run-x/snippet.py:3: UserWarning\n{site}/torch/nn/functional.py:1: DeprecationWarning: d\n/tmp/tc-run-x\n{sys.prefix}/bin/python"
+    out = normalize(raw, side="actual", run_dir="/tmp/tc-run-x")
+    assert out.split("\n") == [
+        "snippet.py:3: UserWarning",
+        "<site-packages>/torch/nn/functional.py:1: DeprecationWarning: d",
+        ".",
+        "<prefix>/bin/python",
+    ]
+    assert normalize(raw, side="expected") == raw  # the expected side is never rewritten that way
+
+
+def test_normalize_is_idempotent():
+    raw = "Traceback (most recent call last):\n  File \"x\", line 1\nE: m\r\n\x1b[1mz\x1b[0m 0xdeadbeef00\n"
+    once = normalize(raw, side="actual")
+    assert normalize(once, side="actual") == once
+    assert normalize(once, side="expected") == once
+    assert compare(once, once)
+
+
+def test_bad_side_rejected():
+    with pytest.raises(ValueError):
+        normalize("x", side="both")
+
+
+def test_line_wildcard_matches_any_lines_including_none():
+    exp = "start\n...\nend"
+    assert compare(exp, "start\nend")
+    assert compare(exp, "start\na\nb\nc\nend")
+    assert not compare(exp, "start\na\nEND")
+
+
+def test_inline_wildcard_matches_within_one_line():
+    exp = "took <<...>> ms\ndone"
+    assert compare(exp, "took 12.5 ms\ndone")
+    assert not compare(exp, "took 1\n2 ms\ndone")
+    assert not compare(exp, "took 3 ms\nnot done")
+
+
+def test_torch_ellipsis_is_never_a_wildcard():
+    exp = "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"
+    assert compare(exp, exp)
+    assert not compare(exp, "tensor([   0,    1,    2,  ..., 2997, 2998, 2999])")
+    rows = "tensor([[0., 0., 0.,  ..., 0., 0., 0.],\n        ...,\n        [0., 0., 0.,  ..., 0., 0., 0.]])"
+    assert compare(rows, rows)
+    assert not compare(rows, rows.replace("        ...,\n", "        [1., 1., 1.,  ..., 1., 1., 1.],\n"))
+    # an indented ... (torch summarization, traceback frames) is literal, not the line wildcard
+    assert not compare("a\n    ...\nb", "a\nx\nb")
+
+
+def test_mismatch_diff_is_unified_and_names_both_sides():
+    d = unified_diff("a\nb", "a\nc")
+    assert d.splitlines()[:2] == ["--- 期望 expected", "+++ 实际 actual"]
+    assert "-b" in d.splitlines() and "+c" in d.splitlines()
+
+
+def test_none_expected_never_matches():
+    assert not compare(None, "")
+    assert compare("", "\n\n")
