@@ -208,3 +208,15 @@ def test_check_reports_bad_appendix_rows(tmp_path):
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 1
     assert f"{appendix}:{len(text.splitlines()) + 1}: link to unknown chapter '09'" in r.stdout
+
+
+def test_why_never_imports_textual_or_torch():
+    code = (
+        "import sys; from torchcourse.cli import main; "
+        f"rc = main(['--content', {str(FIXTURE)!r}, 'why', 'retain_graph']); "
+        "print('LOADED', [m for m in ('textual', 'torch') if m in sys.modules]); raise SystemExit(rc)"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert "LOADED []" in r.stdout and "02#second-backward" in r.stdout
