@@ -128,7 +128,10 @@ class ReaderScreen(Screen):
             await self.ensure_part(pi)
             await self._wait_refresh()
             if pi < first:
+                # layout and the scrollable size settle over two refreshes; then keep the view
+                await self._wait_refresh()
                 self._restore_pin(pin)
+                await self._wait_refresh()
         self.loaded = True
         self._loaded_event.set()
         self._last_scroll_y = self.body.scroll_y

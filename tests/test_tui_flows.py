@@ -1,0 +1,383 @@
+"""The app's flows driven by keys (Pilot) on the fixture course, a real store and a real runner."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from torchcourse.tui import keys
+from torchcourse.tui.screens.dialogs import HelpScreen, RunSummaryScreen
+from torchcourse.tui.screens.home import HomeScreen
+from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.widgets.snippet import SnippetView
+
+from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
+
+SIZE = (100, 30)
+
+
+def reader(app) -> ReaderScreen:
+    assert isinstance(app.screen, ReaderScreen), f"expected the reader, got {app.screen!r}"
+    return app.screen
+
+
+async def open_loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
+    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
+    await pilot.pause()
+    return app.screen
+
+
+def snippet_view(screen: ReaderScreen, snippet_id: str) -> SnippetView:
+    return next(v for v in screen.query(SnippetView) if v.snippet.id == snippet_id)
+
+
+class TestRouteReadBreakResume:
+    @sync
+    async def test_choose_route_read_break_quit_and_continue(self, tmp_path):
+        db = tmp_path / "progress.sqlite3"
+        app, store = build_app(db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert "▶ D 从头读到尾" in screen_text(app)
+            # choose route A: r focuses the routes, ↑ to A, Enter switches
+            await pilot.press("r", "up", "enter")
+            await pilot.pause()
+            assert store.get_route() == "A"
+            assert "▶ A 只想知道为什么报错" in screen_text(app)
+            # 继续 with no position yet starts the route's first unfinished chapter: 02
+            await pilot.press("c")
+            screen = await open_loaded_reader(pilot, app, "02")
+            assert "图：用完就扔" in screen_text(app)
+            # pass the break point with the next-part key
+            await pilot.press("n")
+            await pilot.pause()
+            assert store.chapter_progress("02").furthest_break == 1
+            assert "已记下" in widget_text(screen.banner(1))
+            assert "🛑 断点 1/1" in screen_text(app)
+            await pilot.press("q")
+        assert app.return_code == 0
+        store.close()
+
+        # start again: 继续 lands on that break point
+        app2, store2 = build_app(db)
+        async with app2.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert store2.get_route() == "A"
+            assert "继续 (c)：02 图：用完就扔 · 断点 1/1 之后" in screen_text(app2)
+            await pilot.press("c")
+            screen = await open_loaded_reader(pilot, app2, "02")
+            banner, body = screen.banner(1), screen.body
+            # the chapter's tail is short: scrolled as far as it goes, with the banner on screen
+            assert banner in screen.visible_banners()
+            assert body.scroll_y == body.max_scroll_y > 0
+            assert "🛑 断点 1/1" in screen_text(app2)
+        store2.close()
+
+    @sync
+    async def test_stop_here_saves_and_goes_home(self, tmp_path):
+        db = tmp_path / "p.sqlite3"
+        app, store = build_app(db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("c")  # route D starts with 01
+            screen = await open_loaded_reader(pilot, app, "01")
+            await pilot.press("n")  # break 1 of 2
+            await pilot.pause()
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+            assert store.last_position() == ("01", 1)
+            assert store.chapter_progress("01").furthest_break == 1
+            text = screen_text(app)
+            assert "01 盒子：一块内存" in text and "读到一半 1/2" in text
+        store.close()
+        app2, store2 = build_app(db)
+        async with app2.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("c")
+            screen = await open_loaded_reader(pilot, app2, "01")
+            banner = screen.banner(1)
+            assert banner.region.y == screen.body.region.y, "the banner is the first thing on screen"
+            assert screen_text(app2).splitlines()[2].strip().startswith("┃ 🛑 断点 1/2 · 看完了一块内存")
+        store2.close()
+
+    @sync
+    async def test_scrolling_a_banner_into_view_records_it(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            assert store.chapter_progress("01").furthest_break == 0
+            for _ in range(40):
+                await pilot.press("down")
+                if store.chapter_progress("01").furthest_break >= 1:
+                    break
+            assert store.chapter_progress("01").furthest_break >= 1
+
+    @sync
+    async def test_ctrl_c_quits_and_keeps_progress(self, tmp_path):
+        db = tmp_path / "p.sqlite3"
+        app, store = build_app(db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("n")
+            await pilot.pause()
+            await pilot.press("ctrl+c")
+        assert app.return_code == 0
+        store.close()
+        app2, store2 = build_app(db)
+        assert store2.chapter_progress("01").furthest_break == 1
+        assert store2.last_position() == ("01", 1)
+        store2.close()
+
+    @sync
+    async def test_next_and_previous_chapter_follow_the_route(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("right_square_bracket")
+            await open_loaded_reader(pilot, app, "02")
+            await pilot.press("right_square_bracket")  # 03 is planned: nothing after 02
+            await pilot.pause()
+            assert reader(app).chapter.id == "02"
+            await pilot.press("left_square_bracket")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+
+    @sync
+    async def test_unwritten_chapter_is_not_opened(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert "暂未上线" in screen_text(app)
+            app.open_chapter("03")
+            await pilot.pause()
+            assert isinstance(app.screen, HomeScreen)
+
+    @sync
+    async def test_toc_lists_sections_and_breaks_and_jumps(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await pilot.press("t")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "说明书" in text and "🛑 断点 1/2 · 看完了一块内存" in text and "🛑 断点 2/2 · 检查点之后" in text
+            # the last entry is the final section (走神救援)
+            await pilot.press("end", "enter")
+            await pilot.pause(0.3)
+            assert isinstance(app.screen, ReaderScreen)
+            assert "走神救援" in screen_text(app)
+
+
+class TestSnippets:
+    @sync
+    async def test_run_a_snippet_and_see_the_match(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            view = snippet_view(screen, "hello")
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "done", what="the run")
+            assert "✅ 一致" in widget_text(view.query_one(".verdict"))
+            assert "盒子: [1, 2, 3]" in widget_text(view.query_one(".actual-out"))
+            # wide: real output next to the expected output
+            exp, act = view.query_one(".expected"), view.query_one(".actual")
+            assert exp.region.y == act.region.y and act.region.x > exp.region.x
+            assert [(r.snippet_id, r.verdict) for r in store.runs("01")] == [("hello", "match")]
+
+    @sync
+    async def test_mismatch_shows_a_diff_stacked_when_narrow(self, tmp_path):
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        md = root / "01-box.md"
+        md.write_text(md.read_text(encoding="utf-8").replace("盒子: [1, 2, 3]\n```", "盒子: [1, 2, 4]\n```"), encoding="utf-8")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            view = snippet_view(screen, "hello")
+            view.focus()
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "done", what="the run")
+            assert "❌ 不一致" in widget_text(view.query_one(".verdict"))
+            diff = widget_text(view.query_one(".diff"))
+            assert "-盒子: [1, 2, 4]" in diff and "+盒子: [1, 2, 3]" in diff
+            exp, act = view.query_one(".expected"), view.query_one(".actual")
+            assert act.region.y > exp.region.y, "narrow: stacked"
+
+    @sync
+    async def test_run_button_by_mouse(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            view = snippet_view(screen, "hello")
+            await pilot.click(view.query_one(".run-button"))
+            await wait_for(pilot, lambda: view.state == "done", what="the run")
+            assert "✅ 一致" in widget_text(view.query_one(".verdict"))
+
+    @sync
+    async def test_gpu_snippet_is_marked_and_run_all_summarises(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("02")
+            screen = await open_loaded_reader(pilot, app, "02")
+            gpu = snippet_view(screen, "needs-gpu")
+            assert "🗓️ 未实跑 — 需要 GPU" in str(gpu.query_one(".snip-tags").render())
+            await pilot.press("a")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunSummaryScreen), timeout=60, what="the summary")
+            summary = widget_text(app.screen.query_one("#run-summary"))
+            assert summary.startswith("共 3 个代码块：")
+            assert "一致 2 个" in summary and "未实跑（需要 GPU） 1 个" in summary
+            await pilot.press("escape")
+            assert "🗓️ 未实跑 — 需要 GPU" in widget_text(gpu.query_one(".verdict"))
+
+    @sync
+    async def test_cancel_a_running_snippet(self, tmp_path):
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        md = root / "01-box.md"
+        slow = '```python {#slow timeout=60}\nimport time\ntime.sleep(30)\nprint("醒了")\n```\n\n```output\n醒了\n```\n\n'
+        md.write_text(md.read_text(encoding="utf-8").replace("```python {#hello}", slow + "```python {#hello}"), encoding="utf-8")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            view = snippet_view(screen, "slow")
+            view.focus()
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "running", what="running")
+            await pilot.pause(0.3)
+            assert "运行中" in widget_text(view.query_one(".verdict"))
+            await pilot.press("z")
+            await wait_for(pilot, lambda: view.state == "done", timeout=10, what="cancelled")
+            assert "⏹️ 已取消" in widget_text(view.query_one(".verdict"))
+
+
+class TestLookupSearchHelp:
+    @sync
+    async def test_paste_an_error_and_land_on_its_section(self, tmp_path):
+        from textual import events
+        from textual.widgets import TextArea
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("e")
+            await pilot.pause()
+            area = app.screen.query_one("#lookup-input", TextArea)
+            pasted = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
+            area.post_message(events.Paste(pasted))
+            await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
+            text = screen_text(app)
+            assert "02 · 除零" in text
+            await pilot.press("tab", "enter")
+            screen = await open_loaded_reader(pilot, app, "02")
+            await pilot.pause(0.2)
+            top = "\n".join(screen_text(app).splitlines()[1:6])
+            assert "除零" in top, top
+
+    @sync
+    async def test_search_and_jump(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("slash")
+            await pilot.press(*"走神救援")
+            await wait_for(pilot, lambda: getattr(app.screen, "hits", None), what="search results")
+            assert "找到" in screen_text(app)
+            await pilot.press("enter")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await pilot.pause(0.2)
+            assert "走神救援" in screen_text(app)
+            assert screen.body.scroll_y > 0
+
+    @sync
+    async def test_help_lists_every_key(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(100, 60)) as pilot:
+            await pilot.pause()
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            text = widget_text(app.screen.query_one("#help-table"))
+            for k in keys.KEYS:
+                assert k.description in text, k
+            needed = {"continue", "choose_route", "open_chapter", "next_chapter", "prev_chapter", "toc", "next_part",
+                      "stop_here", "run_snippet", "run_all", "cancel_run", "quiz", "review", "lookup", "search", "help", "back", "quit"}
+            assert needed <= {k.action for k in keys.KEYS}
+            await pilot.press("escape")
+            assert isinstance(app.screen, HomeScreen)
+
+    @sync
+    async def test_command_palette_opens_a_chapter(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*"02")
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await open_loaded_reader(pilot, app, "02")
+
+
+class TestRobust:
+    @sync
+    async def test_missing_torch_shows_the_install_hint(self, tmp_path):
+        import subprocess
+        import sys
+
+        venv = tmp_path / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        md = root / "01-box.md"
+        torchy = '```python {#uses-torch}\nimport torch\nprint(torch.zeros(2))\n```\n\n```output\ntensor([0., 0.])\n```\n\n'
+        md.write_text(md.read_text(encoding="utf-8").replace("```python {#hello}", torchy + "```python {#hello}"), encoding="utf-8")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root, warm=True, python=str(venv / "bin" / "python"))
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            view = snippet_view(screen, "uses-torch")
+            view.focus()
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "done", timeout=60, what="the run")
+            assert "pip install torch==2.13.0" in widget_text(view.query_one(".verdict"))
+            assert isinstance(app.screen, ReaderScreen)
+
+    @sync
+    async def test_shipped_course_smoke(self, tmp_path):
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert app.course.title in text
+            written = [c for c in app.course.chapters if c.available]
+            for ch in written:
+                app.open_chapter(ch.id)
+                screen = await open_loaded_reader(pilot, app, ch.id)
+                assert ch.title in screen_text(app)
+                assert len(screen.query(SnippetView)) == len(ch.snippets)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")

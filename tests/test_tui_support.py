@@ -1,0 +1,63 @@
+"""Shared helpers (no tests) for the app's Pilot and snapshot tests: fixture course, tmp store, real runner."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from datetime import date
+from pathlib import Path
+
+from torchcourse.course import load_course
+from torchcourse.progress import open_store
+from torchcourse.tui.app import make_app
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tuicourse"
+TODAY = date(2026, 3, 18)  # fixed, so the calendar in snapshots never moves
+
+
+def sync(coro_fn):
+    """Run an async test body with asyncio.run (no pytest-asyncio needed)."""
+
+    @functools.wraps(coro_fn)
+    def wrapper(*args, **kwargs):
+        asyncio.run(coro_fn(*args, **kwargs))
+
+    return wrapper
+
+
+def build_app(db: Path, course_root: Path = FIXTURE, cache: Path | None = None, warm: bool = False, python: str | None = None):
+    """The real app on a real store and a real runner (cold by default: the fixture needs no torch)."""
+    course = load_course(course_root)
+    store, notice = open_store(db)
+
+    def factory():
+        from torchcourse.runner import Runner
+
+        kwargs = {"python": python} if python else {}
+        return Runner(cache_dir=cache, warm=warm, **kwargs)
+
+    app = make_app(course, store, notice=notice, runner_factory=factory, today=TODAY)
+    return app, store
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition") -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def screen_text(app) -> str:
+    """Everything currently painted on the terminal, as plain text (what the learner sees)."""
+    update = app.screen._compositor.render_update(full=True)
+    return "\n".join("".join(seg.text for seg in strip) for strip in update.strips)
+
+
+def widget_text(widget) -> str:
+    """The text a Static-like widget shows."""
+    content = getattr(widget, "content", None)
+    if content is None:
+        content = widget.render()
+    return str(content)
