@@ -1,0 +1,199 @@
+"""`torchcourse verify / run / doctor` as real processes on a small fixture course."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHAPTER = textwrap.dedent(
+    """\
+    # 测试章
+
+    ⏱ 1 分钟
+
+    ```python {#hello}
+    print("你好")
+    ```
+
+    ```output
+    你好
+    ```
+
+    Some prose that must stay exactly as it is.
+
+    ```python {#view-error}
+    import torch
+    x = torch.arange(6).reshape(2, 3).t()
+    print(x.is_contiguous())
+    x.view(6)
+    ```
+    Text glued to the fence.
+
+    ```python {#stale}
+    print(1 + 1)
+    ```
+
+    ```output
+    3
+    ```
+
+    - a list item:
+
+      ```python {#indented}
+      print("in a list")
+      ```
+
+    ```python {#later norun}
+    while True:
+        pass
+    ```
+
+    ```python {#cuda gpu}
+    import torch
+    print(torch.ones(1, device="cuda"))
+    ```
+
+    <!-- break -->
+    """
+)
+
+
+def make_course(root: Path, chapter: str = CHAPTER) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "course.toml").write_text(
+        'title = "t"\ncheckpoints = "cp"\n\n[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "T"\npromise = "p"\n\n'
+        '[[chapters]]\nid = "02"\nfile = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\n',
+        encoding="utf-8",
+    )
+    (root / "01.md").write_text(chapter, encoding="utf-8")
+    return root
+
+
+def tc(*args, home: Path, env: dict | None = None, timeout: float = 300):
+    e = dict(os.environ, TORCHCOURSE_HOME=str(home), COLUMNS="80")
+    e.pop("TORCHCOURSE_CONTENT", None)
+    if env:
+        e.update(env)
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=e, timeout=timeout)
+
+
+@pytest.fixture()
+def course(tmp_path):
+    return make_course(tmp_path / "course")
+
+
+def test_verify_reports_failures_and_exits_nonzero(course, tmp_path):
+    out = tc("--content", str(course), "verify", home=tmp_path / "h")
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.strip().split("\n")
+    assert lines[-1] == "1 passed, 3 failed, 2 skipped"
+    assert any(ln.startswith("[") and "01:hello" in ln for ln in lines)  # plain progress lines off a TTY
+    assert "-3" in lines and "+2" in lines  # the stale snippet's diff
+    assert "01:view-error" in out.stdout and "01.md:15" in out.stdout
+
+
+def test_verify_json_shape(course, tmp_path):
+    out = tc("--content", str(course), "verify", "01", "--json", "--jobs", "2", home=tmp_path / "h")
+    data = json.loads(out.stdout)
+    assert set(data) == {"results", "passed", "failed", "skipped"}
+    assert (data["passed"], data["failed"], data["skipped"]) == (1, 3, 2)
+    by_id = {r["id"]: r for r in data["results"]}
+    assert by_id["hello"]["status"] == "match" and by_id["hello"]["chapter"] == "01"
+    assert by_id["stale"]["status"] == "mismatch"
+    assert by_id["later"]["status"] == "skipped" and by_id["cuda"]["status"] == "skipped"
+    assert all(set(r) == {"chapter", "id", "status", "seconds"} for r in data["results"])
+    assert out.returncode == 1
+
+
+def test_verify_accept_rewrites_only_output_blocks(course, tmp_path):
+    before = (course / "01.md").read_text(encoding="utf-8")
+    out = tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().split("\n")[-1] == "4 passed, 0 failed, 2 skipped"
+    after = (course / "01.md").read_text(encoding="utf-8")
+    assert "```output\n2\n```" in after and "```output\n3\n```" not in after
+    assert (
+        "x.view(6)\n```\n\n```output\nFalse\nTraceback (most recent call last):\n  ...\n"
+        "RuntimeError: view size is not compatible with input tensor's size and stride"
+    ) in after
+    assert "Use .reshape(...) instead.\n```\n\nText glued to the fence." in after
+    assert '  ```python {#indented}\n  print("in a list")\n  ```\n\n  ```output\n  in a list\n  ```\n' in after
+    # nothing else changed: removing the output blocks from both versions gives the same text
+    def strip_outputs(text: str) -> list[str]:
+        keep, skip = [], False
+        for ln in text.split("\n"):
+            if ln.strip() == "```output":
+                skip = True
+                continue
+            if skip:
+                skip = ln.strip() != "```"
+                continue
+            keep.append(ln)
+        return [ln for ln in keep if ln.strip()]
+    assert strip_outputs(after) == strip_outputs(before)
+    # the accepted form is exactly what the next verify expects, warm and cold, cached or not
+    for extra in ([], ["--no-cache"], ["--cold", "--no-cache"]):
+        again = tc("--content", str(course), "verify", *extra, home=tmp_path / "h")
+        assert again.returncode == 0, again.stdout
+        assert again.stdout.strip().split("\n")[-1] == "4 passed, 0 failed, 2 skipped"
+    # and a second accept is a no-op
+    tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
+    assert (course / "01.md").read_text(encoding="utf-8") == after
+
+
+def test_verify_unknown_and_planned_chapters_are_named(course, tmp_path):
+    out = tc("--content", str(course), "verify", "07", home=tmp_path / "h")
+    assert out.returncode == 2 and "unknown chapter '07'" in out.stderr
+    out = tc("--content", str(course), "verify", "02", home=tmp_path / "h")
+    assert out.returncode == 2 and "02.md" in out.stderr and "not written yet" in out.stderr
+
+
+def test_verify_timeout_fails(tmp_path):
+    course = make_course(tmp_path / "c", "# T\n\n```python {#slow timeout=1}\nimport time\ntime.sleep(60)\n```\n\n```output\n```\n\n<!-- break -->\n")
+    out = tc("--content", str(course), "verify", home=tmp_path / "h")
+    assert out.returncode == 1
+    assert "超时" in out.stdout
+    assert out.stdout.strip().split("\n")[-1] == "0 passed, 1 failed, 0 skipped"
+
+
+def test_run_prints_expected_and_actual_stacked_on_narrow_terminals(course, tmp_path):
+    out = tc("--content", str(course), "run", "01:stale", home=tmp_path / "h")
+    assert out.returncode == 1
+    lines = out.stdout.split("\n")
+    i = next(n for n, ln in enumerate(lines) if "期望输出" in ln)
+    j = next(n for n, ln in enumerate(lines) if "实际输出" in ln)
+    assert lines[i + 1] == "3" and lines[j + 1] == "2" and i < j
+    assert "❌ 不一致" in out.stdout and "+2" in lines
+
+
+def test_run_side_by_side_on_wide_terminals(course, tmp_path):
+    out = tc("--content", str(course), "run", "01:hello", home=tmp_path / "h", env={"COLUMNS": "120"})
+    assert out.returncode == 0
+    rows = out.stdout.split("\n")
+    assert any(r.startswith("期望输出 expected") and "│ 实际输出 actual" in r for r in rows)
+    assert any(r.startswith("你好") and r.endswith("│ 你好") for r in rows)
+    assert "✅ 一致" in out.stdout
+
+
+def test_run_bad_names(course, tmp_path):
+    out = tc("--content", str(course), "run", "01:nope", home=tmp_path / "h")
+    assert out.returncode == 2 and "no snippet 'nope'" in out.stderr and "hello" in out.stderr
+    out = tc("--content", str(course), "run", "hello", home=tmp_path / "h")
+    assert out.returncode == 2 and "CHAPTER:SNIPPET" in out.stderr
+
+
+def test_doctor_reports_versions_paths_and_latency(tmp_path):
+    out = tc("doctor", home=tmp_path / "h")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "torch       ✅ 2.13.0" in out.stdout
+    assert f"cache       {tmp_path / 'h' / 'cache'}" in out.stdout
+    assert "CUDA" in out.stdout
+    assert "warm runner ✅" in out.stdout and " ms" in out.stdout
