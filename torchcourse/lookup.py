@@ -246,6 +246,10 @@ def tokens(normalized: str) -> set[str]:
     return out
 
 
+def units(normalized: str) -> list[str]:
+    return re.findall(f"[a-z0-9_]+|[{_CJK}]|[^\\sa-z0-9_{_CJK}]", normalized)
+
+
 def _error_lines(text: str) -> str:
     """The part of a pasted text that names the error (a traceback's final lines)."""
     if TRACEBACK_HEAD in text:
@@ -259,7 +263,7 @@ def _type_of(text: str) -> str | None:
     return m.group("type").rsplit(".", 1)[-1].lower() if m else None
 
 
-def _score(qn: str, qt: set[str], en: str, et: set[str], hay: str) -> float:
+def _score(qn: str, qt: set[str], en: str, et: set[str], hay: str, use_lcs: bool = True) -> float:
     """0..1: token overlap with the error text (and the cause), plus the longest common
     substring with the error text and its cause (which lets a few words or Chinese match)."""
     if not qt or not et or not qn:
@@ -267,11 +271,15 @@ def _score(qn: str, qt: set[str], en: str, et: set[str], hay: str) -> float:
     inter = len(qt & et)
     cosine = inter / (len(qt) * len(et)) ** 0.5
     recall = inter / len(et)
-    probe = qn if len(qn) <= 600 else qn[-600:]
-    m = SequenceMatcher(None, probe, hay, autojunk=False).find_longest_match(0, len(probe), 0, len(hay))
-    if inter == 0 and m.size < 8:
+    if not use_lcs:
+        return 0.4 * cosine + 0.3 * recall if inter else 0.0
+    # longest common run of units (words, single CJK characters, punctuation marks)
+    probe = units(qn)[-200:]
+    hay_units = units(hay)
+    m = SequenceMatcher(None, probe, hay_units, autojunk=False).find_longest_match(0, len(probe), 0, len(hay_units))
+    if inter == 0 and m.size < 3:
         return 0.0
-    lcs = 0.0 if m.size < min(len(probe), 4) else m.size / min(len(probe), len(en))
+    lcs = 0.0 if m.size < min(len(probe), 2) else m.size / min(len(probe), len(units(en)))
     return 0.4 * cosine + 0.3 * recall + 0.3 * min(lcs, 1.0)
 
 
@@ -291,7 +299,8 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
     prepared = []
     for q in queries:
         qn = normalize(q)
-        prepared.append((qn, tokens(qn)))
+        # a whole traceback: its error lines get the substring comparison, the rest only tokens
+        prepared.append((qn, tokens(qn), len(queries) == 1 or q is not text))
     qtype = _type_of(main) if main else None
     hits = []
     for e in entries:
@@ -299,7 +308,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
         cause = normalize(e.cause)
         et = tokens(en) | {t for t in tokens(cause) if not t.isascii()}
         hay = f"{en} | {cause}"
-        score = max(_score(qn, qt, en, et, hay) for qn, qt in prepared)
+        score = max(_score(qn, qt, en, et, hay, lcs) for qn, qt, lcs in prepared)
         if score <= 0:
             continue
         etype = _type_of(e.text)
