@@ -282,9 +282,9 @@ class TestLookupSearchHelp:
             await pilot.pause()
             await pilot.press("e")
             await pilot.pause()
-            area = app.screen.query_one("#lookup-input", TextArea)
+            assert app.focused is app.screen.query_one("#lookup-input", TextArea)
             pasted = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
-            area.post_message(events.Paste(pasted))
+            pilot.app.post_message(events.Paste(pasted))
             await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
             text = screen_text(app)
             assert "02 · 除零" in text

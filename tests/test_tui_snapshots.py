@@ -1,0 +1,74 @@
+"""SVG snapshots of home, reader, a snippet result and the error lookup at a fixed size.
+
+The fixture course, a fixed "today" and an empty tmp store keep them stable while the shipped
+content changes. Update on purpose with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+and review the report.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import TextArea
+
+from torchcourse.tui.widgets.snippet import SnippetView
+
+from test_tui_support import build_app, wait_for
+
+SIZE = (100, 30)
+
+
+async def _open(pilot, chapter_id: str):
+    app = pilot.app
+    app.open_chapter(chapter_id)
+    await wait_for(pilot, lambda: getattr(app.screen, "loaded", False), what="reader loaded")
+    await pilot.pause()
+
+
+def test_home(snap_compare, tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+    store.reach_break("01", 1)
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_reader(snap_compare, tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+
+    async def run_before(pilot):
+        await _open(pilot, "01")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_snippet_result(snap_compare, tmp_path):
+    from torchcourse.runner import Runner
+
+    cache = tmp_path / "cache"
+    app, store = build_app(tmp_path / "p.sqlite3", cache=cache)
+    warmup = Runner(cache_dir=cache, warm=False)
+    assert warmup.run(app.course.snippet("02:twice")).status == "match"  # cached: the result line shows no timing
+    warmup.close()
+
+    async def run_before(pilot):
+        await _open(pilot, "02")
+        view = next(v for v in pilot.app.screen.query(SnippetView) if v.snippet.id == "twice")
+        view.focus()
+        await pilot.press("x")
+        await wait_for(pilot, lambda: view.state == "done", what="the run")
+        pilot.app.screen.body.scroll_to(y=pilot.app.screen._y(view) - 1, animate=False, immediate=True)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)
+
+
+def test_lookup(snap_compare, tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+
+    async def run_before(pilot):
+        await pilot.press("e")
+        await pilot.pause()
+        assert pilot.app.focused is pilot.app.screen.query_one("#lookup-input", TextArea)
+        pilot.app.post_message(events.Paste("RuntimeError: Trying to backward through the graph a second time"))
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "hits", None), what="lookup results")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
