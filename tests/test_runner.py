@@ -382,3 +382,31 @@ def test_output_order_is_real_order(runner):
     lines = res.actual.split("\n")
     assert lines[:4] == ["o 0", "e 0", "o 1", "e 1"] and len(lines) == 100
     assert re.fullmatch(r"e 49", lines[-1])
+
+
+def test_a_dead_zygote_is_replaced(tmp_path):
+    r = Runner(cache_dir=None, warm=True)
+    try:
+        assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
+        old = r._zygote.proc
+        old.kill()
+        old.wait()
+        assert r.run(snip("print(2)", expected="2"), use_cache=False).status == "match"
+        assert r._zygote.proc.pid != old.pid
+    finally:
+        r.close()
+
+
+def test_a_zygote_dying_unnoticed_is_replaced_transparently(tmp_path):
+    r = Runner(cache_dir=None, warm=True)
+    try:
+        assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
+        z = r._zygote
+        os.kill(z.proc.pid, 9)
+        time.sleep(0.3)  # dead but not yet reaped: alive() may still say yes
+        res = r.run(snip("print(2)", expected="2"), use_cache=False)
+        assert res.status == "match", res.message
+    finally:
+        r.close()
+    after = r.run(snip("print(3)", expected="3"), use_cache=False)
+    assert after.status == "error"

@@ -197,3 +197,31 @@ def test_doctor_reports_versions_paths_and_latency(tmp_path):
     assert f"cache       {tmp_path / 'h' / 'cache'}" in out.stdout
     assert "CUDA" in out.stdout
     assert "warm runner ✅" in out.stdout and " ms" in out.stdout
+
+
+def test_verify_shows_a_progress_bar_in_a_terminal(course, tmp_path):
+    import pty
+    import select as _select
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, TORCHCOURSE_HOME=str(tmp_path / "h"), COLUMNS="100")
+    proc = subprocess.Popen([sys.executable, "-m", "torchcourse", "--content", str(course), "verify"], cwd=ROOT, stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = _select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(30)
+    os.close(master)
+    text = out.decode("utf-8", "replace")
+    assert "\r\x1b[2K[" in text and "█" in text and "6/6" in text
+    assert text.rstrip().splitlines()[-1].strip() == "1 passed, 3 failed, 2 skipped"
+    assert proc.returncode == 1

@@ -101,14 +101,14 @@ class Runner:
         return fingerprint(self.python, gpu_possible(self.python))
 
     # -- zygote ------------------------------------------------------------------------
-    def zygote(self):
+    def zygote(self, *, stale=None):
         """The warm zygote, started on first use (raises ZygoteError when it cannot start)."""
-        from torchcourse.runner.warm import Zygote
+        from torchcourse.runner.warm import Zygote, ZygoteError
 
         with self._lock:
             if self._closed:
-                raise RuntimeError("runner is closed")
-            if self._zygote is None or not self._zygote.alive():
+                raise ZygoteError("runner is closed")
+            if self._zygote is None or self._zygote is stale or not self._zygote.alive():
                 if self._zygote is not None:
                     self._zygote.close()
                 self._zygote = Zygote(self.python)
@@ -171,7 +171,14 @@ class Runner:
                 from torchcourse.runner.warm import ZygoteError
 
                 try:
-                    raw = self.zygote().run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+                    z = self.zygote()
+                    try:
+                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+                    except ZygoteError as exc:
+                        if exc.no_torch or not exc.before_fork or self._closed:
+                            raise
+                        # the zygote died between runs: start a new one, once
+                        raw = self.zygote(stale=z).run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
                 except ZygoteError as exc:
                     msg = MSG_NO_TORCH if exc.no_torch else f"💥 预热运行器出错：{exc}"
                     return RunResult("error", expected=expected, message=msg)

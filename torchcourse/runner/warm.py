@@ -21,9 +21,10 @@ START_TIMEOUT = 180.0
 
 
 class ZygoteError(Exception):
-    def __init__(self, message: str, *, no_torch: bool = False):
+    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False):
         super().__init__(message)
         self.no_torch = no_torch
+        self.before_fork = before_fork  # the snippet never started: safe to retry
 
 
 class Zygote:
@@ -86,7 +87,7 @@ class Zygote:
             s.connect(self.sock_path)
         except OSError as exc:
             s.close()
-            raise ZygoteError(f"warm runner unreachable: {exc}") from exc
+            raise ZygoteError(f"warm runner unreachable: {exc}", before_fork=True) from exc
         return s
 
     def ping(self) -> dict:
@@ -113,7 +114,7 @@ class Zygote:
             while b"\n" not in buf:
                 chunk = s.recv(4096)
                 if not chunk:
-                    raise ZygoteError("warm runner closed the connection before forking")
+                    raise ZygoteError("warm runner closed the connection before forking", before_fork=True)
                 buf += chunk
             line, buf = buf.split(b"\n", 1)
             msg = json.loads(line)
@@ -145,7 +146,7 @@ class Zygote:
                 raise ZygoteError("warm runner died during the run")
             return raw
         except (OSError, ValueError, KeyError) as exc:
-            raise ZygoteError(f"warm runner protocol error: {exc}") from exc
+            raise ZygoteError(f"warm runner protocol error: {exc}", before_fork=pid is None) from exc
         finally:
             if pid is not None:
                 execute.kill_group(pid)
