@@ -1,0 +1,158 @@
+"""The real ``torchcourse`` command in a real pseudo-terminal: read the screen, press keys, quit."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from torchcourse.progress import open_store
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "tuicourse"
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>NOM78c]")
+
+
+def _controlling_tty() -> None:
+    """In the child: a new session whose controlling terminal is the pty (so closing it hangs up)."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Terminal:
+    def __init__(self, args: list[str], home: Path, size=(100, 30), extra_env: dict | None = None):
+        self.master, slave = os.openpty()
+        cols, rows = size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "PYTEST", "NO_COLOR"))}
+        env.update(TORCHCOURSE_HOME=str(home), TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows), PYTHONPATH=str(REPO))
+        env.update(extra_env or {})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "torchcourse", *args], stdin=slave, stdout=slave, stderr=slave,
+            cwd=REPO, env=env, close_fds=True, preexec_fn=_controlling_tty,
+        )
+        os.close(slave)
+        self.raw = b""
+
+    def text(self) -> str:
+        return ANSI.sub("", self.raw.decode("utf-8", "replace"))
+
+    def read_until(self, needle: str, timeout: float = 30.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if needle in self.text():
+                return self.text()
+            r, _, _ = select.select([self.master], [], [], 0.1)
+            if r:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.raw += chunk
+        raise AssertionError(f"{needle!r} never appeared on the screen; last output:\n{self.text()[-2000:]}")
+
+    def drain(self, seconds: float = 0.3) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            r, _, _ = select.select([self.master], [], [], 0.05)
+            if r:
+                try:
+                    self.raw += os.read(self.master, 65536)
+                except OSError:
+                    return
+
+    def send(self, data: str) -> None:
+        os.write(self.master, data.encode())
+
+    def wait(self, timeout: float = 20.0) -> int:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            code = self.proc.poll()
+            if code is not None:
+                return code
+            self.drain(0.1)
+        raise AssertionError("the app did not exit")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        try:
+            os.close(self.master)
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def term_factory():
+    made: list[Terminal] = []
+
+    def make(*args, **kwargs) -> Terminal:
+        t = Terminal(*args, **kwargs)
+        made.append(t)
+        return t
+
+    yield make
+    for t in made:
+        t.close()
+
+
+def test_shipped_course_starts_shows_home_and_quits(tmp_path, term_factory):
+    from torchcourse.course import load_course
+    from torchcourse import paths
+
+    title = load_course(paths.shipped_content_dir()).title
+    term = term_factory([], tmp_path)
+    term.read_until(title)
+    term.read_until("章节地图")
+    term.drain()
+    term.send("q")
+    assert term.wait() == 0
+
+
+def test_read_a_break_point_then_ctrl_c_keeps_it(tmp_path, term_factory):
+    term = term_factory(["--content", str(FIXTURE)], tmp_path)
+    term.read_until("测试课程：拆开一个小盒子")
+    term.drain()
+    term.send("c")
+    term.read_until("01 · 盒子：一块内存")
+    term.drain(0.5)
+    term.send("n")
+    term.read_until("已记下")
+    term.send("\x03")  # Ctrl+C
+    assert term.wait() == 0
+    store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
+    assert store.chapter_progress("01").furthest_break == 1
+    assert store.last_position() == ("01", 1)
+    store.close()
+
+
+def test_closing_the_terminal_keeps_progress(tmp_path, term_factory):
+    term = term_factory(["--content", str(FIXTURE)], tmp_path, extra_env={"NO_COLOR": "1"})
+    term.read_until("测试课程：拆开一个小盒子")
+    term.drain()
+    term.send("c")
+    term.read_until("01 · 盒子：一块内存")
+    term.drain(0.5)
+    term.send("n")
+    term.read_until("已记下")
+    os.close(term.master)  # the terminal window goes away: SIGHUP / EIO for the app
+    deadline = time.monotonic() + 20
+    while term.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert term.proc.poll() is not None, "the app keeps running after its terminal closed"
+    store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
+    assert store.chapter_progress("01").furthest_break == 1
+    store.close()
