@@ -334,6 +334,19 @@ def test_cache_keyed_on_code_not_expected(tmp_path):
         r.close()
 
 
+def test_cold_request_is_never_answered_by_a_warm_cache_entry(tmp_path):
+    r = Runner(cache_dir=tmp_path / "c", warm=True)
+    try:
+        code = "import random\nprint(random.random())\n"
+        warm = r.run(snip(code))
+        cold = r.run(snip(code), cold=True)
+        assert not cold.cached and cold.actual != warm.actual
+        assert r.run(snip(code), cold=True).cached
+        assert r.run(snip(code)).actual == warm.actual
+    finally:
+        r.close()
+
+
 def test_timeouts_are_never_cached(tmp_path):
     r = Runner(cache_dir=tmp_path / "c", warm=True)
     try:

@@ -153,13 +153,14 @@ class Runner:
             return RunResult("skipped", expected=expected, message=MSG_GPU)
         if cancel is not None and cancel.is_set():
             return RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+        use_cold = cold or snippet.cold or snippet.gpu or not self.warm
         key = None
         if self.cache is not None and use_cache:
-            key = self.cache.key(snippet.code, self.fingerprint())
+            # the mode is part of the key: `verify --cold` must never be answered by a warm run
+            key = self.cache.key(snippet.code, {**self.fingerprint(), "mode": "cold" if use_cold else "warm"})
             rec = self.cache.get(key)
             if rec is not None:
                 return self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
-        use_cold = cold or snippet.cold or snippet.gpu or not self.warm
         timeout = float(snippet.timeout or DEFAULT_TIMEOUT)
         run_dir = tempfile.mkdtemp(prefix="tc-run-")
         try:
