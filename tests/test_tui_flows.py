@@ -192,7 +192,7 @@ class TestSnippets:
             await pilot.press("x")
             await wait_for(pilot, lambda: view.state == "done", what="the run")
             assert "✅ 一致" in widget_text(view.query_one(".verdict"))
-            assert "盒子: [1, 2, 3]" in widget_text(view.query_one(".actual-out"))
+            assert "盒子: [1, 2, 3]" in widget_text(view.query_one(".actual"))
             # wide: real output next to the expected output
             exp, act = view.query_one(".expected"), view.query_one(".actual")
             assert exp.region.y == act.region.y and act.region.x > exp.region.x
@@ -227,7 +227,9 @@ class TestSnippets:
             app.open_chapter("01")
             screen = await open_loaded_reader(pilot, app, "01")
             view = snippet_view(screen, "hello")
-            await pilot.click(view.query_one(".run-button"))
+            head = view.query_one(".snip-head")
+            assert widget_text(head).startswith(" ▶ 运行 (x)")
+            await pilot.click(head, offset=(3, 0))
             await wait_for(pilot, lambda: view.state == "done", what="the run")
             assert "✅ 一致" in widget_text(view.query_one(".verdict"))
 
@@ -239,7 +241,7 @@ class TestSnippets:
             app.open_chapter("02")
             screen = await open_loaded_reader(pilot, app, "02")
             gpu = snippet_view(screen, "needs-gpu")
-            assert "🗓️ 未实跑 — 需要 GPU" in str(gpu.query_one(".snip-tags").render())
+            assert "🗓️ 未实跑 — 需要 GPU" in widget_text(gpu.query_one(".snip-head"))
             await pilot.press("a")
             await wait_for(pilot, lambda: isinstance(app.screen, RunSummaryScreen), timeout=60, what="the summary")
             summary = widget_text(app.screen.query_one("#run-summary"))

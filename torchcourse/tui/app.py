@@ -12,12 +12,12 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
+from textual import work
 from textual.app import App
 from textual.screen import Screen
 
 from torchcourse.course import Course
 from torchcourse.tui import keys
-from torchcourse.tui.commands import CourseCommands
 
 INSTALL_TORCH = "pip install torch==2.13.0"
 
@@ -50,6 +50,13 @@ class LazyRunner:
             runner.close()
 
 
+def _course_commands():
+    """The palette provider, imported only when the palette opens (textual.command is slow to import)."""
+    from torchcourse.tui.commands import CourseCommands
+
+    return CourseCommands
+
+
 def default_runner_factory():
     from torchcourse import paths
     from torchcourse.runner import Runner
@@ -58,10 +65,10 @@ def default_runner_factory():
 
 
 class TorchCourseApp(App):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).parent / "app.tcss"
     TITLE = "torchcourse"
     BINDINGS = keys.bindings("全局")
-    COMMANDS = App.COMMANDS | {CourseCommands}
+    COMMANDS = App.COMMANDS | {_course_commands}
     COMMAND_PALETTE_BINDING = "ctrl+p"
     ENABLE_COMMAND_PALETTE = True
 
@@ -89,6 +96,21 @@ class TorchCourseApp(App):
     def on_mount(self) -> None:
         if self.notice:
             self.notify(self.notice, severity="warning", timeout=15)
+
+    def on_ready(self) -> None:
+        self.prewarm()
+
+    @work(thread=True, exit_on_error=False, group="prewarm")
+    def prewarm(self) -> None:
+        """While the learner looks at the home screen: import the reader and warm Pygments."""
+        from textual.highlight import highlight
+
+        import torchcourse.tui.screens.reader  # noqa: F401
+
+        highlight("import torch\nprint(1)", language="python")
+        from rich.markdown import Markdown
+
+        Markdown("# warm\n\ntext `code`")
 
     # -- navigation ---------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -13,6 +15,7 @@ from torchcourse.tui import keys
 
 
 class Dialog(ModalScreen):
+    CSS_PATH = Path(__file__).resolve().parent.parent / "dialogs.tcss"
     BINDINGS = [Binding("escape", "dismiss_dialog", "关闭", key_display="Esc"), Binding("q", "dismiss_dialog", "关闭", show=False)]
 
     def action_dismiss_dialog(self) -> None:

@@ -7,11 +7,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Label, OptionList, Static
+from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from torchcourse.course import chapter_minutes
 from torchcourse.tui import keys
+from torchcourse.tui.widgets.keybar import KeyBar
 from torchcourse.tui.summary import (
     STATUS_ICON,
     STATUS_TEXT,
@@ -40,7 +41,7 @@ class HomeScreen(Screen):
             yield OptionList(id="routes")
             yield Label("章节地图（回车打开）", classes="home-heading")
             yield OptionList(id="chapters")
-        yield Footer(show_command_palette=False)
+        yield KeyBar("首页")
 
     def _activity(self):
         store, today = self.app.store, self.app.today()

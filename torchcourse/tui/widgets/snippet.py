@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.highlight import highlight
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Button, Label, Static
+from textual.widgets import Static
 
 from torchcourse.course.model import Snippet
 
@@ -35,7 +34,7 @@ def is_missing_torch(result) -> bool:
 def verdict_text(result) -> str:
     status = getattr(result, "status", "error")
     head = VERDICTS.get(status, status)
-    if status == "error" and is_missing_torch(result):
+    if status in ("error", "mismatch") and is_missing_torch(result):
         return f"💥 {INSTALL_HINT}"
     if status == "error" and getattr(result, "message", None):
         head = f"{head}：{result.message}"
@@ -47,6 +46,20 @@ def verdict_text(result) -> str:
     if getattr(result, "truncated", False):
         tail.append("输出过长已截断")
     return head + (f"（{'，'.join(tail)}）" if tail else "")
+
+
+class SnippetHead(Static):
+    """"▶ 运行 (x)" (clickable) and the snippet's id and tags, in one line."""
+
+    def __init__(self, runnable: bool, tags: str, **kwargs) -> None:
+        markup = "[@click=run][reverse] ▶ 运行 (x) [/reverse][/] " if runnable else ""
+        super().__init__(Content.from_markup(markup) + Content.styled(tags, "$text-muted"), **kwargs)
+
+    def action_run(self) -> None:
+        view = self.parent
+        if isinstance(view, SnippetView):
+            view.focus()
+            view.request_run()
 
 
 class SnippetView(Vertical, can_focus=True):
@@ -76,33 +89,44 @@ class SnippetView(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         s = self.snippet
-        with Horizontal(classes="snip-head"):
-            tags = [f"#{s.id}"]
-            if s.gpu:
-                tags.append(GPU_NOTE)
-            if s.norun:
-                tags.append("仅展示，不运行")
-            yield Label(" · ".join(tags), classes="snip-tags")
-            if s.runnable:
-                button = Button("▶ 运行 (x)", classes="run-button", compact=True)
-                button.can_focus = False
-                yield button
+        tags = [f"#{s.id}"]
+        if s.gpu:
+            tags.append(GPU_NOTE)
+        if s.norun:
+            tags.append("仅展示，不运行")
+        yield SnippetHead(s.runnable, " · ".join(tags), classes="snip-head")
         yield Static(highlight(s.code.rstrip("\n"), language="python"), classes="code")
-        if s.expected is not None or s.runnable:
-            with Horizontal(classes="outputs"):
-                with Vertical(classes="pane expected"):
-                    yield Label("预期输出", classes="pane-title")
-                    yield Static(Content(s.expected.rstrip("\n") if s.expected else "（没有记录预期输出）"), classes="out")
-                with Vertical(classes="pane actual"):
-                    yield Label("实际输出", classes="pane-title")
-                    yield Static("", classes="out actual-out")
-        yield Static("", classes="verdict")
-        yield Static("", classes="diff")
+        if s.expected is not None:
+            yield Static(self._expected_content(), classes="out expected")
 
-    @on(Button.Pressed, ".run-button")
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.request_run()
+    def _expected_content(self) -> Content:
+        s = self.snippet
+        expected = s.expected.rstrip("\n") if s.expected else "（没有记录预期输出）"
+        return Content.assemble(("预期输出\n", "bold $text-muted"), expected)
+
+    def _outputs(self) -> Static:
+        """On the first run the expected block becomes a pair: expected | actual (stacked when narrow)."""
+        found = self.query(".actual")
+        if found:
+            return found.first()  # type: ignore[return-value]
+        old = self.query(".expected")
+        actual = Static("", classes="out actual")
+        pair = Horizontal(Static(self._expected_content(), classes="out expected"), actual, classes="outputs")
+        if old:
+            self.mount(pair, after=old.first())
+            old.first().remove()
+        else:
+            self.mount(pair)
+        return actual
+
+    def _line(self, cls: str) -> Static:
+        """The verdict / diff line, mounted on first use (fewer widgets until a run)."""
+        found = self.query(f".{cls}")
+        if found:
+            return found.first()  # type: ignore[return-value]
+        widget = Static("", classes=cls)
+        self.mount(widget)
+        return widget
 
     def on_click(self) -> None:
         self.focus()
@@ -114,6 +138,7 @@ class SnippetView(Vertical, can_focus=True):
     # -- called by the screen -------------------------------------------------------------
 
     def show_running(self) -> None:
+        self._outputs()
         self.state = "running"
         self.result = None
         self.remove_class("-match", "-mismatch", "-error", "-done")
@@ -125,7 +150,7 @@ class SnippetView(Vertical, can_focus=True):
 
     def _tick(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
-        self.query_one(".verdict", Static).update(f"{SPINNER[self._frame]} 运行中…（z 取消）")
+        self._line("verdict").update(f"{SPINNER[self._frame]} 运行中…（z 取消）")
 
     def show_result(self, result) -> None:
         if self._timer is not None:
@@ -143,17 +168,15 @@ class SnippetView(Vertical, can_focus=True):
             text = GPU_NOTE
         else:
             text = "（没有输出）"
-        if self.query(".actual-out"):
-            self.query_one(".actual-out", Static).update(Content(text))
-        self.query_one(".verdict", Static).update(Content(verdict_text(result)))
+        self._outputs().update(Content.assemble(("实际输出\n", "bold $text-muted"), text))
+        self._line("verdict").update(Content(verdict_text(result)))
         diff = getattr(result, "diff", None) if status == "mismatch" else None
-        diff_widget = self.query_one(".diff", Static)
         if diff:
-            diff_widget.update(_diff_content(diff))
-            diff_widget.add_class("-shown")
-        else:
-            diff_widget.update("")
-            diff_widget.remove_class("-shown")
+            self._line("diff").update(_diff_content(diff))
+            self._line("diff").add_class("-shown")
+        elif self.query(".diff"):
+            self._line("diff").update("")
+            self._line("diff").remove_class("-shown")
 
 
 def _diff_content(diff: str) -> Content:

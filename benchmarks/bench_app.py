@@ -1,0 +1,215 @@
+"""Benchmark the Textual app against its figures, measured in one run on this machine.
+
+1. Time to the first painted home screen vs a minimal Textual app (both in fresh processes on a
+   real pseudo-terminal; each reports when Textual's ``Ready`` event says the first frame is
+   out). Goal: ratio ≤ 1.3.
+2. Resident memory of the app process (home, then after opening the longest chapter) and
+   whether ``torch`` is in ``sys.modules``. Goal: ≤ 120 MB, no torch.
+3. Key press → first painted part of the longest shipped chapter (the fixture course when no
+   chapter is written yet). Goal: ≤ 150 ms.
+
+Run: ``python benchmarks/bench_app.py [--runs N]``. Prints the numbers and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+MINIMAL = r"""
+import os, sys, time, json
+from textual.app import App
+from textual.widgets import Label, Footer
+
+class Minimal(App):
+    def compose(self):
+        yield Label("hello")
+        yield Footer()
+
+    def on_ready(self):
+        os.write(int(os.environ["BENCH_FD"]), (json.dumps({"ready": time.time()}) + "\n").encode())
+        self.exit()
+
+Minimal().run()
+"""
+
+APP = r"""
+import os, sys, time, json, tempfile
+from pathlib import Path
+from torchcourse import paths
+from torchcourse.course import load_course
+from torchcourse.progress import open_store
+from torchcourse.tui.app import TorchCourseApp
+
+FD = int(os.environ["BENCH_FD"])
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+class Bench(TorchCourseApp):
+    def on_ready(self):
+        report = {"ready": time.time(), "rss_home": rss_mb()}
+        chapter = os.environ.get("BENCH_CHAPTER")
+        if not chapter:
+            report["torch"] = "torch" in sys.modules
+            os.write(FD, (json.dumps(report) + "\n").encode())
+            self.exit()
+            return
+        self._report = report
+        self.open_chapter(chapter)
+        self.set_interval(0.02, self._poll)
+
+    def _poll(self):
+        screen = self.screen
+        if getattr(screen, "loaded_at", None) is None:
+            return
+        r = self._report
+        r["first_part_ms"] = (screen.first_paint_at - screen.created_at) * 1000
+        r["all_parts_ms"] = (screen.loaded_at - screen.created_at) * 1000
+        r["rss_chapter"] = rss_mb()
+        r["torch"] = "torch" in sys.modules
+        os.write(FD, (json.dumps(r) + "\n").encode())
+        self.exit()
+
+def main():
+    # the same steps as torchcourse.tui.app.run_app
+    course = load_course(paths.content_dir(os.environ.get("BENCH_CONTENT") or None))
+    store, notice = open_store()
+    app = Bench(course, store, notice=notice)
+    try:
+        app.run()
+    finally:
+        app.runner.close()
+        store.close()
+
+main()
+"""
+
+
+def run_in_pty(script: str, env_extra: dict, size=(100, 30), timeout=60.0) -> tuple[float, dict]:
+    """Start ``python -c script`` on a fresh pty; return (seconds from spawn to Ready, report)."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    rfd, wfd = os.pipe()
+    env = dict(os.environ, TERM="xterm-256color", BENCH_FD=str(wfd), PYTHONPATH=str(REPO), **env_extra)
+    t0 = time.time()
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=slave, stdout=slave, stderr=slave, env=env, pass_fds=(wfd,), cwd=REPO)
+    os.close(slave)
+    os.close(wfd)
+    buf = b""
+    end = time.monotonic() + timeout
+    while b"\n" not in buf and time.monotonic() < end:
+        r, _, _ = select.select([rfd, master], [], [], 0.1)
+        if master in r:
+            try:
+                os.read(master, 65536)  # keep the terminal drained
+            except OSError:
+                pass
+        if rfd in r:
+            chunk = os.read(rfd, 65536)
+            if not chunk:
+                break
+            buf += chunk
+    # let it exit, draining the terminal
+    while proc.poll() is None and time.monotonic() < end:
+        r, _, _ = select.select([master], [], [], 0.05)
+        if r:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                pass
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    os.close(rfd)
+    os.close(master)
+    if not buf:
+        raise SystemExit(f"benchmark child produced no report (exit {proc.returncode})")
+    report = json.loads(buf.decode().splitlines()[0])
+    return report["ready"] - t0, report
+
+
+def longest_chapter() -> tuple[str | None, str]:
+    sys.path.insert(0, str(REPO))
+    from torchcourse import paths
+    from torchcourse.course import load_course
+
+    course = load_course(paths.shipped_content_dir())
+    written = [c for c in course.chapters if c.available]
+    if written:
+        ch = max(written, key=lambda c: c.reading_chars)
+        return None, f"{ch.id}|{ch.title}|{ch.reading_chars}"
+    fixture = REPO / "tests" / "fixtures" / "tuicourse"
+    course = load_course(fixture)
+    ch = max((c for c in course.chapters if c.available), key=lambda c: c.reading_chars)
+    return str(fixture), f"{ch.id}|{ch.title}|{ch.reading_chars}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="tc-bench-"))
+    env = {"TORCHCOURSE_HOME": str(home)}
+
+    # warm the OS file cache once for both, then alternate
+    run_in_pty(MINIMAL, {})
+    run_in_pty(APP, env)
+    minimal, app, rss_home, torch_home = [], [], [], []
+    for _ in range(args.runs):
+        t, _r = run_in_pty(MINIMAL, {})
+        minimal.append(t)
+        t, r = run_in_pty(APP, env)
+        app.append(t)
+        rss_home.append(r["rss_home"])
+        torch_home.append(r["torch"])
+
+    content, desc = longest_chapter()
+    cid, title, chars = desc.split("|")
+    chap_env = dict(env, BENCH_CHAPTER=cid)
+    if content:
+        chap_env["BENCH_CONTENT"] = content
+    first, full, rss_ch, torch_ch = [], [], [], []
+    for _ in range(args.runs):
+        _t, r = run_in_pty(APP, chap_env)
+        first.append(r["first_part_ms"])
+        full.append(r["all_parts_ms"])
+        rss_ch.append(r["rss_chapter"])
+        torch_ch.append(r["torch"])
+
+    med = statistics.median
+    ratio = med(app) / med(minimal)
+    print(f"runs: {args.runs} each, medians; machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(f"first paint  minimal Textual app : {med(minimal) * 1000:7.0f} ms")
+    print(f"first paint  torchcourse home    : {med(app) * 1000:7.0f} ms")
+    print(f"  ratio app / minimal            : {ratio:7.2f}   (goal ≤ 1.30)  {'OK' if ratio <= 1.3 else 'OVER'}")
+    print(f"RSS at home                      : {med(rss_home):7.1f} MB")
+    print(f"RSS after the longest chapter    : {max(rss_ch):7.1f} MB (goal ≤ 120)  {'OK' if max(rss_ch) <= 120 else 'OVER'}")
+    print(f"torch in sys.modules             : {any(torch_home) or any(torch_ch)}   (goal False)")
+    src = 'fixture course' if content else 'shipped course'
+    print(f"longest chapter                  : {cid} {title} ({chars} chars, {src})")
+    print(f"key press → first part painted   : {med(first):7.0f} ms   (goal ≤ 150)  {'OK' if med(first) <= 150 else 'OVER'}"
+          f"   ratio to goal {med(first) / 150:.2f}")
+    print(f"key press → all parts mounted    : {med(full):7.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
