@@ -179,8 +179,8 @@ class ReaderScreen(Screen):
 
     async def _first_screen(self) -> None:
         """Scroll to where the learner should land and let that screen paint."""
-        self._position_initial()
-        await self._wait_refresh()
+        if self._position_initial():
+            await self._wait_refresh()
         self._initial_y = self.body.scroll_y
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter()
@@ -248,17 +248,21 @@ class ReaderScreen(Screen):
                     return child
         return best
 
-    def _position_initial(self) -> None:
+    def _position_initial(self) -> bool:
+        """Scroll to the target line or break point; False when the top of the chapter is right."""
         body = self.body
         if self.target_line is not None:
             w = self.widget_for_line(self.target_line)
             if w is not None:
                 body.scroll_to(y=self._y(w), animate=False, immediate=True)
-            return
+                return True
+            return False
         if self.start_part > 0:
             b = self.banner(self.start_part)
             if b is not None:
                 body.scroll_to(y=self._y(b), animate=False, immediate=True)
+                return True
+        return False
 
     def widget_for_line(self, line: int) -> Widget | None:
         best = None
