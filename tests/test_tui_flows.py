@@ -180,6 +180,22 @@ class TestRouteReadBreakResume:
             assert "走神救援" in screen_text(app)
 
 
+class TestQuiz:
+    @sync
+    async def test_quiz_key_opens_the_checkpoint_quiz(self, tmp_path):
+        from torchcourse.tui.screens.quiz import QuizScreen
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("k")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
+            await pilot.pause()
+            assert "切片会复制数据吗？" in screen_text(app)
+
+
 class TestSnippets:
     @sync
     async def test_run_a_snippet_and_see_the_match(self, tmp_path):

@@ -56,8 +56,9 @@ class HomeScreen(Screen):
         (button if not button.disabled else self.query_one("#chapters", OptionList)).focus()
 
     def on_screen_resume(self) -> None:
-        if self.is_mounted:
-            self.refresh_data()
+        if self.is_mounted and getattr(self, "_shown_once", False):
+            self.refresh_data()  # back from the reader or a quiz: progress may have changed
+        self._shown_once = True
 
     def refresh_data(self) -> None:
         app = self.app
