@@ -17,8 +17,6 @@ import math
 import re
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
 from torchcourse.course.model import Callout, Chapter, Part, Problem, Section, Snippet
 
 SNIPPET_LANG = "python"
@@ -32,7 +30,17 @@ FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 
-_md = MarkdownIt("commonmark").enable("table")
+_md = None
+
+
+def _parser():
+    """markdown-it, imported on first use: a cached course never needs it (start-up time)."""
+    global _md
+    if _md is None:
+        from markdown_it import MarkdownIt
+
+        _md = MarkdownIt("commonmark").enable("table")
+    return _md
 
 
 def reading_chars(source: str) -> int:
@@ -98,7 +106,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     chapter.source = source
 
     # 1. Break points split the file into parts (by line, outside code fences).
-    tokens = _md.parse(source)
+    tokens = _parser().parse(source)
     fence_lines: set[int] = set()
     for tok in tokens:
         if tok.type == "fence" and tok.map:

@@ -6,6 +6,9 @@ line, collected on ``course.problems``. Only a missing course root raises ``Cour
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import re
 import tomllib
 from pathlib import Path
@@ -36,7 +39,50 @@ def _table_lines(text: str, header: str) -> list[int]:
     return [i + 1 for i, ln in enumerate(text.splitlines()) if rx.match(ln)]
 
 
-def load_course(root: Path) -> Course:
+_PARSED_FIELDS = ("source", "parts", "sections", "snippets", "callouts", "reading_chars", "minutes")
+
+
+def _parser_fingerprint() -> bytes:
+    """The parser's own source: any change to it invalidates every cached chapter."""
+    here = Path(__file__).resolve().parent
+    return b"".join((here / name).read_bytes() for name in ("chapter.py", "model.py", "loader.py"))
+
+
+def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | None) -> list[Problem]:
+    """:func:`parse_chapter`, remembered in a disposable cache keyed on everything it reads.
+
+    The key is the chapter's text, id, kind, path, reading speed and the parser's own source, so
+    a stale entry can never be served; an unreadable entry is simply parsed again.
+    """
+    if cache_dir is None:
+        return parse_chapter(chapter, source, cpm)
+    h = hashlib.sha256()
+    for part in (_parser_fingerprint(), chapter.id.encode(), chapter.kind.encode(), str(chapter.file).encode(), str(cpm).encode(), source.encode("utf-8")):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    entry = Path(cache_dir) / "chapters" / f"{h.hexdigest()}.pickle"
+    try:
+        with open(entry, "rb") as fh:
+            fields, problems = pickle.load(fh)
+        for name in _PARSED_FIELDS:
+            setattr(chapter, name, fields[name])
+        return problems
+    except Exception:  # missing, truncated, or from another version: parse again
+        pass
+    problems = parse_chapter(chapter, source, cpm)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(({name: getattr(chapter, name) for name in _PARSED_FIELDS}, problems), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, entry)
+    except OSError:  # a read-only cache only costs speed
+        pass
+    return problems
+
+
+def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
+    """Load the course at ``root``. With ``cache_dir``, parsed chapters are cached there."""
     root = Path(root)
     toml_path = root / "course.toml"
     if not toml_path.is_file():
@@ -105,7 +151,7 @@ def load_course(root: Path) -> Course:
             problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
             chapter.available = False
             continue
-        problems.extend(parse_chapter(chapter, source, cpm))
+        problems.extend(_parse_cached(chapter, source, cpm, cache_dir))
         if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
             problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
 

@@ -229,7 +229,7 @@ def run_app(args) -> int:
 
     root = paths.content_dir(getattr(args, "content", None))
     try:
-        course = load_course(root)
+        course = load_course(root, cache_dir=paths.cache_dir())
     except CourseError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 2
