@@ -1,0 +1,42 @@
+"""README promises that can go stale: the screen picture, the command list, the set-up commands."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+sys.path.insert(0, str(REPO / "docs"))
+import capture  # noqa: E402
+
+
+def _setup_section() -> str:
+    return README.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+
+
+def test_exactly_two_setup_commands_and_ci_runs_the_test_one():
+    blocks = re.findall(r"```bash\n(.*?)\n```", _setup_section(), re.S)
+    assert len(blocks) == 2, blocks
+    install, test = (b.strip() for b in blocks)
+    assert "\n" not in install and "\n" not in test
+    assert install.endswith("torchcourse")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert test in ci.splitlines(), f".ci/run does not run the README's test command {test!r}"
+
+
+def test_every_cli_command_is_documented():
+    from torchcourse.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in sub.choices:
+        assert f"`torchcourse {name}" in README, f"README's command table lacks `torchcourse {name}`"
+
+
+def test_readme_screen_capture_is_current():
+    shown = capture.readme_block(README)
+    assert shown is not None, "README.md lost its <!-- screen:home --> block"
+    assert shown == capture.capture_home(), "README's home-screen picture is stale: run `python docs/capture.py`"
