@@ -13,7 +13,7 @@ from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.screens.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
+from test_tui_support import FIXTURE, build_app, link_cell, screen_text, sync, wait_for, widget_text
 
 SIZE = (100, 30)
 
@@ -178,6 +178,112 @@ class TestRouteReadBreakResume:
             await pilot.pause(0.3)
             assert isinstance(app.screen, ReaderScreen)
             assert "走神救援" in screen_text(app)
+
+
+async def show_link(pilot, screen: ReaderScreen, href: str) -> tuple[int, int]:
+    """Scroll the prose holding the link to ``href`` to the top; return where the link is painted."""
+    from torchcourse.tui.screens.reader import Prose
+
+    prose = next(p for p in screen.query(Prose) if any(link.href == href for link in p.links))
+    screen.body.scroll_to(y=screen._y(prose), animate=False, immediate=True)
+    await wait_for(pilot, lambda: link_cell(pilot.app, href) is not None, what=f"the link {href} on screen")
+    return link_cell(pilot.app, href)
+
+
+def at_section(screen: ReaderScreen, anchor: str) -> bool:
+    """The section is at the top of the body, or as near as scrolling goes (a short chapter tail)."""
+    section = screen.widget_for_line(screen.chapter.section(anchor).line)
+    body = screen.body
+    return body.scroll_y == min(screen._y(section), body.max_scroll_y)
+
+
+def top_lines(app, n: int = 4) -> str:
+    return "\n".join(screen_text(app).splitlines()[1 : 1 + n])
+
+
+class TestLinks:
+    @sync
+    async def test_click_a_link_opens_the_other_chapter_at_its_section(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            x, y = await show_link(pilot, screen, "02#divide")
+            text = screen_text(app).splitlines()[y]
+            assert "除零、03 章；回看内存；文档 (http://pytorch.org)" in text, text  # link text; the web link shows its URL
+            assert link_cell(app, "http://pytorch.org") is None  # web links are not click targets
+            await pilot.click(offset=(x, y))
+            new = await open_loaded_reader(pilot, app, "02")
+            await wait_for(pilot, lambda: at_section(new, "divide"), what="scrolled to the section")
+            assert new.body.scroll_y > 0
+            assert "除零" in top_lines(app, 12), top_lines(app, 12)
+
+    @sync
+    async def test_link_to_a_planned_chapter_says_so(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            x, y = await show_link(pilot, screen, "03")
+            await pilot.click(offset=(x + 1, y))
+            await wait_for(pilot, lambda: "第 03 章还没写好" in screen_text(app), what="the notice")
+            assert app.screen is screen and screen.chapter.id == "01"
+
+    @sync
+    async def test_link_within_the_chapter_scrolls_to_the_section(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            x, y = await show_link(pilot, screen, "#memory")
+            assert screen.body.scroll_y > 0
+            await pilot.click(offset=(x, y))
+            await wait_for(pilot, lambda: at_section(screen, "memory"), what="scrolled to #memory")
+            assert top_lines(app, 1).strip().startswith("一块内存"), top_lines(app)
+            assert app.screen is screen
+
+    @sync
+    async def test_keyboard_lists_the_links_on_screen_and_opens_one(self, tmp_path):
+        from torchcourse.tui.screens.toc import LinksScreen
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await show_link(pilot, screen, "02#divide")
+            await pilot.press("l")
+            await wait_for(pilot, lambda: isinstance(app.screen, LinksScreen), what="the link picker")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "除零 → 02 图：用完就扔 · 除零" in text
+            assert "03 章 → 03 以后再写（还没写好）" in text
+            assert "内存 → 本章 · 一块内存" in text
+            picker = app.screen.query_one("#links-list")
+            assert [str(o.prompt).split(" → ")[0] for o in picker.options] == ["除零", "03 章", "内存"]  # no web link
+            await pilot.press("home", "down", "enter")  # second entry: the planned chapter
+            await wait_for(pilot, lambda: "第 03 章还没写好" in screen_text(app), what="the notice")
+            assert app.screen is screen
+            await pilot.press("l")
+            await wait_for(pilot, lambda: isinstance(app.screen, LinksScreen), what="the link picker")
+            await pilot.press("home", "enter")
+            new = await open_loaded_reader(pilot, app, "02")
+            await wait_for(pilot, lambda: at_section(new, "divide"), what="scrolled to the section")
+            assert new.body.scroll_y > 0
+
+    @sync
+    async def test_no_links_on_screen(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            app.open_chapter("02")
+            await open_loaded_reader(pilot, app, "02")
+            await pilot.press("l")
+            await wait_for(pilot, lambda: "这一屏没有可以打开的链接" in screen_text(app), what="the notice")
+            assert isinstance(app.screen, ReaderScreen)
 
 
 class TestQuiz:

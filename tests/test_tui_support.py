@@ -61,3 +61,17 @@ def widget_text(widget) -> str:
     if content is None:
         content = widget.render()
     return str(content)
+
+
+def link_cell(app, href: str) -> tuple[int, int] | None:
+    """Screen cell (x, y) of the first painted character of the clickable link to ``href``."""
+    update = app.screen._compositor.render_update(full=True)
+    for y, line in enumerate(update.strips):
+        x = 0
+        for seg in (seg for chop in line for seg in chop):  # a line is its chops (Strips), left to right
+            style = seg.style
+            meta = style.meta if style is not None and style._meta is not None else {}
+            if seg.text.strip() and f"follow_link({href!r})" in str(meta.get("@click", "")):
+                return x, y
+            x += seg.cell_length
+    return None

@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from torchcourse.course.model import Chapter
 from torchcourse.tui import keys
+from torchcourse.tui.links import ClickableLinks, Link, course_link, prepare_links
 from torchcourse.tui.widgets.keybar import KeyBar
 from torchcourse.tui.segments import Segment, split_part
 from torchcourse.tui.summary import neighbour
@@ -42,7 +43,8 @@ class Prose(Static):
     """A run of prose (or a ⭐/⚠️ callout) rendered by Rich's Markdown: one widget per segment.
 
     Textual's Markdown widget mounts one widget per block (~30 µs per character); a Static
-    holding a Rich renderable keeps the first screen of the longest chapter fast.
+    holding a Rich renderable keeps the first screen of the longest chapter fast. Course links
+    (``[文字](02#anchor)``) are clickable (``screen.follow_link``); others show their URL.
     """
 
     def __init__(self, seg: Segment, **kwargs) -> None:
@@ -51,7 +53,9 @@ class Prose(Static):
         text = seg.text
         if seg.kind == "callout":  # the border and tint mark the callout; drop the quote markers
             text = "\n".join(line[1:].lstrip(" ") if line.startswith(">") else line for line in text.splitlines())
-        super().__init__(RichMarkdown(text, code_theme="monokai", hyperlinks=False), **kwargs)
+        md = RichMarkdown(text, code_theme="monokai", hyperlinks=True)
+        self.links: list[Link] = prepare_links(md.parsed)
+        super().__init__(ClickableLinks(md) if self.links else md, **kwargs)
         self.seg = seg
 
 
@@ -404,6 +408,69 @@ class ReaderScreen(Screen):
 
     def action_quiz(self) -> None:
         self.app.open_quiz(self.chapter.id)
+
+    # -- links --------------------------------------------------------------------------------
+
+    def action_follow_link(self, href: str) -> None:
+        """A course link was clicked or picked: open its chapter at its section (or jump here)."""
+        link = course_link("", href)
+        if link is None:
+            self.notify(f"这个链接不在教程里：{href}")
+            return
+        course = self.app.course
+        if link.chapter is None or link.chapter == self.chapter.id:
+            if link.anchor is None:
+                self.body.scroll_home(animate=False, immediate=True)
+                return
+            sec = self.chapter.section(link.anchor)
+            if sec is None:
+                self.notify(f"本章没有 #{link.anchor} 这一节。", severity="warning")
+                return
+            self.run_worker(self.jump_to_line(sec.line), group="jump", exclusive=True)
+            return
+        ch = course.chapter(link.chapter)
+        if ch is None:
+            self.notify(f"教程里没有第 {link.chapter} 章。", severity="warning")
+            return
+        if not ch.available:
+            self.notify(f"第 {ch.id} 章还没写好（{ch.title}），先读别的章节吧。", severity="warning")
+            return
+        anchor = link.anchor
+        if anchor is not None and ch.section(anchor) is None:
+            self.notify(f"第 {ch.id} 章里没有 #{anchor} 这一节，从本章开头打开。", severity="warning")
+            anchor = None
+        self.app.open_chapter(ch.id, anchor=anchor)
+
+    def visible_links(self) -> list[Link]:
+        """Course links of the prose on screen, top to bottom (the whole visible part if none is on screen)."""
+        body = self.body
+        top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
+        out: list[Link] = []
+        for prose in self.query(Prose):
+            if not prose.links:
+                continue
+            y = self._y(prose)
+            if y < bottom and y + prose.outer_size.height > top:
+                out.extend(prose.links)
+        if not out:
+            pv = self.part_view(self._part_at_top())
+            for prose in pv.query(Prose):
+                out.extend(prose.links)
+        return out
+
+    def action_links(self) -> None:
+        from torchcourse.tui.screens.toc import LinksScreen
+
+        links = self.visible_links()
+        if not links:
+            self.notify("这一屏没有可以打开的链接。")
+            return
+
+        def chosen(link: Link | None) -> None:
+            if link is not None:
+                self.action_follow_link(link.href)
+
+        self.app.push_screen(LinksScreen(links, self.app.course, self.chapter), chosen)
 
     # -- running snippets -------------------------------------------------------------------
 

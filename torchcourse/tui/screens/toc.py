@@ -1,4 +1,4 @@
-"""Table of contents of a chapter: its sections and break points, in reading order."""
+"""Pickers of the reader: the chapter's table of contents, and the links on screen."""
 
 from __future__ import annotations
 
@@ -41,3 +41,37 @@ class TocScreen(Dialog):
     @on(OptionList.OptionSelected, "#toc-list")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.entries[event.option_index][2])
+
+
+def link_label(link, course, current: Chapter) -> str:
+    """``文字 → 02 图：用完就扔 · 小节`` (what a link opens; planned chapters say so)."""
+    ch = current if link.chapter is None else course.chapter(link.chapter)
+    if ch is None:
+        where = f"{link.chapter}（没有这一章）"
+    elif ch is current:
+        where = "本章"
+    else:
+        where = f"{ch.id} {ch.title}" + ("" if ch.available else "（还没写好）")
+    if link.anchor:
+        sec = ch.section(link.anchor) if ch is not None and ch.available else None
+        where += f" · {sec.title}" if sec else f" · #{link.anchor}"
+    return f"{link.text} → {where}"
+
+
+class LinksScreen(Dialog):
+    """The course links on screen; Enter opens one (``l`` in the reader)."""
+
+    def __init__(self, links, course, current: Chapter) -> None:
+        super().__init__()
+        self.links = links
+        self.course = course
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="links-box", classes="dialog-box"):
+            yield Label("这一屏的链接（回车打开，Esc 关闭）", classes="dialog-title")
+            yield OptionList(*[Option(link_label(l, self.course, self.current), id=f"link-{i}") for i, l in enumerate(self.links)], id="links-list")
+
+    @on(OptionList.OptionSelected, "#links-list")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.links[event.option_index])
