@@ -7,11 +7,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Button, Label, OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from torchcourse.course import chapter_minutes
 from torchcourse.tui import keys
+from torchcourse.tui.widgets.actionline import ActionLine
 from torchcourse.tui.widgets.keybar import KeyBar
 from torchcourse.tui.summary import (
     STATUS_ICON,
@@ -24,77 +25,36 @@ from torchcourse.tui.summary import (
 from torchcourse.tui.widgets.calendar import CheckinCalendar
 
 
-class HomeScreen(Screen):
-    BINDINGS = keys.bindings("首页")
+class HomeView:
+    """Everything the home screen shows, computed once from the course and the store."""
 
-    def compose(self) -> ComposeResult:
-        app = self.app
-        yield Static(Content.styled(app.course.title or "torchcourse", "bold"), id="home-title")
-        with VerticalScroll(id="home-body"):
-            with Horizontal(id="home-top"):
-                with Vertical(id="home-summary"):
-                    yield Static("", id="overall")
-                    yield Button("", id="continue", compact=True)
-                    yield Static("", id="route-current")
-                yield CheckinCalendar(*self._activity(), id="calendar")
-            yield Label("路线（r 选择，回车切换；换路线不会丢进度）", classes="home-heading")
-            yield OptionList(id="routes")
-            yield Label("章节地图（回车打开）", classes="home-heading")
-            yield OptionList(id="chapters")
-        yield KeyBar("首页")
-
-    def _activity(self):
-        store, today = self.app.store, self.app.today()
-        try:
-            return store.activity(), store.streak(today), today
-        except Exception:
-            return {}, 0, today
-
-    def on_mount(self) -> None:
-        self.refresh_data()
-        button = self.query_one("#continue", Button)
-        (button if not button.disabled else self.query_one("#chapters", OptionList)).focus()
-
-    def on_screen_resume(self) -> None:
-        if self.is_mounted and getattr(self, "_shown_once", False):
-            self.refresh_data()  # back from the reader or a quiz: progress may have changed
-        self._shown_once = True
-
-    def refresh_data(self) -> None:
-        app = self.app
+    def __init__(self, app) -> None:
         course, store = app.course, app.store
         statuses = all_statuses(course, store)
         route = current_route(course, store)
+        self.route = route
 
         done = sum(1 for s in statuses.values() if s.status == "done")
         read = round(sum(s.read_minutes for s in statuses.values()))
         total = sum(s.minutes for s in statuses.values())
-        self.query_one("#overall", Static).update(
-            f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟"
-        )
+        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟"
 
-        target = continue_target(course, store)
-        button = self.query_one("#continue", Button)
+        self.target = target = continue_target(course, store)
         if target is None:
-            button.label = "🎉 当前路线已全部读完 —— 按 r 换一条路线"
-            button.disabled = True
+            self.button = "🎉 当前路线已全部读完 —— 按 r 换一条路线"
         else:
             cid, part = target
             ch = course.chapter(cid)
             where = f" · 断点 {part}/{ch.break_points} 之后" if part > 0 else ""
             verb = "继续" if store.last_position() else "开始"
-            button.label = f"▶ {verb} (c)：{cid} {ch.title}{where}"
-            button.disabled = False
+            self.button = f"▶ {verb} (c)：{cid} {ch.title}{where}"
 
+        self.route_line = ""
         if route is not None:
             d, n, mins = route_progress(route, statuses)
-            self.query_one("#route-current", Static).update(
-                f"当前路线 {route.id}：{route.name} · {d}/{n} 章 · {mins}/{route.minutes} 分钟"
-            )
+            self.route_line = f"当前路线 {route.id}：{route.name} · {d}/{n} 章 · {mins}/{route.minutes} 分钟"
 
-        routes = self.query_one("#routes", OptionList)
-        highlighted = routes.highlighted
-        routes.clear_options()
+        self.routes: list[Option] = []
         for r in course.routes:
             d, n, mins = route_progress(r, statuses)
             mark = "▶ " if route is not None and r.id == route.id else "  "
@@ -104,15 +64,10 @@ class HomeScreen(Screen):
                 f"  ⏱ {r.minutes} 分钟 · 已完成 {d}/{n} 章\n",
                 (f"    适合：{r.audience} · {chain}", "$text-muted"),
             )
-            routes.add_option(Option(prompt, id=f"route-{r.id}"))
-        if highlighted is not None:
-            routes.highlighted = highlighted
-        elif route is not None:
-            routes.highlighted = [r.id for r in course.routes].index(route.id)
+            self.routes.append(Option(prompt, id=f"route-{r.id}"))
+        self.route_index = [r.id for r in course.routes].index(route.id) if route is not None else None
 
-        chapters = self.query_one("#chapters", OptionList)
-        highlighted = chapters.highlighted
-        chapters.clear_options()
+        self.chapters: list[Option] = []
         on_route = set(route.chapters) if route else set()
         for ch in course.chapters:
             st = statuses[ch.id]
@@ -127,11 +82,74 @@ class HomeScreen(Screen):
                 (f"  ⏱ {chapter_minutes(ch)} 分钟 · {status}\n", style),
                 (f"      {ch.promise}", "$text-muted"),
             )
-            chapters.add_option(Option(prompt, id=f"chapter-{ch.id}"))
-        if highlighted is not None:
-            chapters.highlighted = highlighted
-        elif target is not None:
-            chapters.highlighted = [c.id for c in course.chapters].index(target[0])
+            self.chapters.append(Option(prompt, id=f"chapter-{ch.id}"))
+        self.chapter_index = [c.id for c in course.chapters].index(target[0]) if target is not None else None
+
+
+class HomeScreen(Screen):
+    BINDINGS = keys.bindings("首页")
+    AUTO_FOCUS = None  # on_mount focuses 继续 (or the chapter map): one focus change, not two
+
+    def compose(self) -> ComposeResult:
+        # The first frame is built with its content: no second layout pass after mounting.
+        app = self.app
+        view = HomeView(app)
+        self._view = view
+        yield Static(Content.styled(app.course.title or "torchcourse", "bold"), id="home-title")
+        with VerticalScroll(id="home-body"):
+            with Horizontal(id="home-top"):
+                with Vertical(id="home-summary"):
+                    yield Static(view.overall, id="overall")
+                    yield ActionLine(view.button, "continue", id="continue", disabled=view.target is None)
+                    yield Static(view.route_line, id="route-current")
+                yield CheckinCalendar(*self._activity(), id="calendar")
+            yield Label("路线（r 选择，回车切换；换路线不会丢进度）", classes="home-heading")
+            yield OptionList(*view.routes, id="routes")
+            yield Label("章节地图（回车打开）", classes="home-heading")
+            yield OptionList(*view.chapters, id="chapters")
+        yield KeyBar("首页")
+
+    def _activity(self):
+        store, today = self.app.store, self.app.today()
+        try:
+            return store.activity(), store.streak(today), today
+        except Exception:
+            return {}, 0, today
+
+    def on_mount(self) -> None:
+        view = self._view
+        if view.route_index is not None:
+            self.query_one("#routes", OptionList).highlighted = view.route_index
+        chapters = self.query_one("#chapters", OptionList)
+        if view.chapter_index is not None:
+            chapters.highlighted = view.chapter_index
+        button = self.query_one("#continue", ActionLine)
+        (button if not button.disabled else chapters).focus()
+
+    def on_screen_resume(self) -> None:
+        if self.is_mounted and getattr(self, "_shown_once", False):
+            self.refresh_data()  # back from the reader or a quiz: progress may have changed
+        self._shown_once = True
+
+    def refresh_data(self) -> None:
+        view = HomeView(self.app)
+        self._view = view
+        self.query_one("#overall", Static).update(view.overall)
+        button = self.query_one("#continue", ActionLine)
+        button.label = view.button
+        button.disabled = view.target is None
+        if view.route is not None:
+            self.query_one("#route-current", Static).update(view.route_line)
+        for list_id, options, default in (("#routes", view.routes, view.route_index),
+                                          ("#chapters", view.chapters, view.chapter_index)):
+            ol = self.query_one(list_id, OptionList)
+            highlighted = ol.highlighted
+            ol.clear_options()
+            ol.add_options(options)
+            if highlighted is not None:
+                ol.highlighted = highlighted
+            elif default is not None:
+                ol.highlighted = default
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -141,10 +159,6 @@ class HomeScreen(Screen):
             self.notify("当前路线已全部读完。按 r 换一条路线，或者从章节地图里挑一章。")
             return
         self.app.open_chapter(target[0], part=target[1])
-
-    @on(Button.Pressed, "#continue")
-    def _continue_pressed(self) -> None:
-        self.action_continue()
 
     def action_choose_route(self) -> None:
         self.query_one("#routes", OptionList).focus()

@@ -45,13 +45,10 @@ def calendar_lines(activity: dict[date, int], today: date, weeks: int = WEEKS) -
 
 class CheckinCalendar(Static):
     def __init__(self, activity: dict[date, int], streak: int, today: date, **kwargs) -> None:
-        super().__init__(**kwargs)
         self.activity = activity
         self.streak = streak
         self.today = today
-
-    def on_mount(self) -> None:
-        self.update(self.render_calendar())
+        super().__init__(self.render_calendar(), **kwargs)  # content from the start: no relayout on mount
 
     def render_calendar(self) -> Content:
         active = sum(1 for d, n in self.activity.items() if n > 0 and (self.today - d).days < WEEKS * 7)
