@@ -44,19 +44,17 @@ class TestRouteReadBreakResume:
             assert "▶ D 从头读到尾" in screen_text(app)
             # choose route A: r focuses the routes, ↑ to A, Enter switches
             await pilot.press("r", "up", "enter")
-            await pilot.pause()
-            assert store.get_route() == "A"
-            assert "▶ A 只想知道为什么报错" in screen_text(app)
+            await wait_for(pilot, lambda: store.get_route() == "A", what="route A stored")
+            await wait_for(pilot, lambda: "▶ A 只想知道为什么报错" in screen_text(app), what="route A marked")
             # 继续 with no position yet starts the route's first unfinished chapter: 02
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app, "02")
             assert "图：用完就扔" in screen_text(app)
             # pass the break point with the next-part key
             await pilot.press("n")
-            await pilot.pause()
-            assert store.chapter_progress("02").furthest_break == 1
-            assert "已记下" in widget_text(screen.banner(1))
-            assert "🛑 断点 1/1" in screen_text(app)
+            await wait_for(pilot, lambda: store.chapter_progress("02").furthest_break == 1, what="break 1 stored")
+            await wait_for(pilot, lambda: "已记下" in widget_text(screen.banner(1)), what="banner marked")
+            await wait_for(pilot, lambda: "🛑 断点 1/1" in screen_text(app), what="banner on screen")
             await pilot.press("q")
         assert app.return_code == 0
         store.close()
@@ -66,14 +64,14 @@ class TestRouteReadBreakResume:
         async with app2.run_test(size=SIZE) as pilot:
             await pilot.pause()
             assert store2.get_route() == "A"
-            assert "继续 (c)：02 图：用完就扔 · 断点 1/1 之后" in screen_text(app2)
+            await wait_for(pilot, lambda: "继续 (c)：02 图：用完就扔 · 断点 1/1 之后" in screen_text(app2), what="继续 label")
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app2, "02")
             banner, body = screen.banner(1), screen.body
             # the chapter's tail is short: scrolled as far as it goes, with the banner on screen
+            await wait_for(pilot, lambda: body.scroll_y == body.max_scroll_y > 0, what="scrolled to the end")
             assert banner in screen.visible_banners()
-            assert body.scroll_y == body.max_scroll_y > 0
-            assert "🛑 断点 1/1" in screen_text(app2)
+            await wait_for(pilot, lambda: "🛑 断点 1/1" in screen_text(app2), what="banner painted")
         store2.close()
 
     @sync
@@ -85,13 +83,14 @@ class TestRouteReadBreakResume:
             await pilot.press("c")  # route D starts with 01
             screen = await open_loaded_reader(pilot, app, "01")
             await pilot.press("n")  # break 1 of 2
-            await pilot.pause()
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1 stored")
+            await wait_for(pilot, lambda: screen.banner(1) in screen.visible_banners(), what="break 1 on screen")
             await pilot.press("s")
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
             assert store.last_position() == ("01", 1)
             assert store.chapter_progress("01").furthest_break == 1
-            text = screen_text(app)
-            assert "01 盒子：一块内存" in text and "读到一半 1/2" in text
+            await wait_for(pilot, lambda: "读到一半 1/2" in screen_text(app), what="home refreshed")
+            assert "01 盒子：一块内存" in screen_text(app)
         store.close()
         app2, store2 = build_app(db)
         async with app2.run_test(size=SIZE) as pilot:
@@ -99,8 +98,10 @@ class TestRouteReadBreakResume:
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app2, "01")
             banner = screen.banner(1)
-            assert banner.region.y == screen.body.region.y, "the banner is the first thing on screen"
-            assert screen_text(app2).splitlines()[2].strip().startswith("┃ 🛑 断点 1/2 · 看完了一块内存")
+            # the banner is the first thing on screen
+            await wait_for(pilot, lambda: banner.region.y == screen.body.region.y, what="the banner at the top")
+            await wait_for(pilot, lambda: screen_text(app2).splitlines()[2].strip().startswith("┃ 🛑 断点 1/2 · 看完了一块内存"),
+                           what="the banner painted at the top")
         store2.close()
 
     @sync
@@ -126,7 +127,7 @@ class TestRouteReadBreakResume:
             app.open_chapter("01")
             await open_loaded_reader(pilot, app, "01")
             await pilot.press("n")
-            await pilot.pause()
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1 stored")
             await pilot.press("ctrl+c")
         assert app.return_code == 0
         store.close()
@@ -170,14 +171,13 @@ class TestRouteReadBreakResume:
             app.open_chapter("01")
             screen = await open_loaded_reader(pilot, app, "01")
             await pilot.press("t")
-            await pilot.pause()
+            await wait_for(pilot, lambda: "🛑 断点 2/2 · 检查点之后" in screen_text(app), what="the table of contents")
             text = screen_text(app)
             assert "说明书" in text and "🛑 断点 1/2 · 看完了一块内存" in text and "🛑 断点 2/2 · 检查点之后" in text
             # the last entry is the final section (走神救援)
             await pilot.press("end", "enter")
-            await pilot.pause(0.3)
-            assert isinstance(app.screen, ReaderScreen)
-            assert "走神救援" in screen_text(app)
+            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen), what="back in the reader")
+            await wait_for(pilot, lambda: "走神救援" in screen_text(app), what="the last section on screen")
 
 
 async def show_link(pilot, screen: ReaderScreen, href: str) -> tuple[int, int]:
@@ -257,7 +257,7 @@ class TestLinks:
             await show_link(pilot, screen, "02#divide")
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, LinksScreen), what="the link picker")
-            await pilot.pause()
+            await wait_for(pilot, lambda: "03 章 → 03 以后再写（还没写好）" in screen_text(app), what="the links listed")
             text = screen_text(app)
             assert "除零 → 02 图：用完就扔 · 除零" in text
             assert "03 章 → 03 以后再写（还没写好）" in text
@@ -298,8 +298,7 @@ class TestQuiz:
             await open_loaded_reader(pilot, app, "01")
             await pilot.press("k")
             await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
-            await pilot.pause()
-            assert "切片会复制数据吗？" in screen_text(app)
+            await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="the first question")
 
 
 class TestSnippets:
@@ -388,8 +387,7 @@ class TestSnippets:
             view.focus()
             await pilot.press("x")
             await wait_for(pilot, lambda: view.state == "running", what="running")
-            await pilot.pause(0.3)
-            assert "运行中" in widget_text(view.query_one(".verdict"))
+            await wait_for(pilot, lambda: "运行中" in widget_text(view.query_one(".verdict")), what="the spinner")
             await pilot.press("z")
             await wait_for(pilot, lambda: view.state == "done", timeout=10, what="cancelled")
             assert "⏹️ 已取消" in widget_text(view.query_one(".verdict"))
@@ -405,8 +403,8 @@ class TestLookupSearchHelp:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("e")
-            await pilot.pause()
-            assert app.focused is app.screen.query_one("#lookup-input", TextArea)
+            await wait_for(pilot, lambda: app.screen.query("#lookup-input") and app.focused is app.screen.query_one("#lookup-input", TextArea),
+                           what="the lookup input focused")
             pasted = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
             pilot.app.post_message(events.Paste(pasted))
             await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
@@ -414,9 +412,7 @@ class TestLookupSearchHelp:
             assert "02 · 除零" in text
             await pilot.press("tab", "enter")
             screen = await open_loaded_reader(pilot, app, "02")
-            await pilot.pause(0.2)
-            top = "\n".join(screen_text(app).splitlines()[1:6])
-            assert "除零" in top, top
+            await wait_for(pilot, lambda: "除零" in "\n".join(screen_text(app).splitlines()[1:6]), what="除零 at the top")
 
     @sync
     async def test_search_and_jump(self, tmp_path):
@@ -429,9 +425,8 @@ class TestLookupSearchHelp:
             assert "找到" in screen_text(app)
             await pilot.press("enter")
             screen = await open_loaded_reader(pilot, app, "01")
-            await pilot.pause(0.2)
-            assert "走神救援" in screen_text(app)
-            assert screen.body.scroll_y > 0
+            await wait_for(pilot, lambda: screen.body.scroll_y > 0, what="scrolled to the hit")
+            await wait_for(pilot, lambda: "走神救援" in screen_text(app), what="the hit on screen")
 
     @sync
     async def test_help_lists_every_key(self, tmp_path):
@@ -439,8 +434,7 @@ class TestLookupSearchHelp:
         async with app.run_test(size=(100, 60)) as pilot:
             await pilot.pause()
             await pilot.press("question_mark")
-            await pilot.pause()
-            assert isinstance(app.screen, HelpScreen)
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
             text = widget_text(app.screen.query_one("#help-table"))
             for k in keys.KEYS:
                 assert k.description in text, k
@@ -448,7 +442,7 @@ class TestLookupSearchHelp:
                       "stop_here", "run_snippet", "run_all", "cancel_run", "quiz", "review", "lookup", "search", "help", "back", "quit"}
             assert needed <= {k.action for k in keys.KEYS}
             await pilot.press("escape")
-            assert isinstance(app.screen, HomeScreen)
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
 
     @sync
     async def test_command_palette_opens_a_chapter(self, tmp_path):
@@ -456,9 +450,9 @@ class TestLookupSearchHelp:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("ctrl+p")
-            await pilot.pause()
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
             await pilot.press(*"02")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: "打开章节 02 图：用完就扔" in screen_text(app), what="the palette hit")
             await pilot.press("enter")
             await open_loaded_reader(pilot, app, "02")
 

@@ -40,7 +40,8 @@ def build_app(db: Path, course_root: Path = FIXTURE, cache: Path | None = None, 
     return app, store
 
 
-async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition") -> None:
+async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "condition") -> None:
+    """Poll ``predicate`` between refreshes until it holds; generous deadline for a loaded 2-core machine."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():
