@@ -1,4 +1,4 @@
-"""SVG snapshots of home, reader, a snippet result and the error lookup at a fixed size.
+"""SVG snapshots of home, reader, a snippet result, the error lookup and the quiz at a fixed size.
 
 The fixture course, a fixed "today" and an empty tmp store keep them stable while the shipped
 content changes. Update on purpose with ``pytest tests/test_tui_snapshots.py --snapshot-update``
@@ -12,7 +12,7 @@ from textual.widgets import TextArea
 
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import build_app, wait_for
+from test_tui_support import build_app, screen_text, wait_for
 
 SIZE = (100, 30)
 
@@ -65,10 +65,27 @@ def test_lookup(snap_compare, tmp_path):
 
     async def run_before(pilot):
         await pilot.press("e")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(pilot.app.focused, TextArea), what="the lookup input focused")
         assert pilot.app.focused is pilot.app.screen.query_one("#lookup-input", TextArea)
         pilot.app.post_message(events.Paste("RuntimeError: Trying to backward through the graph a second time"))
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "hits", None), what="lookup results")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_quiz(snap_compare, tmp_path):
+    """The checkpoint quiz of chapter 01, first question, cursor moved to the second choice."""
+    app, store = build_app(tmp_path / "p.sqlite3")
+
+    async def run_before(pilot):
+        from torchcourse.tui.screens.quiz import QuizScreen
+
+        await _open(pilot, "01")
+        await pilot.press("k")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, QuizScreen), what="the quiz")
+        await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(pilot.app), what="the first question")
+        await pilot.press("down")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
