@@ -1,0 +1,48 @@
+"""Chinese prose wraps between characters in the app: full lines, no line starting with '，'."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.cells import cell_len
+from textual.app import App
+from textual.widgets import Static
+
+from torchcourse.tui import cjkwrap
+
+PARA = (
+    "后面的章大多要 70 到 140 分钟左右：每个知识点都跟着真跑过的代码和原样的输出，删哪段都少一块证据。"
+    "所以它本来就不打算让你一次读完，长章中间有断点，停在那里下次接着读。`storage_offset()` 也算在说明书里。"
+)
+CLOSING = tuple("，。、；：！？）」』》")
+
+
+def test_words_cover_every_chapter_character_exactly():
+    for path in sorted((Path(__file__).parents[1] / "content").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        for line in text.splitlines():
+            assert "".join(w for _, _, w in cjkwrap.words(line)) == line, f"{path.name}: {line!r}"
+
+
+def test_static_paragraph_fills_its_lines():
+    asyncio.run(_paragraph_fills_its_lines())
+
+
+async def _paragraph_fills_its_lines():
+    class One(App):
+        CSS = "Static { width: 40; }"
+
+        def compose(self):
+            yield Static(PARA.replace("`", ""))
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        strips = app.screen._compositor.render_update(full=True).strips
+        lines = ["".join(seg.text for seg in strip)[:40].rstrip() for strip in strips]
+        lines = [ln for ln in lines if ln]
+    assert len(lines) >= 4
+    for ln in lines[:-1]:
+        assert cell_len(ln) >= 37, f"ragged line ({cell_len(ln)} cells): {ln!r}"
+        assert not ln.startswith(CLOSING), ln
