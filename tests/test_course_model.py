@@ -180,3 +180,16 @@ def test_check_command_prints_file_line_and_fails(name, count):
     for ln in lines[:-1]:
         file, line, _ = ln.split(":", 2)
         assert Path(file).is_file() and int(line) >= 1
+
+
+def test_chinese_paragraph_broken_across_lines_is_reported_with_its_line(tmp_path):
+    from torchcourse.course import load_course
+
+    (tmp_path / "course.toml").write_text(
+        'title = "t"\n[[chapters]]\nid = "01"\nfile = "a.md"\ntitle = "x"\npromise = "y"\n'
+        '[[routes]]\nid = "A"\nname = "n"\naudience = "a"\nchapters = ["01"]\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "a.md").write_text("# 标题\n\nEnglish\nwrapped is fine.\n\n第一行中文\n接着写第二行。\n\n<!-- break -->\n", encoding="utf-8")
+    problems = [str(p) for p in load_course(tmp_path).problems]
+    assert problems == [f"{tmp_path / 'a.md'}:6: Chinese paragraph broken across lines (renders as a space between characters); join the lines"]

@@ -28,6 +28,7 @@ BREAK_RE = re.compile(r"^\s*<!--\s*break(?:\s*:\s*(?P<label>.*?))?\s*-->\s*$")
 HEADING_ATTR_RE = re.compile(r"\s*\{#(?P<anchor>[A-Za-z0-9_\-]+)\}\s*$")
 FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_CJK_RE = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 
 _md = None
@@ -246,6 +247,13 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             close_pending()
         i += 1
     close_pending()
+
+    # A line break inside a Chinese paragraph renders as a space between two characters.
+    for tok in tokens:
+        if tok.type == "inline" and tok.map and "\n" in tok.content:
+            for k, (left, right) in enumerate(zip(tok.content.split("\n"), tok.content.split("\n")[1:])):
+                if left and right and _CJK_RE.match(left[-1]) and _CJK_RE.match(right[0]):
+                    problems.append(Problem(path, tok.map[0] + k + 1, "Chinese paragraph broken across lines (renders as a space between characters); join the lines"))
 
     chapter.reading_chars = reading_chars(source)
     chapter.minutes = minutes_for(chapter.reading_chars, chars_per_minute)
