@@ -301,6 +301,116 @@ class TestQuiz:
             await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="the first question")
 
 
+class TestHomeQuizAndReview:
+    """Issue #5: the checkpoint quiz is reachable from home; missed questions come back from 复习 on home."""
+
+    @sync
+    async def test_review_entry_shows_the_count_due_and_v_opens_the_review(self, tmp_path):
+        from datetime import datetime, timedelta
+
+        from torchcourse.tui.screens.quiz import ReviewScreen
+        from test_tui_support import TODAY
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        at = datetime.combine(TODAY, datetime.min.time()).replace(hour=10)
+        store.record_answer("02", "second-call", "0", False, at=at - timedelta(days=2))  # box 1: due yesterday
+        store.record_answer("01", "slice-copies", "0", False, at=at)  # missed today: due tomorrow, not now
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert "📝 复习 (v)：今天到期 1 题" in screen_text(app)
+            await pilot.press("v")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+            await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="the due question")
+            assert "第 1/1 题" in screen_text(app) and "切片会复制数据吗？" not in screen_text(app)
+            await pilot.press("2", "enter")  # right this time
+            await wait_for(pilot, lambda: "✓ 正确" in screen_text(app), what="the verdict")
+            await pilot.press("enter")  # the summary
+            await wait_for(pilot, lambda: "得分：1/1" in screen_text(app), what="the summary")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+            # back home: the entry is refreshed from the store
+            await wait_for(pilot, lambda: "📝 复习 (v)：今天没有到期的复习题" in screen_text(app), what="the count refreshed")
+        assert [a.correct for a in store.answers("02")] == [False, True]
+        store.close()
+
+    @sync
+    async def test_review_entry_by_enter_and_by_click(self, tmp_path):
+        from torchcourse.tui.screens.quiz import ReviewScreen
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert "📝 复习 (v)：今天没有到期的复习题" in screen_text(app)
+            entry = app.screen.query_one("#review")
+            await pilot.press("tab")  # from 继续 to the 复习 line
+            assert app.focused is entry
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review by Enter")
+            await wait_for(pilot, lambda: "今天没有到期的复习题" in screen_text(app), what="nothing due")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+            await pilot.click("#review")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review by a click")
+        store.close()
+
+    @sync
+    async def test_k_on_home_opens_the_highlighted_chapters_quiz(self, tmp_path):
+        from torchcourse.tui.screens.quiz import QuizScreen
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.pause()
+            chapters = app.screen.query_one("#chapters")
+            chapters.focus()
+            await pilot.press("home", "down")  # 02
+            await pilot.press("k")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
+            await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="02's first question")
+            assert "第 02 章检查点" in screen_text(app)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+            # a planned chapter has no quiz yet: a notice, and home stays
+            app.screen.query_one("#chapters").focus()
+            await pilot.press("end", "k")
+            await wait_for(pilot, lambda: "03 以后再写 暂未上线（还在写）" in screen_text(app), what="the notice")
+            assert isinstance(app.screen, HomeScreen)
+        store.close()
+
+    @sync
+    async def test_k_works_while_继续_has_focus(self, tmp_path):
+        """Start-up highlight is the 继续 target's chapter (01), so k right away opens 01's quiz."""
+        from torchcourse.tui.screens.quiz import QuizScreen
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.focused is app.screen.query_one("#continue")
+            await pilot.press("k")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
+            await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="01's first question")
+        store.close()
+
+    @sync
+    async def test_palette_lists_the_quizzes_and_opens_one(self, tmp_path):
+        from torchcourse.tui.screens.quiz import QuizScreen
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
+            await pilot.press(*"测验")
+            await wait_for(pilot, lambda: "测验 02 图：用完就扔" in screen_text(app), what="the quiz entries")
+            assert "测验 01 盒子：一块内存" in screen_text(app)
+            assert "测验 03" not in screen_text(app)  # planned: no quiz entry
+            await pilot.press(*" 02")
+            await wait_for(pilot, lambda: "测验 01" not in screen_text(app), what="the filtered list")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
+            await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="02's first question")
+        store.close()
+
+
 class TestSnippets:
     @sync
     async def test_run_a_snippet_and_see_the_match(self, tmp_path):

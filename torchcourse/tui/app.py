@@ -187,12 +187,23 @@ class TorchCourseApp(App):
         except ImportError:
             self.notify("复习功能还没装好。", severity="warning")
             return
-        self.push_screen(ReviewScreen(self.course, self.store, self.runner), self._quiz_done)
+        self.push_screen(ReviewScreen(self.course, self.store, self.runner, today=self.today()), self._quiz_done)
+
+    def has_quiz(self, chapter_id: str) -> bool:
+        """The chapter is written and its checkpoint file exists."""
+        ch = self.course.chapter(chapter_id)
+        return ch is not None and ch.available and ch.checkpoint is not None and ch.checkpoint.is_file()
 
     def open_quiz(self, chapter_id: str) -> None:
         ch = self.course.chapter(chapter_id)
-        if ch is None or ch.checkpoint is None or not ch.checkpoint.is_file():
-            self.notify("这一章没有检查点测验。")
+        if ch is None:
+            self.notify(f"没有第 {chapter_id} 章。", severity="error")
+            return
+        if not ch.available:
+            self.notify(f"{ch.id} {ch.title} 暂未上线（还在写），还没有检查点测验。", severity="warning")
+            return
+        if not self.has_quiz(chapter_id):
+            self.notify(f"{ch.id} {ch.title} 没有检查点测验。")
             return
         try:
             from torchcourse.tui.screens.quiz import QuizScreen

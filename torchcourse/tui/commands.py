@@ -1,4 +1,4 @@
-"""Command palette (Ctrl+P) entries: chapters, routes, lookup, search, review, help."""
+"""Command palette (Ctrl+P) entries: chapters, checkpoint quizzes, routes, lookup, search, review, help."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ class CourseCommands(Provider):
         for ch in course.chapters:
             label = f"打开章节 {ch.id} {ch.title}" + ("" if ch.available else "（暂未上线）")
             out.append((label, partial(app.open_chapter, ch.id), ch.promise))
+        for ch in course.chapters:
+            if app.has_quiz(ch.id):
+                out.append((f"测验 {ch.id} {ch.title}", partial(app.open_quiz, ch.id), f"{ch.id} 章的检查点测验"))
         for r in course.routes:
             out.append((f"切换路线 {r.id} {r.name}", partial(app.set_route, r.id), f"适合：{r.audience}"))
         out.append(("报错反查", app.action_lookup, "粘贴报错原文，找到讲它的那一节"))

@@ -31,7 +31,7 @@ KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "帮助", "显示所有按键（就是这一页）", "全局", display="?"),
     Key("slash", "search", "搜索", "搜索整套教程的正文（中文也行），回车跳过去", "全局", show=False, display="/"),
     Key("e", "lookup", "报错反查", "粘贴一段报错原文，找到讲它的那一节", "全局", show=False),
-    Key("v", "review", "复习", "做今天到期的复习题", "全局", show=False),
+    Key("v", "review", "复习", "做今天到期的复习题（首页的「📝 复习」一行显示今天到期几题）", "全局", show=False),
     Key("ctrl+p", "command_palette", "命令", "命令面板：按名字打开章节、切换路线、反查报错", "全局", show=False, display="Ctrl+P"),
     Key("escape", "back", "返回", "返回上一页（阅读页返回首页）", "全局", show=False, display="Esc"),
     Key("q", "quit", "退出", "退出（进度随时已保存）", "全局"),
@@ -40,6 +40,7 @@ KEYS: tuple[Key, ...] = (
     Key("c", "continue", "继续", "回到上次到达的断点继续读", "首页"),
     Key("r", "choose_route", "选路线", "选择学习路线（换路线不会丢任何进度）", "首页"),
     Key("enter", "open_chapter", "打开", "打开选中的章节", "首页", display="Enter"),
+    Key("k", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
     # reader
     Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
     Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下进度）", "阅读"),
@@ -56,7 +57,8 @@ KEYS: tuple[Key, ...] = (
 
 
 # Global keys that the home screen also shows in its footer (the reader's footer has no room).
-HOME_FOOTER_EXTRA = ("search", "lookup", "review")
+# v (复习) is not among them: home shows it on its own 「📝 复习 (v)」 line.
+HOME_FOOTER_EXTRA = ("search", "lookup")
 
 
 def display_key(k: Key) -> str:

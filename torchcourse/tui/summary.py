@@ -91,3 +91,30 @@ def continue_target(course: Course, store) -> tuple[str, int] | None:
         if st and st.status in ("todo", "doing"):
             return cid, 0
     return None
+
+
+def due_review_count(course: Course, store, today) -> int:
+    """How many questions are due for review on ``today`` (what the home's 复习 line shows).
+
+    Equal to ``len(due_questions(course, store, today))``; the checkpoint files are only read
+    (and the quiz package only imported) when some answer history is actually due, so a
+    learner who has never missed a question pays nothing at start-up.
+    """
+    answers = store.answers()
+    if not any(not a.correct for a in answers):
+        return 0
+    from torchcourse.quiz.review import due_questions, replay
+
+    by_key: dict[tuple[str, str], list] = {}
+    for a in answers:
+        by_key.setdefault((a.chapter_id, a.question_id), []).append(a)
+    if not any(replay(cid, qid, hist).is_due(today) for (cid, qid), hist in by_key.items()):
+        return 0
+    return len(due_questions(course, store, today))
+
+
+def review_line(count: int) -> str:
+    """The home's 复习 entry."""
+    if count:
+        return f"📝 复习 (v)：今天到期 {count} 题"
+    return "📝 复习 (v)：今天没有到期的复习题"

@@ -1,4 +1,5 @@
-"""Home: course title, overall progress, 继续, the four routes, the chapter map, the check-in calendar."""
+"""Home: course title, overall progress, 继续, 复习 (count due today), the routes, the chapter map
+(Enter opens a chapter, k its checkpoint quiz), the check-in calendar."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from torchcourse.tui.summary import (
     all_statuses,
     continue_target,
     current_route,
+    due_review_count,
+    review_line,
     route_progress,
 )
 from torchcourse.tui.widgets.calendar import CheckinCalendar
@@ -48,6 +51,12 @@ class HomeView:
             where = f" · 断点 {part}/{ch.break_points} 之后" if part > 0 else ""
             verb = "继续" if store.last_position() else "开始"
             self.button = f"▶ {verb} (c)：{cid} {ch.title}{where}"
+
+        try:
+            due = due_review_count(course, store, app.today())
+        except Exception:  # a broken checkpoint file must not keep the home screen from showing
+            due = 0
+        self.review = review_line(due)
 
         self.route_line = ""
         if route is not None:
@@ -102,10 +111,11 @@ class HomeScreen(Screen):
                     yield Static(view.overall, id="overall")
                     yield ActionLine(view.button, "continue", id="continue", disabled=view.target is None)
                     yield Static(view.route_line, id="route-current")
+                    yield ActionLine(view.review, "review", id="review")
                 yield CheckinCalendar(*self._activity(), id="calendar")
             yield Label("路线（r 选择，回车切换；换路线不会丢进度）", classes="home-heading")
             yield OptionList(*view.routes, id="routes")
-            yield Label("章节地图（回车打开）", classes="home-heading")
+            yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
             yield OptionList(*view.chapters, id="chapters")
         yield KeyBar("首页")
 
@@ -140,6 +150,7 @@ class HomeScreen(Screen):
         button.disabled = view.target is None
         if view.route is not None:
             self.query_one("#route-current", Static).update(view.route_line)
+        self.query_one("#review", ActionLine).label = view.review
         for list_id, options, default in (("#routes", view.routes, view.route_index),
                                           ("#chapters", view.chapters, view.chapter_index)):
             ol = self.query_one(list_id, OptionList)
@@ -159,6 +170,16 @@ class HomeScreen(Screen):
             self.notify("当前路线已全部读完。按 r 换一条路线，或者从章节地图里挑一章。")
             return
         self.app.open_chapter(target[0], part=target[1])
+
+    def action_review(self) -> None:
+        self.app.action_review()
+
+    def action_chapter_quiz(self) -> None:
+        chapters = self.query_one("#chapters", OptionList)
+        if chapters.highlighted is None:
+            self.notify("先在章节地图里用 ↑↓ 选中一章，再按 k。")
+            return
+        self.app.open_quiz(self.app.course.chapters[chapters.highlighted].id)
 
     def action_choose_route(self) -> None:
         self.query_one("#routes", OptionList).focus()
