@@ -20,7 +20,6 @@ datetimes. Days (activity, streak) are the local calendar days of those times.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import tempfile
@@ -457,6 +456,8 @@ class Store:
     def export_json(self, path: Path) -> None:
         """Write everything to ``path`` as JSON (atomically: a temp file, then rename)."""
         path = Path(path)
+        import json  # only export/import need it (start-up time)
+
         text = json.dumps(self.export_data(), ensure_ascii=False, indent=2) + "\n"
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         try:
@@ -474,6 +475,8 @@ class Store:
         when this store has none. The whole file is validated before anything is written.
         Returns how many rows were merged: {"chapters", "answers", "runs", "breaks"}.
         """
+        import json
+
         path = Path(path)
         try:
             raw = path.read_text(encoding="utf-8")

@@ -44,6 +44,21 @@ def words(text: str) -> Iterable[tuple[int, int, str]]:
         match = re_word_cjk.match(text, position)
 
 
+def _fast_divide_line(divide_line):
+    """Rich's ``divide_line`` with a shortcut: a line that fits needs no breaks (most UI lines)."""
+
+    def fast_divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+        if len(text) <= width:
+            from rich.cells import cell_len
+
+            if cell_len(text) <= width:
+                return []
+        return divide_line(text, width, fold)
+
+    fast_divide_line.original = divide_line  # type: ignore[attr-defined]
+    return fast_divide_line
+
+
 def install() -> bool:
     """Make Rich (and so Textual) break Chinese lines between characters. True if installed."""
     try:
@@ -55,4 +70,10 @@ def install() -> bool:
     if not callable(getattr(rich_wrap, "words", None)) or not callable(getattr(rich_wrap, "divide_line", None)):
         return False
     rich_wrap.words = words
+    import textual.content as textual_content  # it imported divide_line by name
+
+    for module in (rich_wrap, textual_content):
+        current = getattr(module, "divide_line", None)
+        if callable(current) and getattr(current, "original", None) is None:
+            module.divide_line = _fast_divide_line(current)
     return True

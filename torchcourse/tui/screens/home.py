@@ -97,7 +97,9 @@ class HomeView:
 
 class HomeScreen(Screen):
     BINDINGS = keys.bindings("首页")
-    AUTO_FOCUS = None  # on_mount focuses 继续 (or the chapter map): one focus change, not two
+    # No auto focus: None would mean the app's "*", which focuses the scrolling body first and
+    # then on_mount moves focus to 继续 (two focus changes, a Blur and a restyle before Ready).
+    AUTO_FOCUS = ""
 
     def compose(self) -> ComposeResult:
         # The first frame is built with its content: no second layout pass after mounting.
@@ -128,6 +130,10 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         view = self._view
+        if self._surely_overflows(view):
+            # The scrollbar is there from the first layout: found only after it, it would narrow
+            # every line and cost a second full layout (and re-wrap) before the first frame.
+            self.query_one("#home-body", VerticalScroll).show_vertical_scrollbar = True
         if view.route_index is not None:
             self.query_one("#routes", OptionList).highlighted = view.route_index
         chapters = self.query_one("#chapters", OptionList)
@@ -135,6 +141,12 @@ class HomeScreen(Screen):
             chapters.highlighted = view.chapter_index
         button = self.query_one("#continue", ActionLine)
         (button if not button.disabled else chapters).focus()
+
+    def _surely_overflows(self, view: HomeView) -> bool:
+        """True when the body cannot fit on screen even if no line wraps (a lower bound)."""
+        top = 1 + CheckinCalendar.HEIGHT  # the calendar's margin and lines; the summary is shorter
+        lines = top + 2 * 2 + 2 * len(view.routes) + 2 * len(view.chapters)
+        return lines > self.app.size.height - 2  # title and key bar
 
     def on_screen_resume(self) -> None:
         if self.is_mounted and getattr(self, "_shown_once", False):

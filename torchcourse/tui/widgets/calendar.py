@@ -44,6 +44,8 @@ def calendar_lines(activity: dict[date, int], today: date, weeks: int = WEEKS) -
 
 
 class CheckinCalendar(Static):
+    HEIGHT = 9  # title, seven weekdays, the summary line
+
     def __init__(self, activity: dict[date, int], streak: int, today: date, **kwargs) -> None:
         self.activity = activity
         self.streak = streak
