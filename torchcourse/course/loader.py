@@ -13,8 +13,10 @@ import re
 import tomllib
 from pathlib import Path
 
-from torchcourse.course.chapter import minutes_for, parse_chapter
 from torchcourse.course.model import Chapter, Course, Problem, Route
+
+# torchcourse.course.chapter (the parser) is imported on a cache miss only: the app's start-up
+# with every chapter cached never needs it.
 
 DEFAULT_CPM = 170
 
@@ -55,6 +57,8 @@ def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | Non
     a stale entry can never be served; an unreadable entry is simply parsed again.
     """
     if cache_dir is None:
+        from torchcourse.course.chapter import parse_chapter
+
         return parse_chapter(chapter, source, cpm)
     h = hashlib.sha256()
     for part in (_parser_fingerprint(), chapter.id.encode(), chapter.kind.encode(), str(chapter.file).encode(), str(cpm).encode(), source.encode("utf-8")):
@@ -69,6 +73,8 @@ def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | Non
         return problems
     except Exception:  # missing, truncated, or from another version: parse again
         pass
+    from torchcourse.course.chapter import parse_chapter
+
     problems = parse_chapter(chapter, source, cpm)
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -183,6 +189,14 @@ def chapter_minutes(chapter: Chapter | None) -> int:
     if chapter.available:
         return chapter.minutes
     return int(chapter.target_minutes or 0)
+
+
+def __getattr__(name: str):
+    if name == "minutes_for":  # re-exported, imported lazily
+        from torchcourse.course.chapter import minutes_for
+
+        return minutes_for
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["CourseError", "load_course", "chapter_minutes", "minutes_for"]
