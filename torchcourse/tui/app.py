@@ -243,6 +243,17 @@ class TorchCourseApp(App):
     async def action_quit(self) -> None:
         self.exit(0)
 
+    def on_unmount(self) -> None:
+        """Every way out (q, Ctrl+C, a closed terminal) ends here: kill running snippets now.
+
+        A snippet blocks its worker thread, and asyncio waits for those threads before
+        ``app.run()`` returns; closing the runner ends them, so quitting never waits for a
+        snippet and leaves no process behind.
+        """
+        close = getattr(self.runner, "close", None)
+        if close is not None:
+            close()
+
 
 def make_app(course: Course, store, runner=None, *, notice: str | None = None,
              runner_factory: Callable[[], object] | None = None, today: date | None = None) -> TorchCourseApp:
