@@ -16,6 +16,7 @@ Run: ``python benchmarks/bench_app.py [--runs N]``. Prints the numbers and the r
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import select
@@ -172,6 +173,10 @@ def main() -> int:
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="tc-bench-"))
     env = {"TORCHCOURSE_HOME": str(home)}
+    # Bytecode as an installed package has it (pip compiles it; Textual's is in site-packages).
+    # Without this, PYTHONDONTWRITEBYTECODE=1 in the environment makes every app run recompile
+    # each module edited since its .pyc was last written, and the ratio drifts with the edits.
+    compileall.compile_dir(REPO / "torchcourse", quiet=1)
 
     # warm the OS file cache once for both, then alternate
     run_in_pty(MINIMAL, {})
