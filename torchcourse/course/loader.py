@@ -11,6 +11,7 @@ import os
 import pickle
 import re
 import tomllib
+from functools import lru_cache
 from pathlib import Path
 
 from torchcourse.course.model import Chapter, Course, Problem, Route
@@ -44,8 +45,9 @@ def _table_lines(text: str, header: str) -> list[int]:
 _PARSED_FIELDS = ("source", "parts", "sections", "snippets", "callouts", "reading_chars", "minutes")
 
 
+@lru_cache(maxsize=1)
 def _parser_fingerprint() -> bytes:
-    """The parser's own source: any change to it invalidates every cached chapter."""
+    """The parser's own source: any change to it invalidates every cached chapter (read once)."""
     here = Path(__file__).resolve().parent
     return b"".join((here / name).read_bytes() for name in ("chapter.py", "model.py", "loader.py"))
 
