@@ -119,3 +119,20 @@ def test_quiz_core_never_imports_textual_or_torch_and_the_screen_never_imports_t
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
     assert proc.stdout.strip() == "clean", proc.stderr
+
+
+def test_checkpoint_is_parsed_once_per_course_and_an_edit_is_seen(tmp_path):
+    import os
+    import shutil
+
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("bad"))
+    course = load_course(root)
+    first = questions_for(course, "01")
+    assert questions_for(course, "01") is first  # remembered, not read again
+    path = root / "checkpoints" / "01.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace("的结果是多少？", "会得到什么？"), encoding="utf-8")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a coarse-clock filesystem
+    edited = questions_for(course, "01")
+    assert "会得到什么" in edited[0].prompt and "会得到什么" not in first[0].prompt

@@ -129,6 +129,8 @@ class Course:
     routes: list[Route]
     checkpoints_dir: Path
     problems: list[Problem] = field(default_factory=list)
+    # derived data remembered by other modules (e.g. loaded checkpoints), never compared
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         for c in self.chapters:

@@ -343,11 +343,27 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
 
 
 def checkpoint_for(course: Course, chapter_id: str) -> Checkpoint | None:
-    """The loaded checkpoint of a chapter, or None when it has no checkpoint file configured."""
+    """The loaded checkpoint of a chapter, or None when it has no checkpoint file configured.
+
+    Loaded once per course and file version: review, completion and the quiz all ask for the
+    same files many times, so the parse is remembered on ``course.memo`` until the file's size
+    or modification time changes.
+    """
     chapter = course.chapter(chapter_id)
     if chapter is None or chapter.checkpoint is None:
         return None
-    return load_checkpoint(chapter.checkpoint, chapter if chapter.available else None, chapter_id=chapter.id)
+    try:
+        st = chapter.checkpoint.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    memo = course.memo.setdefault("checkpoints", {})
+    hit = memo.get(chapter.id)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    cp = load_checkpoint(chapter.checkpoint, chapter if chapter.available else None, chapter_id=chapter.id)
+    memo[chapter.id] = (stamp, cp)
+    return cp
 
 
 def questions_for(course: Course, chapter_id: str) -> list[Question]:
@@ -370,8 +386,7 @@ def validate_checkpoints(course: Course) -> list[Problem]:
         used.add(chapter.checkpoint.resolve())
         if not chapter.checkpoint.is_file():
             continue  # the loader reports a missing file for written chapters
-        cp = load_checkpoint(chapter.checkpoint, chapter if chapter.available else None, chapter_id=chapter.id)
-        problems.extend(cp.problems)
+        problems.extend(checkpoint_for(course, chapter.id).problems)
     if course.checkpoints_dir.is_dir():
         for path in sorted(course.checkpoints_dir.glob("*.toml")):
             if path.resolve() not in used:
