@@ -188,6 +188,29 @@ def test_run_bad_names(course, tmp_path):
     assert out.returncode == 2 and "no snippet 'nope'" in out.stderr and "hello" in out.stderr
     out = tc("--content", str(course), "run", "hello", home=tmp_path / "h")
     assert out.returncode == 2 and "CHAPTER:SNIPPET" in out.stderr
+    out = tc("--content", str(course), "run", "99:hello", home=tmp_path / "h")
+    assert out.returncode == 2 and "unknown chapter '99' (chapters: 01, 02)" in out.stderr
+    out = tc("--content", str(course), "run", "02:x", home=tmp_path / "h")
+    assert out.returncode == 2 and "chapter 02 (02.md) is not written yet" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_run_and_verify_take_a_chapter_number_without_its_zero(course, tmp_path):
+    out = tc("--content", str(course), "run", "1:hello", home=tmp_path / "h")
+    assert out.returncode == 0 and out.stdout.startswith("01:hello  (") and "✅ 一致" in out.stdout
+    out = tc("--content", str(course), "verify", "1", "--json", home=tmp_path / "h")
+    assert {r["chapter"] for r in json.loads(out.stdout)["results"]} == {"01"}
+
+
+def test_malformed_course_toml_is_named_instead_of_unknown_chapters(tmp_path):
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "course.toml").write_text('title = "t"\n[[chapters]\nid = "01"\n', encoding="utf-8")
+    for cmd in (["run", "01:hello"], ["verify", "01"], ["quiz", "01"], ["why", "RuntimeError"]):
+        out = tc("--content", str(root), *cmd, home=tmp_path / "h")
+        assert out.returncode == 2, (cmd, out.stderr)
+        assert f"{root / 'course.toml'}:2: malformed TOML" in out.stderr, (cmd, out.stderr)
+        assert "unknown chapter" not in out.stderr and "没有这一章" not in out.stderr and "Traceback" not in out.stderr
 
 
 def test_doctor_reports_versions_paths_and_latency(tmp_path):

@@ -14,21 +14,47 @@ from pathlib import Path
 from torchcourse import __version__, paths
 
 
-def _course(args):
+def _course(args, *, need_chapters: bool = True):
+    """The course for a subcommand; exits 2 with ``file:line: message`` when it cannot serve.
+
+    With ``need_chapters`` a course.toml that yields no chapter at all (malformed TOML, no
+    ``[[chapters]]``) stops here with its own problems, instead of every chapter id on the
+    command line being reported as unknown.
+    """
     from torchcourse.course import CourseError, load_course
 
     root = paths.content_dir(getattr(args, "content", None))
     try:
-        return load_course(root)
+        course = load_course(root)
     except CourseError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         raise SystemExit(2)
+    if need_chapters and not course.chapters:
+        for problem in course.problems:
+            print(f"torchcourse: {problem}", file=sys.stderr)
+        print(f"torchcourse: {root / 'course.toml'} lists no usable chapter (torchcourse check shows every problem)", file=sys.stderr)
+        raise SystemExit(2)
+    return course
+
+
+def chapter_arg(course, text: str, command: str, *, written: bool = True):
+    """The chapter named on the command line (``1`` finds ``01``); exits 2 naming the value and
+    the known chapters when there is none, or (``written``) when it is not written yet."""
+    chapter = course.find_chapter(text)
+    if chapter is None:
+        known = ", ".join(c.id for c in course.chapters)
+        print(f"torchcourse {command}: unknown chapter {text!r} (chapters: {known})", file=sys.stderr)
+        raise SystemExit(2)
+    if written and not chapter.available:
+        print(f"torchcourse {command}: chapter {chapter.id} ({chapter.file.name}) is not written yet", file=sys.stderr)
+        raise SystemExit(2)
+    return chapter
 
 
 def cmd_check(args) -> int:
     from torchcourse.course.check import all_problems, shape
 
-    course = _course(args)
+    course = _course(args, need_chapters=False)
     problems = all_problems(course)
     if args.json:
         print(json.dumps(shape(course, problems), ensure_ascii=False, indent=2))

@@ -381,17 +381,12 @@ def where_label(course: Course, entry: ErrorEntry) -> str:
 
 
 def cmd_why(args) -> int:
-    from torchcourse import paths
-    from torchcourse.course import CourseError, load_course
+    from torchcourse.cli import _course
 
     text = " ".join(args.text)
     if text.strip() == "-":
         text = sys.stdin.read()
-    try:
-        course = load_course(paths.content_dir(getattr(args, "content", None)))
-    except CourseError as exc:
-        print(f"torchcourse: {exc}", file=sys.stderr)
-        return 2
+    course = _course(args)
     entries = error_entries(course)
     hits = lookup_error(course, text, entries=entries)
     if getattr(args, "json", False):

@@ -138,6 +138,17 @@ class Course:
                 return c
         return None
 
+    def find_chapter(self, text: str) -> Chapter | None:
+        """The chapter a learner meant on the command line: the exact id, then the id in any
+        case, then a number without its zero (``1`` → ``01``)."""
+        text = text.strip()
+        found = self.chapter(text)
+        if found is None:
+            found = next((c for c in self.chapters if c.id.lower() == text.lower()), None)
+        if found is None and text.isdigit():
+            found = next((c for c in self.chapters if c.id.isdigit() and int(c.id) == int(text)), None)
+        return found
+
     def route(self, route_id: str) -> Route | None:
         for r in self.routes:
             if r.id == route_id:

@@ -60,22 +60,6 @@ def section_label(course: Course, chapter_id: str, anchor: str | None) -> str:
     return label
 
 
-def find_chapter_id(course: Course, text: str) -> str | None:
-    """The chapter id the learner meant: exact, then case-insensitive, then zero-padded (``1`` → ``01``)."""
-    text = text.strip()
-    for c in course.chapters:
-        if c.id == text:
-            return c.id
-    for c in course.chapters:
-        if c.id.lower() == text.lower():
-            return c.id
-    if text.isdigit():
-        for c in course.chapters:
-            if c.id.isdigit() and int(c.id) == int(text):
-                return c.id
-    return None
-
-
 class QuizSession:
     def __init__(
         self,
@@ -98,12 +82,11 @@ class QuizSession:
 
     @classmethod
     def for_chapter(cls, course: Course, store, chapter_text: str, clock=None) -> "QuizSession":
-        cid = find_chapter_id(course, chapter_text)
-        if cid is None:
+        chapter = course.find_chapter(chapter_text)
+        if chapter is None:
             known = "、".join(c.id for c in course.chapters)
             raise QuizError(f"没有这一章：{chapter_text!r}。已有的章节：{known}")
-        chapter = course.chapter(cid)
-        assert chapter is not None
+        cid = chapter.id
         if not chapter.available:
             raise QuizError(f"{chapter_label(course, cid)}「{chapter.title}」还没有写好，暂时没有检查点。")
         cp = checkpoint_for(course, cid)
@@ -179,4 +162,4 @@ class QuizSession:
         return QuizOutcome(self.chapter_id, self.score, self.total, goto)
 
 
-__all__ = ["QuizSession", "QuizOutcome", "QuizError", "Result", "section_label", "chapter_label", "find_chapter_id"]
+__all__ = ["QuizSession", "QuizOutcome", "QuizError", "Result", "section_label", "chapter_label"]

@@ -11,6 +11,7 @@ import unicodedata
 from pathlib import Path
 
 from torchcourse import paths
+from torchcourse.cli import _course
 
 ICONS = {
     "match": "✅ 一致",
@@ -22,12 +23,6 @@ ICONS = {
 }
 
 
-def _course(args):
-    from torchcourse.cli import _course as load
-
-    return load(args)
-
-
 def _runner(args, warm: bool):
     from torchcourse.runner import Runner
 
@@ -36,19 +31,12 @@ def _runner(args, warm: bool):
 
 
 def _select(course, wanted: list[str]):
-    """Written chapters to verify, or an error message naming the bad value."""
+    """Written chapters to verify (all of them when none is named)."""
+    from torchcourse.cli import chapter_arg
+
     if not wanted:
-        return [c for c in course.chapters if c.available], None
-    out = []
-    for cid in wanted:
-        ch = course.chapter(cid)
-        if ch is None:
-            known = ", ".join(c.id for c in course.chapters)
-            return None, f"torchcourse verify: unknown chapter {cid!r} (chapters: {known})"
-        if not ch.available:
-            return None, f"torchcourse verify: chapter {cid} ({ch.file.name}) is not written yet"
-        out.append(ch)
-    return out, None
+        return [c for c in course.chapters if c.available]
+    return [chapter_arg(course, cid, "verify") for cid in wanted]
 
 
 class _Progress:
@@ -83,10 +71,7 @@ def cmd_verify(args) -> int:
     from torchcourse.runner.accept import rewrite_outputs
 
     course = _course(args)
-    chapters, err = _select(course, list(getattr(args, "chapters", []) or []))
-    if err:
-        print(err, file=sys.stderr)
-        return 2
+    chapters = _select(course, list(getattr(args, "chapters", []) or []))
     snippets = [s for ch in chapters for s in ch.snippets]
     as_json = bool(getattr(args, "json", False))
     accept = bool(getattr(args, "accept", False))
@@ -185,20 +170,19 @@ def side_by_side(left_title: str, left: str, right_title: str, right: str, colum
 
 
 def cmd_run(args) -> int:
-    course = _course(args)
+    from torchcourse.cli import chapter_arg
+
     key = args.snippet
     if ":" not in key:
         print(f"torchcourse run: give CHAPTER:SNIPPET, e.g. 01:view-error (got {key!r})", file=sys.stderr)
         return 2
-    snip = course.snippet(key)
+    course = _course(args)
+    cid, _, sid = key.partition(":")
+    ch = chapter_arg(course, cid, "run")
+    snip = ch.snippet(sid)
     if snip is None:
-        cid = key.split(":", 1)[0]
-        ch = course.chapter(cid)
-        if ch is None:
-            print(f"torchcourse run: unknown chapter {cid!r}", file=sys.stderr)
-        else:
-            ids = ", ".join(s.id for s in ch.snippets) or "(none)"
-            print(f"torchcourse run: chapter {cid} has no snippet {key.split(':', 1)[1]!r} (snippets: {ids})", file=sys.stderr)
+        ids = ", ".join(s.id for s in ch.snippets) or "(none)"
+        print(f"torchcourse run: chapter {ch.id} has no snippet {sid!r} (snippets: {ids})", file=sys.stderr)
         return 2
     runner = _runner(args, warm=not args.cold)
     try:
