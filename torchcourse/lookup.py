@@ -375,9 +375,7 @@ def search_text(course: Course, query: str, limit: int = 50) -> list[TextHit]:
 
 
 def where_label(course: Course, entry: ErrorEntry) -> str:
-    ch = course.chapter(entry.chapter_id)
-    name = f"附录 {entry.chapter_id}" if ch is not None and ch.kind == "appendix" else f"第 {entry.chapter_id} 章"
-    return f"→ {name} §{entry.section_title} ({entry.link})"
+    return f"→ {course.chapter_label(entry.chapter_id)} §{entry.section_title} ({entry.link})"
 
 
 def cmd_why(args) -> int:

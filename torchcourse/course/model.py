@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+def chapter_label(chapter_id: str, kind: str = "chapter") -> str:
+    """A chapter's name as the learner reads it: ``第 01 章``, or ``附录 A`` for the appendix."""
+    return f"附录 {chapter_id}" if kind == "appendix" else f"第 {chapter_id} 章"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One validation problem, printed as ``file:line: message``."""
@@ -94,6 +99,10 @@ class Chapter:
     minutes: int = 0
 
     @property
+    def label(self) -> str:
+        return chapter_label(self.id, self.kind)
+
+    @property
     def break_points(self) -> int:
         """Number of break points (🛑) in the chapter, the final one included."""
         return sum(1 for p in self.parts if p.break_label is not None)
@@ -137,6 +146,11 @@ class Course:
             if c.id == chapter_id:
                 return c
         return None
+
+    def chapter_label(self, chapter_id: str) -> str:
+        """``第 01 章`` / ``附录 A`` for an id, also one no longer in the course."""
+        chapter = self.chapter(chapter_id)
+        return chapter.label if chapter is not None else chapter_label(chapter_id)
 
     def find_chapter(self, text: str) -> Chapter | None:
         """The chapter a learner meant on the command line: the exact id, then the id in any

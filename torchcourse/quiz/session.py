@@ -43,10 +43,7 @@ class Result:
 
 
 def chapter_label(course: Course, chapter_id: str) -> str:
-    chapter = course.chapter(chapter_id)
-    if chapter is not None and chapter.kind == "appendix":
-        return f"附录 {chapter_id}"
-    return f"第 {chapter_id} 章"
+    return course.chapter_label(chapter_id)
 
 
 def section_label(course: Course, chapter_id: str, anchor: str | None) -> str:
