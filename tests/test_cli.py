@@ -148,6 +148,38 @@ def test_reset_chapter_with_yes(home):
     s.close()
 
 
+def test_reset_names_chapters_as_the_course_does_and_refuses_unknown_ones(home):
+    seed(home)
+    s, _ = open_store(db(home))
+    s.reach_break("old-99", 1)  # a chapter the course no longer has
+    s.close()
+    r = tc("reset", "--chapter", "99", "--yes", home=home)
+    assert r.returncode == 2 and "没有这一章的进度：'99'" in r.stderr and "已有的章节：00、01" in r.stderr
+    r = tc("reset", "--chapter", "2", "--yes", home=home)  # the number finds chapter 02
+    assert r.returncode == 0 and "已清除第 02 章的进度" in r.stdout
+    r = tc("reset", "--chapter", "old-99", "--yes", home=home)
+    assert r.returncode == 0, r.stderr
+    s, _ = open_store(db(home))
+    assert set(s.all_progress()) == {"03"} and s.answers("02") == []
+    s.close()
+
+
+def test_progress_names_the_appendix_position_as_an_appendix(home):
+    s, _ = open_store(db(home))
+    s.reach_break("A", 1)
+    s.close()
+    assert "上次读到：附录 A 第 2 部分" in tc("progress", home=home).stdout
+
+
+def test_export_to_a_missing_folder_names_the_file_and_keeps_the_store(home, tmp_path):
+    seed(home)
+    target = tmp_path / "no-such-dir" / "x.json"
+    r = tc("export", str(target), home=home)
+    assert r.returncode == 1 and f"无法写入 {target}" in r.stderr and ".tmp-" not in r.stderr
+    assert "Traceback" not in r.stderr and not target.parent.exists()
+    assert json.loads(tc("progress", "--json", home=home).stdout)["answers"] == 3
+
+
 def test_reset_all_with_yes(home):
     seed(home)
     r = tc("reset", "--all", "--yes", home=home)

@@ -7,23 +7,42 @@ import sys
 from pathlib import Path
 
 from torchcourse import paths
+from torchcourse.course.model import chapter_label
 from torchcourse.progress.store import Store, StoreError, open_store
+
+
+_FAILED = object()
 
 
 def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def _open() -> Store | None:
+def open_or_report(prefix: str = "torchcourse") -> Store | None:
     """Open the store, printing its notice (if any) and errors; None when it cannot be opened."""
     try:
         store, notice = open_store()
     except StoreError as exc:
-        _err(f"torchcourse: {exc}")
+        _err(f"{prefix}: {exc}")
         return None
     if notice:
         _err(f"⚠️ {notice}")
     return store
+
+
+def _with_store(action):
+    """``action(store)`` in a store opened for this command and closed after it; ``_FAILED``
+    (the error already printed) when the store cannot be opened or the action fails."""
+    store = open_or_report()
+    if store is None:
+        return _FAILED
+    try:
+        return action(store)
+    except StoreError as exc:
+        _err(f"torchcourse: {exc}")
+        return _FAILED
+    finally:
+        store.close()
 
 
 def _load_course(args):
@@ -35,12 +54,6 @@ def _load_course(args):
     except CourseError as exc:
         _err(f"torchcourse: 无法读取课程（{exc}），只显示章节编号。")
         return None
-
-
-def chapter_label(chapter_id: str, kind: str = "chapter") -> str:
-    if kind == "appendix":
-        return f"附录 {chapter_id}"
-    return f"第 {chapter_id} 章"
 
 
 def summary(store: Store, course) -> dict:
@@ -116,7 +129,8 @@ def format_summary(data: dict) -> str:
         lines.append(f"路线：{route['id']}（课程里已没有这条路线）")
     pos = data["position"]
     if pos:
-        lines.append(f"上次读到：{chapter_label(pos['chapter'])} 第 {pos['part'] + 1} 部分")
+        kind = next((r["kind"] for r in data["chapters"] if r["id"] == pos["chapter"]), "chapter")
+        lines.append(f"上次读到：{chapter_label(pos['chapter'], kind)} 第 {pos['part'] + 1} 部分")
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")
@@ -144,16 +158,9 @@ def _display_width(text: str) -> int:
 
 def cmd_progress(args) -> int:
     course = _load_course(args)
-    store = _open()
-    if store is None:
+    data = _with_store(lambda store: summary(store, course))
+    if data is _FAILED:
         return 1
-    try:
-        data = summary(store, course)
-    except StoreError as exc:
-        _err(f"torchcourse: {exc}")
-        return 1
-    finally:
-        store.close()
     if getattr(args, "json", False):
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
@@ -161,9 +168,28 @@ def cmd_progress(args) -> int:
     return 0
 
 
+def _has_progress(store: Store, chapter_id: str) -> bool:
+    return chapter_id in store.all_progress() or bool(store.answers(chapter_id)) or any(r.chapter_id == chapter_id for r in store.runs())
+
+
 def cmd_reset(args) -> int:
-    chapter_id = None if args.all else args.chapter
-    what = "全部进度（路线、读到的位置、测验记录、运行记录）" if chapter_id is None else f"{chapter_label(chapter_id)}的进度（断点、测验记录、运行记录）"
+    chapter_id = label = None
+    if not args.all:
+        # the course's own id (``1`` is chapter 01); an id the course no longer has is still
+        # resettable while the store holds progress for it
+        course = _load_course(args)
+        chapter = course.find_chapter(args.chapter) if course is not None else None
+        chapter_id = chapter.id if chapter is not None else args.chapter
+        label = chapter.label if chapter is not None else chapter_label(chapter_id)
+        if chapter is None:
+            known = _with_store(lambda store: _has_progress(store, chapter_id))
+            if known is _FAILED:
+                return 1
+            if not known:
+                ids = "、".join(c.id for c in course.chapters) if course is not None else ""
+                _err(f"torchcourse reset: 没有这一章的进度：{args.chapter!r}，什么都没有清除。" + (f"已有的章节：{ids}" if ids else ""))
+                return 2
+    what = "全部进度（路线、读到的位置、测验记录、运行记录）" if chapter_id is None else f"{label}的进度（断点、测验记录、运行记录）"
     if not args.yes:
         if not sys.stdin.isatty():
             _err(f"torchcourse: 没有清除任何东西：要清除{what}需要确认，但标准输入不是终端。确定的话请加 --yes。")
@@ -175,46 +201,23 @@ def cmd_reset(args) -> int:
         if reply.strip().lower() not in ("y", "yes", "是"):
             print("已取消，什么都没有清除。")
             return 1
-    store = _open()
-    if store is None:
+    if _with_store(lambda store: store.reset(chapter_id)) is _FAILED:
         return 1
-    try:
-        store.reset(chapter_id)
-    except StoreError as exc:
-        _err(f"torchcourse: {exc}")
-        return 1
-    finally:
-        store.close()
     print(f"已清除{what}。")
     return 0
 
 
 def cmd_export(args) -> int:
-    store = _open()
-    if store is None:
+    if _with_store(lambda store: store.export_json(Path(args.file))) is _FAILED:
         return 1
-    try:
-        store.export_json(Path(args.file))
-    except StoreError as exc:
-        _err(f"torchcourse: {exc}")
-        return 1
-    finally:
-        store.close()
     print(f"已把进度导出到 {Path(args.file).resolve()}")
     return 0
 
 
 def cmd_import(args) -> int:
-    store = _open()
-    if store is None:
+    counts = _with_store(lambda store: store.import_json(Path(args.file)))
+    if counts is _FAILED:
         return 1
-    try:
-        counts = store.import_json(Path(args.file))
-    except StoreError as exc:
-        _err(f"torchcourse: {exc}")
-        return 1
-    finally:
-        store.close()
     print(
         f"已从 {Path(args.file).resolve()} 合并进度：章节 {counts['chapters']} 个有变化，"
         f"新增答题 {counts['answers']} 条、运行 {counts['runs']} 条、断点记录 {counts['breaks']} 条（原有进度都保留）。"

@@ -465,7 +465,7 @@ class Store:
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}\ncannot write {path}: {exc}") from exc
+            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}\ncannot write {path}: {exc.strerror or exc}") from exc
 
     def import_json(self, path: Path) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.

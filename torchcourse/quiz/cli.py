@@ -274,18 +274,13 @@ class _LazyRunner:
 
 
 def cmd_quiz(args) -> int:
-    from torchcourse import paths
     from torchcourse.cli import _course
-    from torchcourse.progress import StoreError, open_store
+    from torchcourse.progress.cli import open_or_report
 
     course = _course(args)
-    try:
-        store, notice = open_store(paths.database_path())
-    except StoreError as exc:
-        print(f"torchcourse quiz: {exc}", file=sys.stderr)
+    store = open_or_report("torchcourse quiz")
+    if store is None:
         return 1
-    if notice:
-        print(notice, file=sys.stderr)
     runner = _LazyRunner()
     try:
         try:
