@@ -22,9 +22,6 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message}"
 
-    def to_json(self) -> dict:
-        return {"file": str(self.file), "line": self.line, "message": self.message}
-
 
 @dataclass
 class Snippet:

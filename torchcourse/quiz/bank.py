@@ -79,12 +79,6 @@ class Checkpoint:
     questions: list[Question]
     problems: list[Problem] = field(default_factory=list)
 
-    def question(self, question_id: str) -> Question | None:
-        for q in self.questions:
-            if q.id == question_id:
-                return q
-        return None
-
 
 # ----------------------------------------------------------------------------- line finding
 

@@ -39,9 +39,7 @@ def is_complete(course: Course, store, chapter_id: str) -> bool:
     chapter = course.chapter(chapter_id)
     if chapter is None or not chapter.available:
         return False
-    progress = store.chapter_progress(chapter_id)
-    furthest = progress.furthest_break if progress is not None and progress.furthest_break is not None else -1
-    if furthest < chapter.break_points:
+    if store.chapter_progress(chapter_id).furthest_break < chapter.break_points:
         return False
     return passed(*latest_attempt(course, store, chapter_id))
 
@@ -49,8 +47,7 @@ def is_complete(course: Course, store, chapter_id: str) -> bool:
 def update_completion(course: Course, store, chapter_id: str) -> bool:
     """Record the chapter as completed if it now is; return whether it is completed.
     Call it after a break point is reached and after a quiz."""
-    progress = store.chapter_progress(chapter_id)
-    if progress is not None and progress.completed:
+    if store.chapter_progress(chapter_id).completed:
         return True
     if is_complete(course, store, chapter_id):
         store.set_completed(chapter_id, True)

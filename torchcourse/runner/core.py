@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from torchcourse.course.model import Snippet
@@ -36,7 +36,6 @@ class RunResult:
     truncated: bool = False
     message: str = ""  # short Chinese explanation (skipped / timeout / error / exit code)
     cached: bool = False
-    extra: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
