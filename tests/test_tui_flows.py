@@ -474,7 +474,8 @@ class TestSnippets:
             gpu = snippet_view(screen, "needs-gpu")
             assert "🗓️ 未实跑 — 需要 GPU" in widget_text(gpu.query_one(".snip-head"))
             await pilot.press("a")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunSummaryScreen), timeout=60, what="the summary")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunSummaryScreen) and app.screen.query("#run-summary"),
+                           timeout=60, what="the summary")
             summary = widget_text(app.screen.query_one("#run-summary"))
             assert summary.startswith("共 3 个代码块：")
             assert "一致 2 个" in summary and "未实跑（需要 GPU） 1 个" in summary

@@ -13,12 +13,14 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from textual import work
+from textual import events, work
 from textual.app import App
+from textual.geometry import Size
 from textual.screen import Screen
 
 from torchcourse.course import Course
 from torchcourse.tui import keys
+from torchcourse.tui.widgets.toosmall import TooSmall, too_small
 
 INSTALL_TORCH = "pip install torch==2.13.0"
 
@@ -100,6 +102,7 @@ class TorchCourseApp(App):
         self.runner = runner
         self.notice = notice
         self._today = today
+        self.too_small = False  # the terminal is below the minimum size: TooSmall covers the screen
         if course.title:
             self.title = course.title
 
@@ -114,6 +117,36 @@ class TorchCourseApp(App):
     def on_mount(self) -> None:
         if self.notice:
             self.notify(self.notice, severity="warning", timeout=15)
+        self.screen_change_signal.subscribe(self, lambda _screen: self.call_later(self.guard_size))
+        self.guard_size()
+
+    # -- a terminal below the minimum size ----------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.guard_size(event.size)  # runs before App._on_resize updates self.size
+
+    def guard_size(self, size: Size | None = None) -> None:
+        """Cover the current screen with :class:`TooSmall` while the terminal is too small.
+
+        Nothing is popped or rebuilt: the screens underneath keep their state, and the notice
+        goes as soon as the terminal is large enough again.
+        """
+        size = size or self.size
+        self.too_small = small = too_small(size)
+        for screen in self.screen_stack:
+            screen.set_class(small, "-too-small")  # hides its widgets (their layout and state stay)
+            for notice in screen.query_children(TooSmall):
+                notice.show_size(size)
+        if small and self.screen.is_attached and not self.screen.query_children(TooSmall):
+            self.screen.mount(TooSmall(size))
+
+    async def on_event(self, event: events.Event) -> None:
+        """While the notice shows, keys do nothing behind it, except q and Ctrl+C, which quit."""
+        if self.too_small and isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if isinstance(event, events.Key) and event.key in ("q", "ctrl+c"):
+                await self.action_quit()
+            return
+        await super().on_event(event)
 
     def on_ready(self) -> None:
         self.prewarm()

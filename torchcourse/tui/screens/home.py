@@ -27,6 +27,8 @@ from torchcourse.tui.summary import (
 )
 from torchcourse.tui.widgets.calendar import CheckinCalendar
 
+NARROW = 90  # below this width the calendar grid does not fit beside the summary
+
 
 class HomeView:
     """Everything the home screen shows, computed once from the course and the store."""
@@ -106,20 +108,30 @@ class HomeScreen(Screen):
         app = self.app
         view = HomeView(app)
         self._view = view
+        self._fit_width(app.size.width)  # the class is right from the first frame
+        calendar = CheckinCalendar(*self._activity(), id="calendar")
         yield Static(Content.styled(app.course.title or "torchcourse", "bold"), id="home-title")
         with VerticalScroll(id="home-body"):
             with Horizontal(id="home-top"):
                 with Vertical(id="home-summary"):
                     yield Static(view.overall, id="overall")
+                    yield Static(calendar.streak_line(), id="streak")  # shown instead of the grid when narrow
                     yield ActionLine(view.button, "continue", id="continue", disabled=view.target is None)
                     yield Static(view.route_line, id="route-current")
                     yield ActionLine(view.review, "review", id="review")
-                yield CheckinCalendar(*self._activity(), id="calendar")
+                yield calendar
             yield Label("路线（r 选择，回车切换；换路线不会丢进度）", classes="home-heading")
             yield OptionList(*view.routes, id="routes")
             yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
             yield OptionList(*view.chapters, id="chapters")
         yield KeyBar("首页")
+
+    def _fit_width(self, width: int) -> None:
+        """Below :data:`NARROW` columns the calendar grid gives way to a one-line streak."""
+        self.set_class(width < NARROW, "-narrow")
+
+    def on_resize(self, event) -> None:
+        self._fit_width(event.size.width)
 
     def _activity(self):
         store, today = self.app.store, self.app.today()
@@ -144,11 +156,13 @@ class HomeScreen(Screen):
 
     def _surely_overflows(self, view: HomeView) -> bool:
         """True when the body cannot fit on screen even if no line wraps (a lower bound)."""
-        top = 1 + CheckinCalendar.HEIGHT  # the calendar's margin and lines; the summary is shorter
+        # wide: the calendar's margin and lines (the summary is shorter); narrow: the summary's lines
+        top = 9 if self.has_class("-narrow") else 1 + CheckinCalendar.HEIGHT
         lines = top + 2 * 2 + 2 * len(view.routes) + 2 * len(view.chapters)
         return lines > self.app.size.height - 2  # title and key bar
 
     def on_screen_resume(self) -> None:
+        self._fit_width(self.app.size.width)  # resized while another screen was on top
         if self.is_mounted and getattr(self, "_shown_once", False):
             self.refresh_data()  # back from the reader or a quiz: progress may have changed
         self._shown_once = True
@@ -163,6 +177,9 @@ class HomeScreen(Screen):
         if view.route is not None:
             self.query_one("#route-current", Static).update(view.route_line)
         self.query_one("#review", ActionLine).label = view.review
+        calendar = self.query_one("#calendar", CheckinCalendar)
+        calendar.set_activity(*self._activity())  # reading just now counts for today
+        self.query_one("#streak", Static).update(calendar.streak_line())
         for list_id, options, default in (("#routes", view.routes, view.route_index),
                                           ("#chapters", view.chapters, view.chapter_index)):
             ol = self.query_one(list_id, OptionList)

@@ -1,4 +1,6 @@
-"""A one-line, focusable, clickable action (Enter or a click runs it) — a light stand-in for Button.
+"""A focusable, clickable action line (Enter or a click runs it) — a light stand-in for Button.
+
+It wraps rather than cut its label when the terminal is narrow.
 
 Button's CSS and rendering cost ~10 ms before the home screen's first frame; this is a Static.
 """
@@ -12,12 +14,10 @@ from textual.widgets import Static
 class ActionLine(Static, can_focus=True):
     DEFAULT_CSS = """
     ActionLine {
-        height: 1;
+        height: auto;
         padding: 0 1;
         background: $boost;
         text-style: bold;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
     }
     ActionLine:focus {
         background: $primary;

@@ -52,10 +52,23 @@ class CheckinCalendar(Static):
         self.today = today
         super().__init__(self.render_calendar(), **kwargs)  # content from the start: no relayout on mount
 
+    def set_activity(self, activity: dict[date, int], streak: int, today: date) -> None:
+        self.activity, self.streak, self.today = activity, streak, today
+        self.update(self.render_calendar())
+
+    def _active_days(self) -> int:
+        return sum(1 for d, n in self.activity.items() if n > 0 and (self.today - d).days < WEEKS * 7)
+
+    def _title(self) -> str:
+        return f"打卡 · 连续 {self.streak} 天" + (" 🔥" if self.streak else "")
+
+    def streak_line(self) -> Content:
+        """The calendar in one line, for terminals too narrow for the grid beside the summary."""
+        return Content.assemble((self._title(), "bold"), (f" · 近 {WEEKS} 周有 {self._active_days()} 天在学", "$text-muted"))
+
     def render_calendar(self) -> Content:
-        active = sum(1 for d, n in self.activity.items() if n > 0 and (self.today - d).days < WEEKS * 7)
-        title = f"打卡 · 连续 {self.streak} 天" + (" 🔥" if self.streak else "")
-        lines = [Content.styled(title, "bold")]
+        active = self._active_days()
+        lines = [Content.styled(self._title(), "bold")]
         for name, row in zip(ROW_NAMES, calendar_lines(self.activity, self.today)):
             cells = [Content(name + " ")]
             for glyph, lv in row:
