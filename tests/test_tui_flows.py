@@ -30,6 +30,12 @@ async def open_loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
     return app.screen
 
 
+async def open_reader(pilot, chapter_id: str) -> ReaderScreen:
+    """Open a chapter as a link or the palette would, and wait until all of it is mounted."""
+    pilot.app.open_chapter(chapter_id)
+    return await open_loaded_reader(pilot, pilot.app, chapter_id)
+
+
 def snippet_view(screen: ReaderScreen, snippet_id: str) -> SnippetView:
     return next(v for v in screen.query(SnippetView) if v.snippet.id == snippet_id)
 
@@ -109,8 +115,7 @@ class TestRouteReadBreakResume:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             assert store.chapter_progress("01").furthest_break == 0
             for _ in range(40):
                 await pilot.press("down")
@@ -124,8 +129,7 @@ class TestRouteReadBreakResume:
         app, store = build_app(db)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            await open_loaded_reader(pilot, app, "01")
+            await open_reader(pilot, "01")
             await pilot.press("n")
             await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1 stored")
             await pilot.press("ctrl+c")
@@ -141,8 +145,7 @@ class TestRouteReadBreakResume:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            await open_loaded_reader(pilot, app, "01")
+            await open_reader(pilot, "01")
             await pilot.press("right_square_bracket")
             await open_loaded_reader(pilot, app, "02")
             await pilot.press("right_square_bracket")  # 03 is planned: nothing after 02
@@ -168,8 +171,7 @@ class TestRouteReadBreakResume:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             await pilot.press("t")
             await wait_for(pilot, lambda: "🛑 断点 2/2 · 检查点之后" in screen_text(app), what="the table of contents")
             text = screen_text(app)
@@ -207,8 +209,7 @@ class TestLinks:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             x, y = await show_link(pilot, screen, "02#divide")
             text = screen_text(app).splitlines()[y]
             assert "除零、03 章；回看内存；文档 (http://pytorch.org)" in text, text  # link text; the web link shows its URL
@@ -224,11 +225,10 @@ class TestLinks:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             x, y = await show_link(pilot, screen, "03")
             await pilot.click(offset=(x + 1, y))
-            await wait_for(pilot, lambda: "第 03 章还没写好" in screen_text(app), what="the notice")
+            await wait_for(pilot, lambda: "03 以后再写 暂未上线（还在写）" in screen_text(app), what="the notice")
             assert app.screen is screen and screen.chapter.id == "01"
 
     @sync
@@ -236,8 +236,7 @@ class TestLinks:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             x, y = await show_link(pilot, screen, "#memory")
             assert screen.body.scroll_y > 0
             await pilot.click(offset=(x, y))
@@ -252,8 +251,7 @@ class TestLinks:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             await show_link(pilot, screen, "02#divide")
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, LinksScreen), what="the link picker")
@@ -265,7 +263,7 @@ class TestLinks:
             picker = app.screen.query_one("#links-list")
             assert [str(o.prompt).split(" → ")[0] for o in picker.options] == ["除零", "03 章", "内存"]  # no web link
             await pilot.press("home", "down", "enter")  # second entry: the planned chapter
-            await wait_for(pilot, lambda: "第 03 章还没写好" in screen_text(app), what="the notice")
+            await wait_for(pilot, lambda: "03 以后再写 暂未上线（还在写）" in screen_text(app), what="the notice")
             assert app.screen is screen
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, LinksScreen), what="the link picker")
@@ -279,8 +277,7 @@ class TestLinks:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.pause()
-            app.open_chapter("02")
-            await open_loaded_reader(pilot, app, "02")
+            await open_reader(pilot, "02")
             await pilot.press("l")
             await wait_for(pilot, lambda: "这一屏没有可以打开的链接" in screen_text(app), what="the notice")
             assert isinstance(app.screen, ReaderScreen)
@@ -294,8 +291,7 @@ class TestQuiz:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            await open_loaded_reader(pilot, app, "01")
+            await open_reader(pilot, "01")
             await pilot.press("k")
             await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
             await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="the first question")
@@ -417,8 +413,7 @@ class TestSnippets:
         app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
         async with app.run_test(size=(120, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             await pilot.press("x")
             await wait_for(pilot, lambda: view.state == "done", what="the run")
@@ -438,8 +433,7 @@ class TestSnippets:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             view.focus()
             await pilot.press("x")
@@ -455,8 +449,7 @@ class TestSnippets:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=(120, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             head = view.query_one(".snip-head")
             assert widget_text(head).startswith(" ▶ 运行 (x)")
@@ -469,8 +462,7 @@ class TestSnippets:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=(120, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("02")
-            screen = await open_loaded_reader(pilot, app, "02")
+            screen = await open_reader(pilot, "02")
             gpu = snippet_view(screen, "needs-gpu")
             assert "🗓️ 未实跑 — 需要 GPU" in widget_text(gpu.query_one(".snip-head"))
             await pilot.press("a")
@@ -492,8 +484,7 @@ class TestSnippets:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
         async with app.run_test(size=(120, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "slow")
             view.focus()
             await pilot.press("x")
@@ -584,8 +575,7 @@ class TestRobust:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=root, warm=True, python=str(venv / "bin" / "python"))
         async with app.run_test(size=(120, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "uses-torch")
             view.focus()
             await pilot.press("x")

@@ -122,8 +122,8 @@ def test_shipped_course_starts_shows_home_and_quits(tmp_path, term_factory):
     assert term.wait() == 0
 
 
-def test_read_a_break_point_then_ctrl_c_keeps_it(tmp_path, term_factory):
-    term = term_factory(["--content", str(FIXTURE)], tmp_path)
+def reach_the_first_break(term: Terminal) -> None:
+    """From home: 继续 opens chapter 01, n passes its first break point, the banner says so."""
     term.read_until("测试课程：拆开一个小盒子")
     term.drain()
     term.send("c")
@@ -131,6 +131,11 @@ def test_read_a_break_point_then_ctrl_c_keeps_it(tmp_path, term_factory):
     term.drain(0.5)
     term.send("n")
     term.read_until("已记下")
+
+
+def test_read_a_break_point_then_ctrl_c_keeps_it(tmp_path, term_factory):
+    term = term_factory(["--content", str(FIXTURE)], tmp_path)
+    reach_the_first_break(term)
     term.send("\x03")  # Ctrl+C
     assert term.wait() == 0
     store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
@@ -141,13 +146,7 @@ def test_read_a_break_point_then_ctrl_c_keeps_it(tmp_path, term_factory):
 
 def test_closing_the_terminal_keeps_progress(tmp_path, term_factory):
     term = term_factory(["--content", str(FIXTURE)], tmp_path, extra_env={"NO_COLOR": "1"})
-    term.read_until("测试课程：拆开一个小盒子")
-    term.drain()
-    term.send("c")
-    term.read_until("01 · 盒子：一块内存")
-    term.drain(0.5)
-    term.send("n")
-    term.read_until("已记下")
+    reach_the_first_break(term)
     os.close(term.master)  # the terminal window goes away: SIGHUP / EIO for the app
     deadline = time.monotonic() + 20
     while term.proc.poll() is None and time.monotonic() < deadline:

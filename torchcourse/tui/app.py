@@ -169,15 +169,22 @@ class TorchCourseApp(App):
         while len(self.screen_stack) > 1:
             self.pop_screen()
 
-    def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None) -> None:
-        from torchcourse.tui.screens.reader import ReaderScreen
-
+    def written_chapter(self, chapter_id: str, planned: str = "。先读别的章节吧。"):
+        """The chapter, when it exists and is written; otherwise say why (``planned`` ends that notice)."""
         ch = self.course.chapter(chapter_id)
         if ch is None:
             self.notify(f"没有第 {chapter_id} 章。", severity="error")
-            return
-        if not ch.available:
-            self.notify(f"{ch.id} {ch.title} 暂未上线（还在写）。先读别的章节吧。", severity="warning")
+        elif not ch.available:
+            self.notify(f"{ch.id} {ch.title} 暂未上线（还在写）{planned}", severity="warning")
+        else:
+            return ch
+        return None
+
+    def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None) -> None:
+        from torchcourse.tui.screens.reader import ReaderScreen
+
+        ch = self.written_chapter(chapter_id)
+        if ch is None:
             return
         self.go_home()
         self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor))
@@ -246,12 +253,8 @@ class TorchCourseApp(App):
         return ch is not None and ch.available and ch.checkpoint is not None and ch.checkpoint.is_file()
 
     def open_quiz(self, chapter_id: str) -> None:
-        ch = self.course.chapter(chapter_id)
+        ch = self.written_chapter(chapter_id, "，还没有检查点测验。")
         if ch is None:
-            self.notify(f"没有第 {chapter_id} 章。", severity="error")
-            return
-        if not ch.available:
-            self.notify(f"{ch.id} {ch.title} 暂未上线（还在写），还没有检查点测验。", severity="warning")
             return
         if not self.has_quiz(chapter_id):
             self.notify(f"{ch.id} {ch.title} 没有检查点测验。")

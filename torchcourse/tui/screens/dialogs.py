@@ -1,15 +1,19 @@
-"""Small modal screens: help (every key), run-all summary, plain messages."""
+"""Modal screens: the base :class:`Dialog`, :class:`Finder` (search and error lookup), help
+(every key), run-all summary."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static
+from textual.widget import Widget
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
 
 from torchcourse.tui import keys
 
@@ -17,15 +21,117 @@ from torchcourse.tui import keys
 class Dialog(ModalScreen):
     CSS_PATH = Path(__file__).resolve().parent.parent / "dialogs.tcss"
     BINDINGS = [Binding("escape", "dismiss_dialog", "关闭", key_display="Esc"), Binding("q", "dismiss_dialog", "关闭", show=False)]
+    # selector → (rows the rest of the box needs, most rows): a scrolling part of the box gets
+    # fewer rows on a short terminal, so the box (at most 90% of the screen) is never cut.
+    FIT: dict[str, tuple[int, int]] = {}
 
     def action_dismiss_dialog(self) -> None:
         self.dismiss(None)
+
+    def on_mount(self) -> None:
+        self.fit_height(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_height(event.size.height)
+
+    def fit_height(self, height: int) -> None:
+        room = height * 9 // 10  # .dialog-box { max-height: 90% }
+        for selector, (reserve, most) in self.FIT.items():
+            for widget in self.query(selector):
+                widget.styles.max_height = max(2, min(most, room - reserve))
+
+
+class Finder(Dialog):
+    """Look something up while the learner types: a title, an input, a status line and the
+    results (Enter on one jumps to its place in the course). Search and error lookup."""
+
+    NAME = ""  # the ids: #NAME-box, #NAME-input, #NAME-status, #NAME-results
+    HEADING = ""
+    EMPTY = ""  # the status line when nothing matched
+
+    def __init__(self, initial: str = "") -> None:
+        super().__init__()
+        self.initial = initial
+        self.hits: list = []
+
+    # -- what a finder supplies ---------------------------------------------------------
+
+    def make_input(self) -> Widget:
+        raise NotImplementedError
+
+    def input_text(self) -> str:
+        raise NotImplementedError
+
+    def find_hits(self, text: str) -> list:
+        raise NotImplementedError
+
+    def hit_option(self, index: int, hit) -> Option:
+        raise NotImplementedError
+
+    def found_text(self, count: int) -> str:
+        raise NotImplementedError
+
+    def open_hit(self, hit) -> None:
+        raise NotImplementedError
+
+    # -- shared behaviour ---------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id=f"{self.NAME}-box", classes="dialog-box"):
+            yield Label(self.HEADING, classes="dialog-title")
+            yield self.make_input()
+            yield Label("", id=f"{self.NAME}-status")
+            yield OptionList(id=f"{self.NAME}-results")
+
+    @property
+    def input(self) -> Widget:
+        return self.query_one(f"#{self.NAME}-input")
+
+    @property
+    def results(self) -> OptionList:
+        return self.query_one(f"#{self.NAME}-results", OptionList)
+
+    def on_mount(self) -> None:
+        self.input.focus()
+        if self.initial:
+            self.find(self.initial)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="find")
+    def find(self, text: str) -> None:
+        hits = self.find_hits(text) if text.strip() else []
+        self.app.call_from_thread(self._show, text, hits)
+
+    def _show(self, text: str, hits: list) -> None:
+        if text != self.input_text():
+            return  # typed on since: a newer search is on its way
+        self.hits = hits
+        results = self.results
+        results.clear_options()
+        results.add_options([self.hit_option(i, h) for i, h in enumerate(hits)])
+        status = self.query_one(f"#{self.NAME}-status", Label)
+        if not text.strip():
+            status.update("")
+        elif hits:
+            status.update(self.found_text(len(hits)))
+            results.highlighted = 0
+        else:
+            status.update(self.EMPTY)
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.jump(event.option_index)
+
+    def jump(self, index: int) -> None:
+        hit = self.hits[index]
+        self.dismiss(None)
+        self.open_hit(hit)
 
 
 class HelpScreen(Dialog):
     """Every key of the app, rendered from :mod:`torchcourse.tui.keys`."""
 
     BINDINGS = Dialog.BINDINGS + [Binding("question_mark", "dismiss_dialog", "关闭", show=False)]
+    FIT = {"#help-scroll": (4, 20)}  # title line and its margin, border
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box", classes="dialog-box"):

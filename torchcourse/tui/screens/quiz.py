@@ -58,7 +58,7 @@ class QuizScreen(Screen[QuizOutcome]):
         Binding("r", "reveal", "看参考答案"),
         Binding("y", "self_grade(True)", "我答对了"),
         Binding("n", "self_grade(False)", "没答对"),
-        Binding("enter", "submit", "提交 / 继续", key_display="回车"),
+        Binding("enter", "submit", "提交/继续", key_display="回车"),
         Binding("escape", "leave", "离开测验", key_display="Esc"),
     ]
 
@@ -102,7 +102,11 @@ class QuizScreen(Screen[QuizOutcome]):
             yield Static(id="quiz-hint")
             yield Static(id="quiz-summary")
             yield OptionList(id="quiz-missed")
-        yield Footer()
+        # without the Ctrl+P entry (it still works) the keys fit 80 columns; compact below that
+        yield Footer(compact=self.app.size.width < 80, show_command_palette=False)
+
+    def on_resize(self, event) -> None:
+        self.query_one(Footer).compact = event.size.width < 80
 
     def on_mount(self) -> None:
         if self.session is None:

@@ -417,7 +417,6 @@ class ReaderScreen(Screen):
         if link is None:
             self.notify(f"这个链接不在教程里：{href}")
             return
-        course = self.app.course
         if link.chapter is None or link.chapter == self.chapter.id:
             if link.anchor is None:
                 self.body.scroll_home(animate=False, immediate=True)
@@ -428,12 +427,8 @@ class ReaderScreen(Screen):
                 return
             self.run_worker(self.jump_to_line(sec.line), group="jump", exclusive=True)
             return
-        ch = course.chapter(link.chapter)
+        ch = self.app.written_chapter(link.chapter)
         if ch is None:
-            self.notify(f"教程里没有第 {link.chapter} 章。", severity="warning")
-            return
-        if not ch.available:
-            self.notify(f"第 {ch.id} 章还没写好（{ch.title}），先读别的章节吧。", severity="warning")
             return
         anchor = link.anchor
         if anchor is not None and ch.section(anchor) is None:

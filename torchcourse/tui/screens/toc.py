@@ -28,6 +28,7 @@ def toc_entries(chapter: Chapter) -> list[tuple[int, str, tuple[str, int]]]:
 
 
 class TocScreen(Dialog):
+    FIT = {"#toc-list": (5, 14)}  # title (two lines when narrow) and margin, border
     def __init__(self, chapter: Chapter) -> None:
         super().__init__()
         self.chapter = chapter
@@ -60,6 +61,8 @@ def link_label(link, course, current: Chapter) -> str:
 
 class LinksScreen(Dialog):
     """The course links on screen; Enter opens one (``l`` in the reader)."""
+
+    FIT = {"#links-list": (4, 14)}  # title and margin, border
 
     def __init__(self, links, course, current: Chapter) -> None:
         super().__init__()
