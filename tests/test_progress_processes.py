@@ -58,7 +58,10 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     n = 150
     procs = [_spawn(str(db), name, str(n), str(go)) for name in ("p1", "p2")]
     for p in procs:
-        assert p.stdout.readline().strip() == "ready"
+        line = p.stdout.readline().strip()
+        if line != "ready":
+            p.wait(timeout=60)
+            pytest.fail(f"a writer died while opening the new database (exit {p.returncode}):\n{p.stderr.read()}")
     go.touch()
     for p in procs:
         out, err = p.communicate(timeout=240)
@@ -161,3 +164,21 @@ def test_unreadable_database_file_is_moved_aside(tmp_path):
     assert conn.execute("SELECT value FROM settings WHERE key = 'route'").fetchone() == ("A",)
     conn.close()
     assert "路线：还没有选" in r.stdout
+
+
+OPENER = "import sys\nfrom pathlib import Path\nfrom torchcourse.progress import open_store\nstore, notice = open_store(Path(sys.argv[1]))\nprint('ready', notice)\nstore.close()\n"
+
+
+def test_many_processes_creating_the_database_at_once_all_open_it(tmp_path):
+    """First start of several torchcourse processes at once: none fails, none calls the file broken."""
+    for round_ in range(4):
+        db = tmp_path / f"r{round_}" / "data" / "progress.sqlite3"
+        procs = [
+            subprocess.Popen([sys.executable, "-c", OPENER, str(db)], cwd=REPO, env=_env(), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(6)
+        ]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert (p.returncode, out.strip()) == (0, "ready None"), err
+        assert sorted(x.name for x in db.parent.iterdir() if "corrupt" in x.name) == []

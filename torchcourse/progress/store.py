@@ -24,6 +24,7 @@ import os
 import sqlite3
 import tempfile
 import threading
+import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,10 +42,16 @@ _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
 _SQLITE_CANTOPEN = 14
 _SQLITE_IOERR = 10
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
 
 
 class StoreError(Exception):
     """A problem the learner must act on; the message is ready to print (Chinese / English)."""
+
+
+class _Busy(Exception):
+    """Another process holds a lock while this one opens the database: wait and try again."""
 
 
 class _Unusable(Exception):
@@ -159,6 +166,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         conn.close()
         code = _error_code(exc)
+        if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+            raise _Busy(str(exc)) from exc
         if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
             raise _Unusable(str(exc)) from exc
         if existed and code in (_SQLITE_CANTOPEN, _SQLITE_IOERR):
@@ -228,12 +237,31 @@ def open_store(path: Path | None = None) -> tuple["Store", str | None]:
     path = Path(path)
     _check_writable_dir(path.parent)
     try:
-        return Store(_connect(path), path), None
+        return Store(_connect_retrying(path), path), None
     except _Unusable as exc:
         moved = _move_aside(path)
         what = "进度文件无法读取" if exc.unreadable else "进度文件已损坏"
         notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
-        return Store(_connect(path), path), notice
+        return Store(_connect_retrying(path), path), notice
+
+
+def _connect_retrying(path: Path) -> sqlite3.Connection:
+    """:func:`_connect`, tried again while another process holds a lock SQLite will not wait for.
+
+    Two ``torchcourse`` processes starting at once on a new database race to switch it to WAL and
+    to create the schema; SQLite can answer such a race with SQLITE_BUSY / SQLITE_LOCKED without
+    calling the busy handler. That is a reason to wait, never to report the file as broken.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.01
+    while True:
+        try:
+            return _connect(path)
+        except _Busy:
+            if time.monotonic() >= deadline:
+                raise StoreError(f"进度库 {path} 一直被另一个进程占用，请稍后再试。\nthe progress database {path} stayed locked by another process")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 class Store:
