@@ -135,6 +135,9 @@ class TestNarrow:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             assert "日 ·" in screen_text(app) and "近 12 周有 0 天在学" in screen_text(app)  # wide: the grid
+            await resize(pilot, 80, 24)  # narrowed while running: the grid gives way to the line
+            await wait_for(pilot, lambda: "日 ·" not in screen_text(app), what="the grid gone")
+            assert any(ln.strip().startswith("打卡 · 连续 0 天 · 近 12 周有 0 天在学") for ln in screen_text(app).splitlines())
         store.close()
 
     @sync

@@ -115,7 +115,8 @@ class HomeScreen(Screen):
             with Horizontal(id="home-top"):
                 with Vertical(id="home-summary"):
                     yield Static(view.overall, id="overall")
-                    yield Static(calendar.streak_line(), id="streak")  # shown instead of the grid when narrow
+                    if self.has_class("-narrow"):  # else mounted on the first narrowing: one widget less to paint
+                        yield Static(calendar.streak_line(), id="streak")
                     yield ActionLine(view.button, "continue", id="continue", disabled=view.target is None)
                     yield Static(view.route_line, id="route-current")
                     yield ActionLine(view.review, "review", id="review")
@@ -128,7 +129,11 @@ class HomeScreen(Screen):
 
     def _fit_width(self, width: int) -> None:
         """Below :data:`NARROW` columns the calendar grid gives way to a one-line streak."""
-        self.set_class(width < NARROW, "-narrow")
+        narrow = width < NARROW
+        self.set_class(narrow, "-narrow")
+        if narrow and self.is_mounted and not self.query("#streak"):
+            streak = Static(self.query_one("#calendar", CheckinCalendar).streak_line(), id="streak")
+            self.query_one("#home-summary").mount(streak, after=self.query_one("#overall"))
 
     def on_resize(self, event) -> None:
         self._fit_width(event.size.width)
@@ -179,7 +184,8 @@ class HomeScreen(Screen):
         self.query_one("#review", ActionLine).label = view.review
         calendar = self.query_one("#calendar", CheckinCalendar)
         calendar.set_activity(*self._activity())  # reading just now counts for today
-        self.query_one("#streak", Static).update(calendar.streak_line())
+        for streak in self.query("#streak").results(Static):
+            streak.update(calendar.streak_line())
         for list_id, options, default in (("#routes", view.routes, view.route_index),
                                           ("#chapters", view.chapters, view.chapter_index)):
             ol = self.query_one(list_id, OptionList)
