@@ -600,3 +600,17 @@ class TestRobust:
                 assert len(screen.query(SnippetView)) == len(ch.snippets)
             await pilot.press("escape")
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+
+
+class TestReadMinutes:
+    @sync
+    async def test_a_chapter_read_to_its_last_break_counts_as_read(self, tmp_path):
+        # fixture 02 (3 minutes) has one break point near its end and a 15-character tail:
+        # reaching it means the chapter was read, not half of it
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.reach_break("02", 1)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert "已完成 0/3 章 · 已读约 3/45 分钟" in text, text
+        store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torchcourse.course import Chapter, Course, Route, chapter_minutes
+from torchcourse.course.chapter import reading_chars
 
 DEFAULT_ROUTE = "D"
 
@@ -22,6 +23,21 @@ STATUS_TEXT = {"todo": "未开始", "doing": "读到一半", "done": "已完成"
 STATUS_ICON = {"todo": "○", "doing": "◐", "done": "●", "unavailable": "·"}
 
 
+def read_fraction(chapter: Chapter, furthest: int) -> float:
+    """Share of the chapter's ⏱ characters that lie before its break point ``furthest``.
+
+    Parts differ a lot in length (the tail after the last 🛑 is a short recap), so counting
+    parts would say 「half read」 for a chapter read to its 读完了 break point.
+    """
+    if not chapter.parts or furthest <= 0:
+        return 0.0
+    if furthest >= chapter.break_points:
+        return 1.0
+    sizes = [reading_chars(p.text) for p in chapter.parts]
+    total = sum(sizes)
+    return sum(sizes[:furthest]) / total if total else 0.0
+
+
 def chapter_status(chapter: Chapter, progress) -> ChapterStatus:
     minutes = chapter_minutes(chapter)
     if not chapter.available:
@@ -32,8 +48,7 @@ def chapter_status(chapter: Chapter, progress) -> ChapterStatus:
         read = float(minutes)
         status = "done"
     else:
-        total_parts = max(1, len(chapter.parts))
-        read = minutes * min(furthest, total_parts) / total_parts
+        read = minutes * read_fraction(chapter, furthest)
         status = "doing" if furthest > 0 else "todo"
     return ChapterStatus(chapter, minutes, status, furthest, read)
 
