@@ -614,3 +614,28 @@ class TestReadMinutes:
             text = screen_text(app)
             assert "已完成 0/3 章 · 已读约 3/45 分钟" in text, text
         store.close()
+
+
+class TestHomeArrows:
+    @sync
+    async def test_down_from_continue_reaches_the_route_list(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert app.focused.id == "continue"
+            await pilot.press("up")  # the first line: stays
+            assert app.focused.id == "continue"
+            await pilot.press("down")
+            assert app.focused.id == "review"
+            await pilot.press("down")
+            assert app.focused.id == "routes"
+            # routes ↔ chapter map: ↓ on the last route (D, the default) leaves the list, no wrap
+            await pilot.press("down")
+            assert app.focused.id == "chapters"
+            chapters = app.focused
+            chapters.highlighted = 0
+            await pilot.press("up")
+            assert app.focused.id == "routes"
+            await pilot.press("shift+tab", "up")
+            assert app.focused.id == "continue"
+        store.close()

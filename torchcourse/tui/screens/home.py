@@ -27,6 +27,29 @@ from torchcourse.tui.summary import (
 )
 from torchcourse.tui.widgets.calendar import CheckinCalendar
 
+class HomeList(OptionList):
+    """An option list whose ↑ on the first / ↓ on the last option moves to the previous / next
+    line or list of the home screen (routes ↔ chapter map) instead of wrapping around."""
+
+    def _leave(self, step: int) -> bool:
+        chain = [w for w in self.screen.focus_chain if w not in self.ancestors]
+        i = chain.index(self) + step if self in chain else -1
+        if 0 <= i < len(chain):
+            chain[i].focus()
+            return True
+        return False
+
+    def action_cursor_down(self) -> None:
+        if self.highlighted is not None and self.highlighted >= self.option_count - 1 and self._leave(1):
+            return
+        super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self.highlighted is not None and self.highlighted <= 0 and self._leave(-1):
+            return
+        super().action_cursor_up()
+
+
 NARROW = 90  # below this width the calendar grid does not fit beside the summary
 
 
@@ -122,9 +145,9 @@ class HomeScreen(Screen):
                     yield ActionLine(view.review, "review", id="review")
                 yield calendar
             yield Label("路线（r 选择，回车切换；换路线不会丢进度）", classes="home-heading")
-            yield OptionList(*view.routes, id="routes")
+            yield HomeList(*view.routes, id="routes")
             yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
-            yield OptionList(*view.chapters, id="chapters")
+            yield HomeList(*view.chapters, id="chapters")
         yield KeyBar("首页")
 
     def _fit_width(self, width: int) -> None:

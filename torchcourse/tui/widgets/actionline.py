@@ -27,7 +27,12 @@ class ActionLine(Static, can_focus=True):
         color: $text-disabled;
     }
     """
-    BINDINGS = [Binding("enter", "press", "打开", show=False)]
+    BINDINGS = [
+        Binding("enter", "press", "打开", show=False),
+        # ↑↓ move between the home's lines and lists, as the help screen promises
+        Binding("down", "step(1)", show=False),
+        Binding("up", "step(-1)", show=False),
+    ]
 
     def __init__(self, label: str, action: str, **kwargs) -> None:
         super().__init__(label, **kwargs)
@@ -44,6 +49,14 @@ class ActionLine(Static, can_focus=True):
     async def action_press(self) -> None:
         if not self.disabled:
             await self.screen.run_action(self.action)
+
+    def action_step(self, step: int) -> None:
+        # the scrolling body around this line is focusable too: step over it, to a line or list
+        chain = [w for w in self.screen.focus_chain if w not in self.ancestors]
+        if self in chain:
+            i = chain.index(self) + step
+            if 0 <= i < len(chain):  # no wrapping: ↑ on the first line stays there
+                chain[i].focus()
 
     async def on_click(self) -> None:
         await self.action_press()
