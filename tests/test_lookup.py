@@ -220,3 +220,13 @@ def test_why_never_imports_textual_or_torch():
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
     assert "LOADED []" in r.stdout and "02#second-backward" in r.stdout
+
+
+def test_search_shows_and_searches_text_as_the_reader_shows_it(course):
+    # backticks are Markdown, not text: the line reads 「转置之后内存不再连续，view 拒绝工作。」
+    [hit] = search_text(course, "连续，view 拒绝")
+    assert hit.chapter_id == "01" and "`" not in hit.excerpt and "view 拒绝工作" in hit.excerpt
+    # fence lines (```python {#view-error}) and break markers are not text
+    assert search_text(course, "{#view-error}") == []
+    assert search_text(course, "```python") == []
+    assert search_text(course, "<!--") == []

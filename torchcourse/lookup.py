@@ -327,6 +327,24 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
 # Full-text search
 
 
+_MD_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+_MD_ANCHOR_RE = re.compile(r"\s*\{#[^}]*\}\s*$")
+_MD_LEAD_RE = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[-*+]\s+)+")
+_MD_COMMENT_RE = re.compile(r"<!--.*?-->")
+
+
+def _plain(line: str) -> str:
+    """A Markdown line as the reader shows it: no link targets, backticks, bold marks, heading
+    hashes or anchors, no HTML comments (break markers). Searched and shown in search results."""
+    line = _MD_COMMENT_RE.sub("", line)
+    if line.lstrip().startswith("```"):  # a fence delimiter: ```python {#id timeout=…}
+        return ""
+    line = _MD_LINK_RE.sub(r"\1", line)
+    line = _MD_ANCHOR_RE.sub("", line)
+    line = _MD_LEAD_RE.sub("", line)
+    return line.replace("`", "").replace("**", "")
+
+
 def _excerpt(line: str, start: int, length: int, width: int = 100) -> str:
     line = line.strip()
     if len(line) <= width:
@@ -351,6 +369,7 @@ def search_text(course: Course, query: str, limit: int = 50) -> list[TextHit]:
             continue
         sections = sorted(ch.sections, key=lambda s: s.line)
         for n, raw in enumerate(ch.source.splitlines(), start=1):
+            raw = _plain(raw)
             low = raw.casefold()
             pos = low.find(q)
             if pos < 0:
