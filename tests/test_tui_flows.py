@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from textual.command import CommandPalette
+
 from torchcourse.tui import keys
 from torchcourse.tui.screens.dialogs import HelpScreen, RunSummaryScreen
 from torchcourse.tui.screens.home import HomeScreen
@@ -394,7 +396,7 @@ class TestHomeQuizAndReview:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("ctrl+p")
-            await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
             await pilot.press(*"测验")
             await wait_for(pilot, lambda: "测验 02 图：用完就扔" in screen_text(app), what="the quiz entries")
             assert "测验 01 盒子：一块内存" in screen_text(app)
@@ -552,11 +554,29 @@ class TestLookupSearchHelp:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("ctrl+p")
-            await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
             await pilot.press(*"02")
             await wait_for(pilot, lambda: "打开章节 02 图：用完就扔" in screen_text(app), what="the palette hit")
             await pilot.press("enter")
             await open_loaded_reader(pilot, app, "02")
+
+    @sync
+    async def test_command_palette_speaks_chinese(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+            await wait_for(pilot, lambda: "打开章节 01" in screen_text(app), what="the entries")
+            text = screen_text(app)
+            assert "输入章节名" in text, text
+            for english in ("Search for commands", "Theme", "Screenshot", "Maximize", "Keys", "Quit"):
+                assert english not in text, text
+            await pilot.press(*"退出")
+            await wait_for(pilot, lambda: "退出程序（进度随时已保存）" in screen_text(app), what="quit entry")
+            await pilot.press(*"zzqq")
+            await wait_for(pilot, lambda: "没有匹配的命令" in screen_text(app), what="no matches line")
+        store.close()
 
 
 class TestRobust:

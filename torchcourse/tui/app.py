@@ -106,6 +106,19 @@ class TorchCourseApp(App):
         if course.title:
             self.title = course.title
 
+    def get_system_commands(self, screen: Screen):
+        """Textual's own palette entries (Theme, Keys, Maximize, Screenshot…) are English and lead
+        to English screens: the palette offers quit only (help is among the course's commands)."""
+        from textual.app import SystemCommand
+
+        yield SystemCommand("退出", "退出程序（进度随时已保存）", self.action_quit)
+
+    def action_command_palette(self) -> None:
+        from torchcourse.tui.commands import CoursePalette
+
+        if self.use_command_palette and not CoursePalette.is_open(self):
+            self.push_screen(CoursePalette(id="--command-palette", placeholder="输入章节名、测验、路线或报错关键词…"))
+
     def today(self) -> date:
         return self._today or date.today()
 

@@ -4,7 +4,28 @@ from __future__ import annotations
 
 from functools import partial
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from rich.align import Align
+from rich.text import Text
+from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit, Hits, Provider
+from textual.widgets.option_list import Option
+
+
+class CoursePalette(CommandPalette):
+    """Textual's palette with its 'No matches found' line in Chinese."""
+
+    def _start_no_matches_countdown(self, search_value: str) -> None:
+        self._stop_no_matches_countdown()
+
+        def show() -> None:
+            if search_value:
+                self.query_one(CommandList).add_option(
+                    Option(Align.center(Text("没有匹配的命令", style="not bold")), disabled=True, id=self._NO_MATCHES)
+                )
+                self._list_visible = True
+            else:
+                self._list_visible = False
+
+        self._no_matches_timer = self.set_timer(self._NO_MATCHES_COUNTDOWN, show)
 
 
 class CourseCommands(Provider):
