@@ -330,13 +330,19 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
 _MD_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _MD_ANCHOR_RE = re.compile(r"\s*\{#[^}]*\}\s*$")
 _MD_LEAD_RE = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[-*+]\s+)+")
-_MD_COMMENT_RE = re.compile(r"<!--.*?-->")
+_MD_COMMENT_RE = re.compile(r"<!--(?P<body>.*?)-->")
+_BREAK_LABEL_RE = re.compile(r"\s*break\s*:\s*(?P<label>.*?)\s*$")
 
 
 def _plain(line: str) -> str:
     """A Markdown line as the reader shows it: no link targets, backticks, bold marks, heading
-    hashes or anchors, no HTML comments (break markers). Searched and shown in search results."""
-    line = _MD_COMMENT_RE.sub("", line)
+    hashes or anchors; of an HTML comment only a break point's label (the reader shows it in
+    the 🛑 banner). Searched and shown in search results."""
+    def comment(m: re.Match) -> str:
+        label = _BREAK_LABEL_RE.match(m.group("body"))
+        return label.group("label") if label else ""
+
+    line = _MD_COMMENT_RE.sub(comment, line)
     if line.lstrip().startswith("```"):  # a fence delimiter: ```python {#id timeout=…}
         return ""
     line = _MD_LINK_RE.sub(r"\1", line)
