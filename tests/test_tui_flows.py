@@ -659,3 +659,19 @@ class TestHomeArrows:
             await pilot.press("shift+tab", "up")
             assert app.focused.id == "continue"
         store.close()
+
+
+class TestChapterMapStatus:
+    @sync
+    async def test_a_chapter_read_to_its_last_break_is_not_read_halfway(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.reach_break("02", 1)  # 02's only break point; its quiz not done
+        store.reach_break("01", 1)  # 1 of 2
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            lines = screen_text(app).splitlines()
+            line02 = next(ln for ln in lines if " 02 " in ln and "⏱" in ln)
+            line01 = next(ln for ln in lines if " 01 " in ln and "⏱" in ln)
+            assert "已读完 · 差检查点测验 (k)" in line02 and "读到一半" not in line02, line02
+            assert "读到一半 1/2" in line01, line01
+        store.close()

@@ -105,7 +105,9 @@ class HomeView:
         on_route = set(route.chapters) if route else set()
         for ch in course.chapters:
             st = statuses[ch.id]
-            if st.status == "doing":
+            if st.status == "doing" and st.furthest_break >= ch.break_points:
+                status = "已读完 · 差检查点测验 (k)"  # completion also needs the quiz passed
+            elif st.status == "doing":
                 status = f"{STATUS_TEXT['doing']} {st.furthest_break}/{ch.break_points}"
             else:
                 status = STATUS_TEXT[st.status]
