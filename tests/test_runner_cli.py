@@ -151,9 +151,9 @@ def test_verify_accept_rewrites_only_output_blocks(course, tmp_path):
 
 def test_verify_unknown_and_planned_chapters_are_named(course, tmp_path):
     out = tc("--content", str(course), "verify", "07", home=tmp_path / "h")
-    assert out.returncode == 2 and "unknown chapter '07'" in out.stderr
+    assert out.returncode == 2 and "没有这一章：'07'" in out.stderr
     out = tc("--content", str(course), "verify", "02", home=tmp_path / "h")
-    assert out.returncode == 2 and "02.md" in out.stderr and "not written yet" in out.stderr
+    assert out.returncode == 2 and "02.md" in out.stderr and "还没有写好" in out.stderr
 
 
 def test_verify_timeout_fails(tmp_path):
@@ -185,13 +185,13 @@ def test_run_side_by_side_on_wide_terminals(course, tmp_path):
 
 def test_run_bad_names(course, tmp_path):
     out = tc("--content", str(course), "run", "01:nope", home=tmp_path / "h")
-    assert out.returncode == 2 and "no snippet 'nope'" in out.stderr and "hello" in out.stderr
+    assert out.returncode == 2 and "第 01 章没有代码块 'nope'" in out.stderr and "hello" in out.stderr
     out = tc("--content", str(course), "run", "hello", home=tmp_path / "h")
-    assert out.returncode == 2 and "CHAPTER:SNIPPET" in out.stderr
+    assert out.returncode == 2 and "要写成 章:代码块" in out.stderr
     out = tc("--content", str(course), "run", "99:hello", home=tmp_path / "h")
-    assert out.returncode == 2 and "unknown chapter '99' (chapters: 01, 02)" in out.stderr
+    assert out.returncode == 2 and "没有这一章：'99'。已有的章节：01、02" in out.stderr
     out = tc("--content", str(course), "run", "02:x", home=tmp_path / "h")
-    assert out.returncode == 2 and "chapter 02 (02.md) is not written yet" in out.stderr
+    assert out.returncode == 2 and "第 02 章" in out.stderr and "（02.md）还没有写好" in out.stderr
     assert "Traceback" not in out.stderr
 
 

@@ -42,11 +42,11 @@ def chapter_arg(course, text: str, command: str, *, written: bool = True):
     the known chapters when there is none, or (``written``) when it is not written yet."""
     chapter = course.find_chapter(text)
     if chapter is None:
-        known = ", ".join(c.id for c in course.chapters)
-        print(f"torchcourse {command}: unknown chapter {text!r} (chapters: {known})", file=sys.stderr)
+        known = "、".join(c.id for c in course.chapters)
+        print(f"torchcourse {command}: 没有这一章：{text!r}。已有的章节：{known}", file=sys.stderr)
         raise SystemExit(2)
     if written and not chapter.available:
-        print(f"torchcourse {command}: chapter {chapter.id} ({chapter.file.name}) is not written yet", file=sys.stderr)
+        print(f"torchcourse {command}: 第 {chapter.id} 章「{chapter.title}」（{chapter.file.name}）还没有写好。", file=sys.stderr)
         raise SystemExit(2)
     return chapter
 

@@ -173,15 +173,15 @@ def cmd_run(args) -> int:
 
     key = args.snippet
     if ":" not in key:
-        print(f"torchcourse run: give CHAPTER:SNIPPET, e.g. 01:view-error (got {key!r})", file=sys.stderr)
+        print(f"torchcourse run: 要写成 章:代码块，例如 01:view-error（收到的是 {key!r}）", file=sys.stderr)
         return 2
     course = _course(args)
     cid, _, sid = key.partition(":")
     ch = chapter_arg(course, cid, "run")
     snip = ch.snippet(sid)
     if snip is None:
-        ids = ", ".join(s.id for s in ch.snippets) or "(none)"
-        print(f"torchcourse run: chapter {ch.id} has no snippet {sid!r} (snippets: {ids})", file=sys.stderr)
+        ids = "、".join(s.id for s in ch.snippets) or "（没有）"
+        print(f"torchcourse run: 第 {ch.id} 章没有代码块 {sid!r}。这一章的代码块：{ids}", file=sys.stderr)
         return 2
     runner = _runner(args, warm=not args.cold)
     try:
