@@ -427,6 +427,20 @@ class TestSnippets:
             assert [(r.snippet_id, r.verdict) for r in store.runs("01")] == [("hello", "match")]
 
     @sync
+    async def test_x_scrolls_the_result_into_view(self, tmp_path):
+        # a short terminal: the block's header is on screen, its verdict line would be below
+        app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
+        async with app.run_test(size=(80, 16)) as pilot:
+            await pilot.pause()
+            screen = await open_reader(pilot, "01")
+            view = snippet_view(screen, "hello")
+            assert "#hello" in screen_text(app)
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "done", what="the run")
+            await wait_for(pilot, lambda: "✅ 一致" in screen_text(app), what="the verdict on screen", timeout=5)
+        store.close()
+
+    @sync
     async def test_mismatch_shows_a_diff_stacked_when_narrow(self, tmp_path):
         root = tmp_path / "course"
         shutil.copytree(FIXTURE, root)

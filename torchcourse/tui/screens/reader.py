@@ -498,12 +498,20 @@ class ReaderScreen(Screen):
         cancel = threading.Event()
         self._cancels[id(view)] = cancel
         view.show_running()
+        self.call_after_refresh(self._reveal, view)  # the spinner: x on a block near the bottom
         self._run_one(view, cancel)
+
+    def _reveal(self, view: SnippetView) -> None:
+        """Scroll just enough that the block's verdict line (spinner or result) is on screen."""
+        found = view.query(".verdict")
+        if found and view.is_attached:
+            found.first().scroll_visible(animate=False)
 
     @work(thread=True, exit_on_error=False, group="run")
     def _run_one(self, view: SnippetView, cancel: threading.Event) -> None:
         result = self._run_snippet_blocking(view, cancel)
         self.app.call_from_thread(self._finish, view, result)
+        self.app.call_from_thread(lambda: self.call_after_refresh(self._reveal, view))
 
     def _run_snippet_blocking(self, view: SnippetView, cancel: threading.Event):
         try:
