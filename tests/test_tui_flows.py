@@ -491,6 +491,23 @@ class TestSnippets:
             assert "🗓️ 未实跑 — 需要 GPU" in widget_text(gpu.query_one(".verdict"))
 
     @sync
+    async def test_run_all_names_the_failed_blocks_in_chinese(self, tmp_path):
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        md = root / "01-box.md"
+        md.write_text(md.read_text(encoding="utf-8").replace("盒子: [1, 2, 3]\n```", "盒子: [1, 2, 4]\n```"), encoding="utf-8")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            await open_reader(pilot, "01")
+            await pilot.press("a")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunSummaryScreen) and app.screen.query("#run-summary"),
+                           timeout=60, what="the summary")
+            summary = widget_text(app.screen.query_one("#run-summary"))
+            assert "需要看一眼：#hello（不一致）" in summary and "mismatch" not in summary, summary
+        store.close()
+
+    @sync
     async def test_cancel_a_running_snippet(self, tmp_path):
         root = tmp_path / "course"
         shutil.copytree(FIXTURE, root)

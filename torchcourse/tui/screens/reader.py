@@ -550,6 +550,8 @@ class ReaderScreen(Screen):
 
     @work(thread=True, exit_on_error=False, group="run-all", exclusive=True)
     def _run_all(self, cancel: threading.Event) -> None:
+        from torchcourse.tui.screens.dialogs import STATUS_NAMES
+
         self._loaded_event.wait(30)
         views = self.app.call_from_thread(lambda: [v for v in self.query(SnippetView) if v.snippet.runnable])
         counts: dict[str, int] = {}
@@ -564,7 +566,7 @@ class ReaderScreen(Screen):
             self.app.call_from_thread(self._finish, view, result)
             counts[result.status] = counts.get(result.status, 0) + 1
             if result.status in ("mismatch", "error", "timeout"):
-                failed.append(f"#{view.snippet.id}（{result.status}）")
+                failed.append(f"#{view.snippet.id}（{STATUS_NAMES.get(result.status, result.status)}）")
         self.app.call_from_thread(self._run_all_done, counts, failed, len(views))
 
     def _run_all_done(self, counts: dict[str, int], failed: list[str], total: int) -> None:
