@@ -706,3 +706,19 @@ class TestChapterMapStatus:
             assert "已读完 · 差检查点测验 (k)" in line02 and "读到一半" not in line02, line02
             assert "读到一半 1/2" in line01, line01
         store.close()
+
+
+class TestContinueAfterCompletion:
+    @sync
+    async def test_continue_goes_on_to_the_next_chapter_once_this_one_is_completed(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.reach_break("01", 2)
+        store.set_position("01", 2)
+        store.set_completed("01", True)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert "▶ 继续 (c)：02 图：用完就扔" in text and "断点 2/2 之后" not in text, text
+            await pilot.press("c")
+            await open_loaded_reader(pilot, app, "02")
+        store.close()

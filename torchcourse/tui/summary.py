@@ -94,14 +94,19 @@ def route_progress(route: Route, statuses: dict[str, ChapterStatus]) -> tuple[in
 
 
 def continue_target(course: Course, store) -> tuple[str, int] | None:
-    """Where "继续" goes: the last break point reached, else the first unfinished chapter of the route."""
+    """Where "继续" goes: the last break point reached, unless that chapter is completed; else the
+    route's first unfinished chapter (after the completed one, when there is one)."""
     pos = store.last_position()
+    statuses = all_statuses(course, store)
+    order = route_order(course, store)
     if pos is not None:
         ch = course.chapter(pos[0])
-        if ch is not None and ch.available:
+        if ch is not None and ch.available and statuses[ch.id].status != "done":
             return ch.id, max(0, pos[1])
-    statuses = all_statuses(course, store)
-    for cid in route_order(course, store):
+        if ch is not None and ch.id in order:  # finished there: the route's next unfinished chapter
+            i = order.index(ch.id) + 1
+            order = order[i:] + order[:i]
+    for cid in order:
         st = statuses.get(cid)
         if st and st.status in ("todo", "doing"):
             return cid, 0
