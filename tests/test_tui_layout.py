@@ -183,3 +183,38 @@ class TestNarrow:
                 assert "讲它的那一节。" in text and "最相关的 1 条" in text and "1. 图只能用一次" in text, text
                 assert "╰" in text
             store.close()
+
+
+class TestChapterMapRewrap:
+    @sync
+    async def test_back_on_home_no_promise_loses_its_end(self, tmp_path):
+        # the shipped course at 80x24: the chapter map gets its own scrollbar, two columns
+        # narrower than when its options were first wrapped; returning from a quiz refills the
+        # list, and a promise's last characters were dropped (「不搬数」 for 「不搬数据」)
+        from pathlib import Path
+
+        from torchcourse.tui.screens.quiz import QuizScreen
+
+        root = Path(__file__).resolve().parents[1] / "content"
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("k")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+            seen: set[str] = set()
+            # the body scrolls, and the map inside it too: step both and collect every option's text
+            for scroller in (app.screen.query_one("#home-body"), app.screen.query_one("#chapters")):
+                for _ in range(40):
+                    await pilot.pause()
+                    joined = "".join("".join(ln.split()) for ln in screen_text(app).splitlines()[1:-1])
+                    for ch in app.course.chapters:
+                        if "".join(ch.promise.split()) in joined:
+                            seen.add(ch.id)
+                    if scroller.scroll_y >= scroller.max_scroll_y:
+                        break
+                    scroller.scroll_relative(y=4, animate=False)
+            missing = [c.id for c in app.course.chapters if c.id not in seen]
+            assert not missing, missing
+        store.close()

@@ -31,6 +31,17 @@ class HomeList(OptionList):
     """An option list whose ↑ on the first / ↓ on the last option moves to the previous / next
     line or list of the home screen (routes ↔ chapter map) instead of wrapping around."""
 
+    def _update_lines(self) -> None:
+        # OptionList wraps its options once and clears that only on a resize; its own scrollbar
+        # appearing (a long list in a short terminal) narrows the lines without a resize, and the
+        # wrapped-again options were then cut (「不搬数」 for 「不搬数据」). Rewrap on a new width.
+        width = self.scrollable_content_region.width
+        if width != getattr(self, "_wrapped_width", width):
+            self._option_render_cache.clear()
+            self._line_cache.clear()
+        self._wrapped_width = width
+        super()._update_lines()
+
     def _leave(self, step: int) -> bool:
         chain = [w for w in self.screen.focus_chain if w not in self.ancestors]
         i = chain.index(self) + step if self in chain else -1
