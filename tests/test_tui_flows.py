@@ -550,6 +550,33 @@ class TestLookupSearchHelp:
             await wait_for(pilot, lambda: "除零" in "\n".join(screen_text(app).splitlines()[1:6]), what="除零 at the top")
 
     @sync
+    async def test_enter_in_the_paste_box_jumps_to_the_best_match(self, tmp_path):
+        from textual import events
+        from textual.widgets import TextArea
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("e")
+            await wait_for(pilot, lambda: app.screen.query("#lookup-input") and app.focused is app.screen.query_one("#lookup-input", TextArea),
+                           what="the lookup input focused")
+            box = app.screen.query_one("#lookup-input", TextArea)
+            assert "回车直接跳到最相关的那一节" in screen_text(app)
+            # no results yet: Enter (or shift+Enter) types a newline, nothing is opened
+            await pilot.press("shift+enter")
+            await pilot.pause()
+            assert box.text == "\n" and app.screen.query("#lookup-input")
+            box.clear()
+            pasted = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
+            app.post_message(events.Paste(pasted))
+            await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
+            assert box.text == pasted  # the multi-line paste arrived whole
+            assert app.focused is box
+            await pilot.press("enter")  # no Tab: straight to the best match
+            screen = await open_loaded_reader(pilot, app, "02")
+            await wait_for(pilot, lambda: "除零" in "\n".join(screen_text(app).splitlines()[1:6]), what="除零 at the top")
+
+    @sync
     async def test_search_and_jump(self, tmp_path):
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE) as pilot:

@@ -180,7 +180,9 @@ class TestNarrow:
                 await wait_for(pilot, lambda: app.screen.hits, what="lookup results")
                 await pilot.pause()
                 text = screen_text(app)
-                assert "讲它的那一节。" in text and "最相关的 1 条" in text and "1. 图只能用一次" in text, text
+                joined = "".join(line.split("│")[1].strip() for line in text.splitlines() if line.count("│") >= 2)
+                assert app.screen.HEADING.replace(" ", "") in joined.replace(" ", ""), text  # the whole title
+                assert "最相关的 1 条" in text and "1. 图只能用一次" in text, text
                 assert "╰" in text
             store.close()
 

@@ -1,8 +1,9 @@
-"""Error lookup: paste an error text, get the best matching entries; Enter jumps to the section."""
+"""Error lookup: paste an error text, get the best matching entries; Enter in the paste box jumps
+to the best match's section (Tab to the results to pick another)."""
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import TextArea
@@ -13,14 +14,35 @@ from torchcourse.tui.screens.dialogs import Finder
 INPUT_ROWS = 6  # the paste box; fewer (down to 4) on a short terminal
 
 
+class PasteBox(TextArea):
+    """The paste box. A pasted traceback arrives whole (a paste is not a key press), so Enter is
+    free to mean "go": with results it jumps to the best match; shift+Enter (where the terminal
+    tells it apart) or Enter with no results types a newline."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        screen = self.screen
+        if event.key == "enter" and isinstance(screen, LookupScreen) and screen.hits:
+            event.stop()
+            event.prevent_default()
+            screen.action_first()
+            return
+        if event.key == "shift+enter" and not self.read_only:
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+            return
+        await super()._on_key(event)
+
+
 class LookupScreen(Finder):
     NAME = "lookup"
-    HEADING = "报错反查：把报错原文粘贴进来（整段 Traceback 也行）。Tab 到结果，回车跳到讲它的那一节。"
+    HEADING = "报错反查：把报错原文粘贴进来（整段 Traceback 也行）。回车直接跳到最相关的那一节，Tab 到结果挑别的。"
     EMPTY = "没有找到相近的报错。试试只粘贴最后一行（例如 RuntimeError: …）。"
     BINDINGS = Finder.BINDINGS + [Binding("ctrl+j", "first", "跳到第一条", show=False)]
 
     def make_input(self) -> TextArea:
-        return TextArea(self.initial, id="lookup-input", soft_wrap=True, show_line_numbers=False)
+        return PasteBox(self.initial, id="lookup-input", soft_wrap=True, show_line_numbers=False)
 
     def input_text(self) -> str:
         return self.query_one("#lookup-input", TextArea).text
