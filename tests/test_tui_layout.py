@@ -220,3 +220,47 @@ class TestChapterMapRewrap:
             missing = [c.id for c in app.course.chapters if c.id not in seen]
             assert not missing, missing
         store.close()
+
+
+class TestHomeSingleScroll:
+    @sync
+    async def test_chapter_map_is_part_of_the_page_and_the_page_follows_the_highlight(self, tmp_path):
+        # the shipped course at 80x24: the home body is the only thing that scrolls (the chapter
+        # map used to scroll inside it: two scrollbars, 10 and A reachable only in the inner list)
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parents[1] / "content"
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            home = app.screen
+            body, routes, chapters = (home.query_one(s) for s in ("#home-body", "#routes", "#chapters"))
+            assert body.max_scroll_y > 0  # the page is taller than the terminal
+            assert body.scroll_y == 0 and "开始 (c)" in screen_text(app)  # start-up does not scroll 继续 away
+            for lst in (routes, chapters):
+                assert lst.max_scroll_y == 0 and lst.size.height == lst.virtual_size.height, lst  # full height
+
+            def on_screen(ch) -> bool:
+                return f"{ch.id:>2} {ch.title}"[:20] in screen_text(app)
+
+            # r → the routes; ↓ past the last route enters the chapter map on its highlighted chapter
+            await pilot.press("r")
+            await wait_for(pilot, lambda: app.focused is routes, what="routes focused")
+            for _ in range(len(app.course.routes)):
+                await pilot.press("down")
+            await wait_for(pilot, lambda: app.focused is chapters, what="the chapter map focused")
+            chapters.highlighted = 0
+            await pilot.pause()
+            for i, ch in enumerate(app.course.chapters):
+                if i:
+                    await pilot.press("down")
+                await wait_for(pilot, lambda: chapters.highlighted == i, what=f"chapter {ch.id} highlighted")
+                await wait_for(pilot, lambda: on_screen(ch), what=f"chapter {ch.id} on screen")
+            assert body.scroll_y == body.max_scroll_y  # the last chapter (A) at the page's bottom
+            assert "拿报错原文反查原因" in screen_text(app)  # A's promise, not cut off
+            # and back up: the page follows up to the first chapter
+            for _ in app.course.chapters[1:]:
+                await pilot.press("up")
+            await wait_for(pilot, lambda: chapters.highlighted == 0, what="chapter 00 highlighted")
+            await wait_for(pilot, lambda: on_screen(app.course.chapters[0]), what="chapter 00 on screen")
+        store.close()

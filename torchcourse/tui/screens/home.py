@@ -7,6 +7,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -29,7 +30,10 @@ from torchcourse.tui.widgets.calendar import CheckinCalendar
 
 class HomeList(OptionList):
     """An option list whose ↑ on the first / ↓ on the last option moves to the previous / next
-    line or list of the home screen (routes ↔ chapter map) instead of wrapping around."""
+    line or list of the home screen (routes ↔ chapter map) instead of wrapping around.
+
+    The list takes its full height inside the home's one scrolling body (no scrollbar of its
+    own): moving the highlight scrolls the page so the highlighted entry stays on screen."""
 
     def _update_lines(self) -> None:
         # OptionList wraps its options once and clears that only on a resize; its own scrollbar
@@ -41,6 +45,33 @@ class HomeList(OptionList):
             self._line_cache.clear()
         self._wrapped_width = width
         super()._update_lines()
+
+    def scroll_to_highlight(self, top: bool = False) -> None:
+        super().scroll_to_highlight(top)
+        if self.has_focus:  # not at start-up: the highlighted target chapter must not scroll 继续 away
+            self._scroll_page_to_highlight(top)
+
+    def on_focus(self, event) -> None:
+        # focusing scrolls the whole (tall) list into view, i.e. its top: show the highlight instead
+        self.call_after_refresh(self._scroll_page_to_highlight)
+
+    def _scroll_page_to_highlight(self, top: bool = False) -> None:
+        body = self.parent
+        highlighted = self.highlighted
+        if highlighted is None or not isinstance(body, VerticalScroll) or not self.is_mounted:
+            return
+        self._update_lines()
+        try:
+            y = self._index_to_line[highlighted]
+            height = self._heights[highlighted]
+        except KeyError:
+            return
+        box = self.virtual_region
+        if not box:
+            return  # not laid out yet
+        inner = self.content_region.y - self.region.y  # border and padding above the lines
+        region = Region(box.x, box.y + inner + y - round(self.scroll_y), box.width, height)
+        body.scroll_to_region(region, animate=False, force=True, top=top, immediate=True)
 
     def _leave(self, step: int) -> bool:
         chain = [w for w in self.screen.focus_chain if w not in self.ancestors]
