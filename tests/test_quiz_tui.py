@@ -13,6 +13,8 @@ from torchcourse.progress import open_store
 from torchcourse.runner import Runner
 from torchcourse.tui.screens.quiz import QuizOutcome, QuizScreen, ReviewScreen
 
+from test_tui_support import screen_text
+
 FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
 
 
@@ -107,7 +109,8 @@ async def test_whole_quiz_by_keys(course, store, runner):
         await pilot.press("r")
         assert screen.query_one("#quiz-reference").display
         await pilot.press("n")
-        assert "没答对（自评）" in text(screen, "#quiz-verdict")
+        assert text(screen, "#quiz-verdict").strip() == "已记为答错"
+        await wait_for(pilot, lambda: "解释：sum 遍历它的参数。" in screen_text(app))
         await pilot.press("enter")
         summary = text(screen, "#quiz-summary")
         assert "得分：4/6（67%）" in summary
@@ -182,3 +185,22 @@ async def test_review_with_nothing_due(course, store, runner):
         await pilot.press("escape")
         await pilot.pause()
     assert app.outcomes == [QuizOutcome(None, 0, 0, None)]
+
+
+@sync
+async def test_review_open_question_self_graded_right_and_review_footer(course, store, runner):
+    today = date.today()
+    three_days_ago = datetime.combine(today - timedelta(days=3), datetime.min.time()).replace(hour=12)
+    store.record_answer("01", "why-sum", "self:wrong", False, at=three_days_ago)
+    app = QuizApp(lambda: ReviewScreen(course, store, runner, today=today))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "Esc 离开复习" in footer and "离开测验" not in footer, footer
+        await pilot.press("r", "y")
+        await pilot.pause()
+        assert text(app.screen, "#quiz-verdict").strip() == "已记为答对"  # what was recorded, not "✓ 正确"
+        await wait_for(pilot, lambda: "解释：sum 遍历它的参数。" in screen_text(app))
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+    assert [(a.question_id, a.correct) for a in store.answers(question_id="why-sum")] == [("why-sum", False), ("why-sum", True)]

@@ -347,17 +347,18 @@ class QuizScreen(Screen[QuizOutcome]):
             self._render_choices(result)
         verdict = self.query_one("#quiz-verdict", Static)
         if result.grade.correct:
-            verdict.update(Text("✓ 正确", style="bold green"))
+            # an open question is graded by the learner: say what was recorded, not a judgement
+            verdict.update(Text("已记为答对" if q.kind == "open" else "✓ 正确", style="bold green"))
             verdict.set_class(True, "-right")
             verdict.set_class(False, "-wrong")
         else:
-            msg = "✗ 没答对（自评）" if q.kind == "open" else f"✗ 不对。正确答案：{correct_answer_text(q)}"
+            msg = "已记为答错" if q.kind == "open" else f"✗ 不对。正确答案：{correct_answer_text(q)}"
             verdict.update(Text(msg, style="bold red"))
             verdict.set_class(False, "-right")
             verdict.set_class(True, "-wrong")
         verdict.display = True
         explain = self.query_one("#quiz-explain", Markdown)
-        explain.update(f"**解释** {q.explain}")
+        explain.update(f"**解释**：{q.explain}")
         explain.display = True
         where = self.query_one("#quiz-where", Static)
         where.update(Text(f"出处：{self.session.where(result)}"))  # type: ignore[union-attr]
@@ -492,6 +493,8 @@ class QuizScreen(Screen[QuizOutcome]):
 
 class ReviewScreen(QuizScreen):
     """Today's due questions (answered wrong before), across all chapters."""
+
+    BINDINGS = [Binding("escape", "leave", "离开复习", key_display="Esc")]
 
     def __init__(self, course, store, runner, *, today: date | None = None, clock=None, name: str | None = None):
         self.today = today
