@@ -13,35 +13,59 @@ if its internals ever change shape. Only the app process installs it.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
-_CJK = (
-    "\u2e80-\u2fff"  # radicals, Kangxi
-    "\u3040-\u30ff"  # kana
-    "\u3100-\u312f"  # bopomofo
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # hangul
-    "\uf900-\ufaff"  # compatibility ideographs
+# (first, last) code points of the scripts whose characters are words of their own
+_CJK_RANGES = (
+    (0x2E80, 0x2FFF),  # radicals, Kangxi
+    (0x3040, 0x30FF),  # kana
+    (0x3100, 0x312F),  # bopomofo
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # hangul
+    (0xF900, 0xFAFF),  # compatibility ideographs
 )
-_CLOSE = "，。、；：！？）」』》〉】〕”’…·％"
-_OPEN = "（「『《〈【〔“‘"
+_CLOSE = frozenset("，。、；：！？）」』》〉】〕”’…·％")
+_OPEN = frozenset("（「『《〈【〔“‘")
 
-re_word_cjk = re.compile(
-    rf"\s*(?:[{_OPEN}]*(?:[{_CJK}]|[^\s{_CJK}{_OPEN}{_CLOSE}]+)[{_CLOSE}]*|[{_OPEN}{_CLOSE}]+)\s*"
-)
+
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    if o < 0x2E80:
+        return False
+    for first, last in _CJK_RANGES:
+        if first <= o <= last:
+            return True
+    return False
 
 
 def words(text: str) -> Iterable[tuple[int, int, str]]:
-    """Rich's ``words`` contract: (start, end, word-with-trailing-space) covering the text."""
-    position = 0
-    match = re_word_cjk.match(text, position)
-    while match is not None and match.end() > position:
-        start, end = match.span()
-        yield start, end, match.group(0)
-        position = end
-        match = re_word_cjk.match(text, position)
+    """Rich's ``words`` contract: (start, end, word-with-trailing-space) covering the text.
+
+    A word is: leading spaces, opening punctuation, then one CJK character or a run of other
+    non-space characters, then closing punctuation and trailing spaces. (A plain loop rather
+    than a regular expression: compiling the equivalent pattern cost ~3.5 ms at every start.)
+    """
+    n = len(text)
+    i = 0
+    while i < n:
+        start = i
+        while i < n and text[i].isspace():
+            i += 1
+        while i < n and text[i] in _OPEN:
+            i += 1
+        if i < n and _is_cjk(text[i]):
+            i += 1
+        else:
+            while i < n and not text[i].isspace() and text[i] not in _OPEN and text[i] not in _CLOSE and not _is_cjk(text[i]):
+                i += 1
+        while i < n and text[i] in _CLOSE:
+            i += 1
+        while i < n and text[i].isspace():
+            i += 1
+        if i == start:  # cannot happen, but never loop forever
+            i += 1
+        yield start, i, text[start:i]
 
 
 def _fast_divide_line(divide_line):
