@@ -103,7 +103,7 @@ def test_progress_summary_uses_course_titles_and_order(home, course):
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "路线：A — 只想知道它为什么这样报错（02 → 03 → 04 → A）" in out
-    assert "上次读到：第 02 章 第 2 部分" in out
+    assert "上次读到：第 02 章 · 断点 1/2 之后" in out
     assert "连续打卡：1 天" in out
     assert "测验：作答 3 次，答对 2 次；运行代码 1 次" in out
     positions = [out.index(ch.title) for ch in course.chapters]
@@ -168,7 +168,7 @@ def test_progress_names_the_appendix_position_as_an_appendix(home):
     s, _ = open_store(db(home))
     s.reach_break("A", 1)
     s.close()
-    assert "上次读到：附录 A 第 2 部分" in tc("progress", home=home).stdout
+    assert "上次读到：附录 A · 断点 1 之后" in tc("progress", home=home).stdout
 
 
 def test_export_to_a_missing_folder_names_the_file_and_keeps_the_store(home, tmp_path):

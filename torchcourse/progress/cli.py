@@ -129,8 +129,15 @@ def format_summary(data: dict) -> str:
         lines.append(f"路线：{route['id']}（课程里已没有这条路线）")
     pos = data["position"]
     if pos:
-        kind = next((r["kind"] for r in data["chapters"] if r["id"] == pos["chapter"]), "chapter")
-        lines.append(f"上次读到：{chapter_label(pos['chapter'], kind)} 第 {pos['part'] + 1} 部分")
+        row = next((r for r in data["chapters"] if r["id"] == pos["chapter"]), {})
+        label = chapter_label(pos["chapter"], row.get("kind", "chapter"))
+        # the same words as the app's 继续 line: "断点 k/N 之后", or the chapter's start
+        if pos["part"] > 0:
+            total = f"/{row['break_points']}" if row.get("break_points") else ""
+            where = f" · 断点 {pos['part']}{total} 之后"
+        else:
+            where = " · 开头"
+        lines.append(f"上次读到：{label}{where}")
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")
