@@ -528,21 +528,35 @@ class TestSnippets:
             assert "⏹️ 已取消" in widget_text(view.query_one(".verdict"))
 
 
+PASTED_TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
+
+
 class TestLookupSearchHelp:
-    @sync
-    async def test_paste_an_error_and_land_on_its_section(self, tmp_path):
-        from textual import events
+    @staticmethod
+    async def open_lookup(pilot, app):
+        """Press e and wait until the paste box has focus; return the box."""
         from textual.widgets import TextArea
 
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.query("#lookup-input") and app.focused is app.screen.query_one("#lookup-input", TextArea),
+                       what="the lookup input focused")
+        return app.screen.query_one("#lookup-input", TextArea)
+
+    @staticmethod
+    async def paste_traceback(pilot, app):
+        """Paste a whole ZeroDivisionError traceback and wait for the ranked results."""
+        from textual import events
+
+        app.post_message(events.Paste(PASTED_TRACEBACK))
+        await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
+
+    @sync
+    async def test_paste_an_error_and_land_on_its_section(self, tmp_path):
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press("e")
-            await wait_for(pilot, lambda: app.screen.query("#lookup-input") and app.focused is app.screen.query_one("#lookup-input", TextArea),
-                           what="the lookup input focused")
-            pasted = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
-            pilot.app.post_message(events.Paste(pasted))
-            await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
+            await self.open_lookup(pilot, app)
+            await self.paste_traceback(pilot, app)
             text = screen_text(app)
             assert "02 · 除零" in text
             await pilot.press("tab", "enter")
@@ -551,26 +565,18 @@ class TestLookupSearchHelp:
 
     @sync
     async def test_enter_in_the_paste_box_jumps_to_the_best_match(self, tmp_path):
-        from textual import events
-        from textual.widgets import TextArea
-
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press("e")
-            await wait_for(pilot, lambda: app.screen.query("#lookup-input") and app.focused is app.screen.query_one("#lookup-input", TextArea),
-                           what="the lookup input focused")
-            box = app.screen.query_one("#lookup-input", TextArea)
+            box = await self.open_lookup(pilot, app)
             assert "回车直接跳到最相关的那一节" in screen_text(app)
             # no results yet: Enter (or shift+Enter) types a newline, nothing is opened
             await pilot.press("shift+enter")
             await pilot.pause()
             assert box.text == "\n" and app.screen.query("#lookup-input")
             box.clear()
-            pasted = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nZeroDivisionError: division by zero\n'
-            app.post_message(events.Paste(pasted))
-            await wait_for(pilot, lambda: app.screen.hits if hasattr(app.screen, "hits") else False, what="lookup results")
-            assert box.text == pasted  # the multi-line paste arrived whole
+            await self.paste_traceback(pilot, app)
+            assert box.text == PASTED_TRACEBACK  # the multi-line paste arrived whole
             assert app.focused is box
             await pilot.press("enter")  # no Tab: straight to the best match
             screen = await open_loaded_reader(pilot, app, "02")
