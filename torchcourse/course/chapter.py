@@ -34,8 +34,9 @@ ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 _md = None
 
 
-def _parser():
-    """markdown-it, imported on first use: a cached course never needs it (start-up time)."""
+def markdown_parser():
+    """The one markdown-it parser of the project (the model and the reader's segments share it),
+    imported on first use: a cached course never needs it (start-up time)."""
     global _md
     if _md is None:
         from markdown_it import MarkdownIt
@@ -107,7 +108,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     chapter.source = source
 
     # 1. Break points split the file into parts (by line, outside code fences).
-    tokens = _parser().parse(source)
+    tokens = markdown_parser().parse(source)
     fence_lines: set[int] = set()
     for tok in tokens:
         if tok.type == "fence" and tok.map:

@@ -10,16 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-
+from torchcourse.course.chapter import markdown_parser
 from torchcourse.course.model import Chapter, Part, Snippet
 
 CHUNK = 900
 HEADING_ATTR_RE = re.compile(r"(^#{1,6}[ \t].*?)[ \t]*\{#[A-Za-z0-9_\-]+\}[ \t]*$", re.M)
 BREAK_LINE_RE = re.compile(r"^[ \t]*<!--\s*break.*?-->[ \t]*$", re.M)
-
-_md = MarkdownIt("commonmark").enable("table")
-
 
 @dataclass
 class Segment:
@@ -48,7 +44,7 @@ def part_lines(chapter: Chapter, part: Part) -> tuple[int, list[str]]:
 def split_part(chapter: Chapter, part: Part, chunk: int = CHUNK) -> list[Segment]:
     first, lines = part_lines(chapter, part)
     text = "\n".join(lines)
-    tokens = _md.parse(text)
+    tokens = markdown_parser().parse(text)
     snippets_by_line = {s.line: s for s in chapter.snippets}
     heading_lines = {s.line: s.anchor for s in chapter.sections}
     blocks: list[tuple[str, int, int, object]] = []  # (kind, start0, end0 exclusive, extra)
