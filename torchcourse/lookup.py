@@ -382,7 +382,9 @@ def search_text(course: Course, query: str, limit: int = 50) -> list[TextHit]:
                 if len(words) < 2 or not all(w in low for w in words):
                     continue
                 pos = low.find(words[0])
-            part = next((p.index for p in ch.parts if p.start_line <= n <= p.end_line), ch.parts[-1].index if ch.parts else 0)
+            part = ch.part_at(n)
+            if part is None:
+                part = ch.parts[-1].index if ch.parts else 0
             anchor = None
             for s in sections:
                 if s.line <= n:

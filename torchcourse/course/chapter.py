@@ -129,10 +129,8 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     chapter.parts = parts
 
     def part_of(line0: int) -> int:
-        for p in parts:
-            if p.start_line - 1 <= line0 <= p.end_line - 1:
-                return p.index
-        return parts[-1].index
+        index = chapter.part_at(line0 + 1)
+        return parts[-1].index if index is None else index
 
     # 2. Walk the tokens: headings, fences, callouts.
     anchors: dict[str, int] = {}

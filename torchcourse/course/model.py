@@ -104,6 +104,13 @@ class Chapter:
         """Number of break points (🛑) in the chapter, the final one included."""
         return sum(1 for p in self.parts if p.break_label is not None)
 
+    def part_at(self, line: int) -> int | None:
+        """Index of the part holding 1-based source ``line`` (a break marker belongs to the part it ends)."""
+        for p in self.parts:
+            if p.start_line <= line <= p.end_line:
+                return p.index
+        return None
+
     def snippet(self, snippet_id: str) -> Snippet | None:
         for s in self.snippets:
             if s.id == snippet_id:

@@ -143,9 +143,9 @@ class ReaderScreen(Screen):
 
     def _target_part(self) -> int:
         if self.target_line is not None:
-            for p in self.chapter.parts:
-                if p.start_line <= self.target_line <= p.end_line:
-                    return p.index
+            index = self.chapter.part_at(self.target_line)
+            if index is not None:
+                return index
         return min(self.start_part, len(self.chapter.parts) - 1)
 
     @work(exclusive=True, group="load", exit_on_error=False)
@@ -282,9 +282,9 @@ class ReaderScreen(Screen):
         return best
 
     async def jump_to_line(self, line: int) -> None:
-        for p in self.chapter.parts:
-            if p.start_line <= line <= p.end_line:
-                await self.ensure_part(p.index)
+        index = self.chapter.part_at(line)
+        if index is not None:
+            await self.ensure_part(index)
         await self._wait_refresh()
         w = self.widget_for_line(line)
         if w is not None:
