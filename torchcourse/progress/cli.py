@@ -9,6 +9,7 @@ from pathlib import Path
 from torchcourse import paths
 from torchcourse.course.model import chapter_label
 from torchcourse.progress.store import Store, StoreError, open_store
+from torchcourse.textwidth import display_width
 
 
 _FAILED = object()
@@ -142,25 +143,19 @@ def format_summary(data: dict) -> str:
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")
     rows = data["chapters"]
-    width = max((_display_width(r["title"] or "") for r in rows), default=0)
+    width = max((display_width(r["title"] or "") for r in rows), default=0)
     gone = False
     for r in rows:
         if r["available"] is None and not gone:
             lines.append("课程里已没有的章节（进度仍保留）：")
             gone = True
         title = r["title"] or ""
-        pad = " " * (width - _display_width(title))
+        pad = " " * (width - display_width(title))
         quiz = f"   测验 {r['questions']} 题，作答 {r['answers']} 次，答对 {r['correct']} 次" if r["answers"] else ""
         lines.append(f"  {r['id']:>3}  {title}{pad}  {_status(r)}{quiz}")
     if not rows:
         lines.append("（还没有任何进度）")
     return "\n".join(lines)
-
-
-def _display_width(text: str) -> int:
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def cmd_progress(args) -> int:

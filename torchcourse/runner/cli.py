@@ -6,11 +6,11 @@ import json
 import shutil
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
 from torchcourse import paths
 from torchcourse.cli import _course
+from torchcourse.textwidth import char_width, display_width
 
 ICONS = {
     "match": "✅ 一致",
@@ -135,14 +135,10 @@ def s_file(course, snippet) -> str:
 
 # -- run -----------------------------------------------------------------------------------
 
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
 def _wrap(line: str, width: int) -> list[str]:
     out, cur, w = [], "", 0
     for ch in line:
-        cw = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+        cw = char_width(ch)
         if w + cw > width:
             out.append(cur)
             cur, w = "", 0
@@ -160,11 +156,11 @@ def side_by_side(left_title: str, left: str, right_title: str, right: str, colum
     col = (columns - 3) // 2
     lrows = [r for ln in left.split("\n") for r in _wrap(ln, col)]
     rrows = [r for ln in right.split("\n") for r in _wrap(ln, col)]
-    out = [left_title + " " * (col - _width(left_title)) + " │ " + right_title, "─" * col + "─┼─" + "─" * col]
+    out = [left_title + " " * (col - display_width(left_title)) + " │ " + right_title, "─" * col + "─┼─" + "─" * col]
     for i in range(max(len(lrows), len(rrows))):
         a = lrows[i] if i < len(lrows) else ""
         b = rrows[i] if i < len(rrows) else ""
-        out.append(a + " " * (col - _width(a)) + " │ " + b)
+        out.append(a + " " * (col - display_width(a)) + " │ " + b)
     return "\n".join(ln.rstrip() for ln in out)
 
 
