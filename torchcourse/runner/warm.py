@@ -34,7 +34,6 @@ class Zygote:
         self.sock_path = os.path.join(self.dir, "z.sock")
         self.log_path = os.path.join(self.dir, "zygote.log")
         self._log = open(self.log_path, "wb")
-        t0 = time.monotonic()
         self.proc = subprocess.Popen(
             [python, str(ZYGOTE_SCRIPT), self.sock_path],
             stdin=subprocess.PIPE,
@@ -46,7 +45,6 @@ class Zygote:
             close_fds=True,
         )
         self.hello = self._read_hello()
-        self.boot_seconds = time.monotonic() - t0
         if not self.hello.get("ok"):
             err = str(self.hello.get("error", "unknown error"))
             self.close()
@@ -89,15 +87,6 @@ class Zygote:
             s.close()
             raise ZygoteError(f"warm runner unreachable: {exc}", before_fork=True) from exc
         return s
-
-    def ping(self) -> dict:
-        s = self._connect()
-        try:
-            s.sendall(json.dumps({"op": "ping"}).encode())
-            s.settimeout(10)
-            return json.loads(s.makefile("rb").readline())
-        finally:
-            s.close()
 
     def run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> execute.RawRun:
         r, w = os.pipe()

@@ -5,8 +5,7 @@ script, so that not even the ``torchcourse`` package is imported here. Standard 
 
 Protocol (unix stream socket at SOCKET, one connection per snippet):
   driver → zygote: one message ``{"dir": RUN_DIR, "file": "snippet.py"}`` carrying, as
-                   SCM_RIGHTS, the write end of the pipe that becomes the child's stdout+stderr;
-                   or ``{"op": "ping"}``.
+                   SCM_RIGHTS, the write end of the pipe that becomes the child's stdout+stderr.
   zygote → driver: ``{"pid": PID}\\n`` right after the fork, ``{"status": WAIT_STATUS}\\n`` once
                    the child is reaped; then the connection is closed.
 Start-up: one JSON line on stdout, ``{"ok": true, "torch": …}`` or ``{"ok": false, "error": …}``.
@@ -275,12 +274,6 @@ def main(argv=None):
                 for fd in fds:
                     os.close(fd)
                 conn.close()
-                continue
-            if req.get("op") == "ping":
-                send(conn, {"pong": True, "children": len(children)})
-                conn.close()
-                for fd in fds:
-                    os.close(fd)
                 continue
             if len(fds) != 1 or "dir" not in req:
                 send(conn, {"error": "bad request"})
