@@ -29,7 +29,7 @@ CHAPTER = textwrap.dedent(
 
     Some prose that must stay exactly as it is.
 
-    ```python {#view-error}
+    ```python {#view-error raises=RuntimeError}
     import torch
     x = torch.arange(6).reshape(2, 3).t()
     print(x.is_contiguous())

@@ -13,6 +13,7 @@ Reading time (the ⏱ badge) is computed here, see :func:`reading_chars`.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from pathlib import Path
@@ -22,7 +23,10 @@ from torchcourse.course.model import Callout, Chapter, Part, Problem, Section, S
 SNIPPET_LANG = "python"
 OUTPUT_LANG = "output"
 FLAG_ATTRS = {"gpu", "norun", "cold"}
-VALUE_ATTRS = {"timeout"}
+VALUE_ATTRS = {"timeout"}  # numeric: seconds
+NAME_ATTRS = {"raises"}  # an exception class name, as on a traceback's final line
+MAX_TIMEOUT = 600.0  # seconds; a larger timeout= is a problem
+EXC_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 BREAK_RE = re.compile(r"^\s*<!--\s*break(?:\s*:\s*(?P<label>.*?))?\s*-->\s*$")
 HEADING_ATTR_RE = re.compile(r"\s*\{#(?P<anchor>[A-Za-z0-9_\-]+)\}\s*$")
@@ -76,6 +80,16 @@ def parse_fence_info(info: str) -> tuple[str, str | None]:
     return m.group("lang"), m.group("attrs")
 
 
+def suggest_attr(token: str) -> str | None:
+    """The known attribute a misspelled fence token was probably meant to be (``timout=5`` →
+    ``timeout=5``), or None."""
+    name, eq, value = token.partition("=")
+    guess = difflib.get_close_matches(name, sorted({*FLAG_ATTRS, *VALUE_ATTRS, *NAME_ATTRS}), n=1, cutoff=0.6)
+    if not guess or guess[0] == name:
+        return None
+    return guess[0] + (eq + value if guess[0] not in FLAG_ATTRS else "")
+
+
 def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Problem]) -> dict:
     out: dict = {"id": None}
     if not attrs:
@@ -89,14 +103,25 @@ def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Probl
             key, value = tok.split("=", 1)
             try:
                 number = float(value)
-                if number <= 0:
+                if not (0 < number <= MAX_TIMEOUT):  # also refuses nan and inf
                     raise ValueError
                 out[key] = number
             except ValueError:
-                problems.append(Problem(where[0], where[1], f"attribute {key}= needs a positive number of seconds, got {value!r}"))
+                problems.append(Problem(where[0], where[1], f"attribute {key}= needs a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {value!r}"))
+                out.setdefault("bad_attrs", []).append(tok)
+        elif "=" in tok and tok.split("=", 1)[0] in NAME_ATTRS:
+            key, value = tok.split("=", 1)
+            if EXC_NAME_RE.match(value):
+                out[key] = value
+            else:
+                problems.append(Problem(where[0], where[1], f"attribute {key}= needs an exception class name such as RuntimeError, got {value!r}"))
+                out.setdefault("bad_attrs", []).append(tok)
         else:
-            known = ", ".join(["#id", *sorted(FLAG_ATTRS), *(f"{v}=N" for v in sorted(VALUE_ATTRS))])
-            problems.append(Problem(where[0], where[1], f"unknown fence attribute {tok!r} (known: {known})"))
+            known = [*sorted(FLAG_ATTRS), *(f"{v}=N" for v in sorted(VALUE_ATTRS)), *(f"{v}=ExceptionName" for v in sorted(NAME_ATTRS))]
+            guess = suggest_attr(tok)
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            problems.append(Problem(where[0], where[1], f"unknown fence attribute {tok!r}{hint} (known: #id, {', '.join(known)})"))
+            out.setdefault("bad_attrs", []).append(tok)
     return out
 
 
@@ -199,6 +224,8 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                     norun=a.get("norun", False),
                     cold=a.get("cold", False),
                     timeout=a.get("timeout"),
+                    raises=a.get("raises"),
+                    bad_attrs=tuple(a.get("bad_attrs", ())),
                 )
                 chapter.snippets.append(snip)
                 pending = snip

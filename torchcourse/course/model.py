@@ -39,6 +39,8 @@ class Snippet:
     norun: bool = False
     cold: bool = False
     timeout: float | None = None
+    raises: str | None = None  # the exception the snippet is meant to end with (``raises=RuntimeError``)
+    bad_attrs: tuple[str, ...] = ()  # fence attributes that could not be understood: never run it
 
     @property
     def key(self) -> str:

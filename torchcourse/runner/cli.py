@@ -67,7 +67,6 @@ class _Progress:
 
 def cmd_verify(args) -> int:
     from torchcourse.runner import run_many
-    from torchcourse.runner.accept import rewrite_outputs
 
     course = _course(args)
     chapters = _select(course, list(getattr(args, "chapters", []) or []))
@@ -76,6 +75,13 @@ def cmd_verify(args) -> int:
     accept = bool(getattr(args, "accept", False))
     cold = bool(getattr(args, "cold", False))
     stream = sys.stderr if as_json else sys.stdout
+    if accept:
+        blocking = _accept_blockers(course, chapters)
+        if blocking:
+            print(f"torchcourse verify --accept：这些章节还有 {len(blocking)} 处问题，先修好（torchcourse check），再写入输出：", file=sys.stderr)
+            for p in blocking:
+                print(f"  {p}", file=sys.stderr)
+            return 1
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json)
     runner = _runner(args, warm=not cold)
     try:
@@ -85,22 +91,9 @@ def cmd_verify(args) -> int:
 
     accepted: set[int] = set()
     if accept:
-        by_chapter: dict[str, list] = {}
-        for i, (s, r) in enumerate(zip(snippets, results)):
-            if r.status in ("match", "mismatch") and not s.norun:
-                by_chapter.setdefault(s.chapter_id, []).append((i, s, r))
-        for ch in chapters:
-            rows = by_chapter.get(ch.id, [])
-            todo = [(s, r.actual) for _, s, r in rows if r.status == "mismatch"]
-            try:
-                n = rewrite_outputs(ch.file, todo) if todo else 0
-            except (OSError, ValueError) as exc:
-                print(f"torchcourse verify --accept: {exc}", file=sys.stderr)
-                return 2
-            accepted.update(i for i, _, r in rows if r.status == "mismatch")
-            if n and not as_json:
-                print(f"📝 {ch.file}: 写入了 {n} 个 output 块")
-
+        code = _accept(course, chapters, snippets, results, runner_args=args, cold=cold, as_json=as_json, accepted=accepted)
+        if code:
+            return code
     passed = failed = skipped = 0
     rows = []
     for i, (s, r) in enumerate(zip(snippets, results)):
@@ -123,6 +116,76 @@ def cmd_verify(args) -> int:
     else:
         print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
+
+
+def _accept_blockers(course, chapters) -> list:
+    """Problems of the chapters concerned that make writing outputs unsafe: every problem in their
+    files except a missing output block (which ``--accept`` is there to fill)."""
+    files = {ch.file for ch in chapters}
+    return [p for p in course.problems if p.file in files and "has no ```output block" not in p.message]
+
+
+def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_json: bool, accepted: set) -> int:
+    """Write real outputs into the chapter files; refuse broken or unrepeatable runs.
+
+    A run is written only when it ended as the snippet declares (``raises=``), and when a second,
+    uncached run in the other mode (cold after warm, warm after cold) printed the same text.
+    """
+    from torchcourse.runner import run_many
+    from torchcourse.runner.accept import rewrite_outputs
+    from torchcourse.runner.normalize import normalize, unified_diff
+
+    refused: list[str] = []
+    todo_idx = []
+    for i, (s, r) in enumerate(zip(snippets, results)):
+        if s.norun or r.status not in ("match", "mismatch"):
+            continue
+        if r.raise_problem:
+            refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{r.raise_problem}")
+        elif r.status == "mismatch":
+            todo_idx.append(i)
+    if todo_idx:
+        again = _runner(runner_args, warm=cold)
+        try:
+            second = run_many(again, [snippets[i] for i in todo_idx], jobs=max(1, int(getattr(runner_args, "jobs", 2) or 1)), cold=not cold, use_cache=False)
+        finally:
+            again.close()
+        keep = []
+        for i, r2 in zip(todo_idx, second):
+            s, r1 = snippets[i], results[i]
+            if r2.status not in ("match", "mismatch") or r2.actual != r1.actual:
+                first, other = ("热启动", "全新解释器") if not cold else ("全新解释器", "热启动")
+                diff = unified_diff(r1.actual, r2.actual).replace("期望 expected", first).replace("实际 actual", other)
+                refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：两次运行的输出不同（{first} / {other}），输出不确定的代码块不能写入——先固定随机种子或去掉时间、地址。\n{diff or r2.message}")
+            else:
+                keep.append(i)
+        todo_idx = keep
+    changes = 0
+    for ch in chapters:
+        rows = [(snippets[i], results[i]) for i in todo_idx if snippets[i].chapter_id == ch.id]
+        if not rows:
+            continue
+        try:
+            n = rewrite_outputs(ch.file, [(s, r.actual) for s, r in rows])
+        except (OSError, ValueError) as exc:
+            print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
+            return 2
+        accepted.update(i for i in todo_idx if snippets[i].chapter_id == ch.id)
+        changes += n
+        if not as_json:
+            for s, r in rows:
+                diff = unified_diff(normalize(s.expected or "", side="expected"), r.actual).split("\n")
+                shown = diff[2:14] + (["  …"] if len(diff) > 14 else [])
+                print(f"📝 {s.key}（{s_file(course, s)}:{s.line}）" + ("新写入" if s.expected is None else "已改写"))
+                for ln in shown:
+                    print(f"    {ln}")
+            print(f"📝 {ch.file}: 写入了 {n} 个 output 块")
+    if refused:
+        stream = sys.stderr
+        print(f"\n🚫 拒绝写入 {len(refused)} 个代码块：", file=stream)
+        for r in refused:
+            print(f"  • {r}", file=stream)
+    return 0
 
 
 def s_file(course, snippet) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from torchcourse.course.model import Snippet
 from torchcourse.runner import execute
 from torchcourse.runner.cache import RunCache, fingerprint, gpu_possible
-from torchcourse.runner.normalize import compare, normalize, unified_diff
+from torchcourse.runner.normalize import compare, exception_matches, normalize, raised_exception, unified_diff
 
 DEFAULT_TIMEOUT = 60.0
 STATUSES = ("match", "mismatch", "error", "timeout", "skipped", "cancelled")
@@ -22,6 +22,34 @@ TORCH_PIN = "2.13.0"
 MSG_NO_TORCH = f"🚫 运行器找不到 torch：请先安装 `pip install torch=={TORCH_PIN}`，再重试。"
 MSG_GPU = "🗓️ 未实跑 — 需要 GPU"
 MSG_NORUN = "🗓️ 未实跑 — 这段代码只供阅读"
+MSG_ALONE = "提示：每段代码都单独写进一个空文件、在新进程里运行，前面代码块定义的名字在这里并不存在"
+
+
+def bad_attrs_message(snippet: Snippet) -> str:
+    """Why a snippet with misspelled fence attributes is not run (the check names the fix)."""
+    from torchcourse.course.chapter import suggest_attr
+
+    parts = []
+    for tok in snippet.bad_attrs:
+        guess = suggest_attr(tok)
+        parts.append(f"{tok!r}" + (f"（是不是 {guess}？）" if guess else ""))
+    return "🚫 代码块的属性写错了：" + "、".join(parts) + "。改正之前不运行它（torchcourse check 会指出行号）"
+
+
+def raise_problem(snippet: Snippet, raised: str | None) -> str:
+    """Empty when the run ended as the snippet declares (``raises=X`` or no exception)."""
+    if snippet.raises:
+        if raised is None:
+            return f"💥 代码块声明了 raises={snippet.raises}，运行却没有抛出异常"
+        if not exception_matches(snippet.raises, raised):
+            return f"💥 代码块声明了 raises={snippet.raises}，运行抛出的却是 {raised}"
+        return ""
+    if raised is None:
+        return ""
+    msg = f"💥 运行抛出了 {raised}，代码块却没有声明 raises={raised.rsplit('.', 1)[-1]}"
+    if raised.rsplit(".", 1)[-1] in ("NameError", "UnboundLocalError", "ImportError"):
+        msg += "。" + MSG_ALONE
+    return msg
 
 
 @dataclass
@@ -36,6 +64,8 @@ class RunResult:
     truncated: bool = False
     message: str = ""  # short Chinese explanation (skipped / timeout / error / exit code)
     cached: bool = False
+    raised: str | None = None  # class name of the uncaught exception the run ended with
+    raise_problem: str = ""  # set when ``raised`` disagrees with the snippet's ``raises=``
 
     @property
     def ok(self) -> bool:
@@ -152,6 +182,8 @@ class Runner:
             return RunResult("skipped", expected=expected, message=MSG_GPU)
         if cancel is not None and cancel.is_set():
             return RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+        if snippet.bad_attrs:
+            return RunResult("error", expected=expected, message=bad_attrs_message(snippet))
         use_cold = cold or snippet.cold or snippet.gpu or not self.warm
         key = None
         if self.cache is not None and use_cache:
@@ -212,6 +244,8 @@ class Runner:
             res.message = "⏹️ 已取消"
             return res
         res.message = _exit_message(returncode, sig)
+        res.raised = raised_exception(actual, returncode)
+        res.raise_problem = raise_problem(snippet, res.raised)
         if expected is None:
             res.status = "mismatch"
             res.diff = unified_diff("", actual)
@@ -221,6 +255,9 @@ class Runner:
         else:
             res.status = "mismatch"
             res.diff = unified_diff(expected, actual)
+        if res.raise_problem:
+            res.status = "mismatch"
+            res.message = (res.raise_problem + " " + res.message).strip()
         if truncated:
             res.message = (res.message + " ✂️ 输出已截断").strip()
         return res

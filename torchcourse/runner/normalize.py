@@ -11,11 +11,14 @@ Both sides
      lines (file, line, source, carets) collapse into the single line ``  ...``; the header
      and every line from the first unindented one on (``RuntimeError: …``) are kept.
   5. Trailing whitespace on every line and leading / trailing blank lines are removed.
+  6. The build-machine path in torch's C++ warnings (``Triggered internally at
+     /__w/pytorch/…/TensorBody.h:494.``) becomes ``<torch-source>``: it differs between builds
+     of the same torch release.
 
 Actual side only (what the snippet printed)
-  6. The temporary run directory disappears: ``/tmp/tc-run-x/snippet.py`` prints as
+  7. The temporary run directory disappears: ``/tmp/tc-run-x/snippet.py`` prints as
      ``snippet.py`` and the bare directory as ``.``.
-  7. Site-packages directories become ``<site-packages>``; ``sys.prefix`` (and the base
+  8. Site-packages directories become ``<site-packages>``; ``sys.prefix`` (and the base
      prefix of a venv) become ``<prefix>``. Outputs are then equal across machines and venvs.
 
 Wildcards (expected side only, never produced by the runner itself)
@@ -42,6 +45,9 @@ FRAMES_TOKEN = "  ..."
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _ADDR_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
+_TORCH_SOURCE_RE = re.compile(r"(Triggered internally at )[^\s()]+?(?::\d+)?(?=\.?\))")
+TORCH_SOURCE_TOKEN = "<torch-source>"
+_EXC_LINE_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::|$)")
 
 
 @lru_cache(maxsize=1)
@@ -113,6 +119,7 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
     if side == "actual":
         text = _replace_paths(text, run_dir)
     text = _ADDR_RE.sub(ADDR_TOKEN, text)
+    text = _TORCH_SOURCE_RE.sub(r"\1" + TORCH_SOURCE_TOKEN, text)
     lines = _collapse_tracebacks(text.split("\n"))
     lines = [ln.rstrip() for ln in lines]
     while lines and not lines[0]:
@@ -120,6 +127,37 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
+
+
+def raised_exception(actual: str, returncode: int | None) -> str | None:
+    """The class name of the uncaught exception a run ended with, or None.
+
+    A run raised when it exited with a non-zero code and its output holds a traceback: the name is
+    taken from the first unindented line after the last ``Traceback (most recent call last):``
+    header (``RuntimeError: …`` → ``RuntimeError``; a qualified ``torch._dynamo.exc.Unsupported``
+    stays qualified). Works on raw or normalized text.
+    """
+    if not returncode:
+        return None
+    lines = actual.split("\n")
+    if TRACEBACK_HEADER not in actual:
+        # a file that does not compile prints no header, only the error's location and line
+        tail = [ln for ln in lines if ln.strip()][-1:]
+        m = _EXC_LINE_RE.match(tail[0]) if tail else None
+        return m.group("name") if m and m.group("name").endswith(("SyntaxError", "IndentationError", "TabError")) else None
+    last = max(i for i, ln in enumerate(lines) if ln.rstrip() == TRACEBACK_HEADER)
+    for ln in lines[last + 1 :]:
+        if not ln.strip() or ln[:1] in (" ", "\t"):
+            continue
+        m = _EXC_LINE_RE.match(ln)
+        return m.group("name") if m else None
+    return None
+
+
+def exception_matches(declared: str, raised: str) -> bool:
+    """``raises=RuntimeError`` matches ``RuntimeError``; ``raises=Unsupported`` matches
+    ``torch._dynamo.exc.Unsupported``; a fully qualified declaration must match exactly."""
+    return raised == declared or raised.rsplit(".", 1)[-1] == declared
 
 
 def _pattern(expected: str) -> re.Pattern[str]:
