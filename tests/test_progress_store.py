@@ -26,7 +26,7 @@ def test_fresh_database_is_current_schema_in_wal_mode(tmp_path):
     s.close()
     assert notice is None
     conn = sqlite3.connect(tmp_path / "data" / "p.sqlite3")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 3
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"settings", "chapters", "answers", "runs", "breaks"} <= tables
@@ -208,7 +208,7 @@ def test_v1_database_is_migrated_and_keeps_its_rows(tmp_path):
     assert s.activity()[old_day] == 1  # the v1 answer counts in the calendar
     s.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
     assert conn.execute("SELECT value FROM settings WHERE key = 'position'").fetchone() is None
 
 

@@ -20,8 +20,10 @@ def quiz(tmp_path, chapter, stdin, content=FIXTURE):
     )
 
 
-def stored(tmp_path):
-    store, notice = open_store(tmp_path / "data" / "progress.sqlite3")
+def stored(tmp_path, content=FIXTURE):
+    from torchcourse.course.loader import course_id_of
+
+    store, notice = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(content))
     try:
         return [(a.chapter_id, a.question_id, a.answer, a.correct) for a in store.answers()], store.chapter_progress("01")
     finally:
@@ -77,7 +79,9 @@ def test_unknown_chapter_and_chapter_without_checkpoint(tmp_path):
 
 
 def test_completing_the_chapter_through_the_quiz(tmp_path):
-    store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
+    from torchcourse.course.loader import course_id_of
+
+    store, _ = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
     store.reach_break("01", 2)
     store.close()
     proc = quiz(tmp_path, "01", "2\n1 3\nupper\n6\n2\ny\n")

@@ -41,6 +41,11 @@ def cache_dir() -> Path:
     return user_cache_path(APP_NAME, appauthor=False)
 
 
+def run_cache_dir(course_id: str) -> Path:
+    """Cached snippet outputs of one course (each course keeps its own)."""
+    return cache_dir() / "runs" / course_id
+
+
 def database_path() -> Path:
     return data_dir() / "progress.sqlite3"
 

@@ -22,6 +22,7 @@ def all_problems(course: Course) -> list[Problem]:
 
 def shape(course: Course, problems: list[Problem]) -> dict:
     return {
+        "id": course.id,
         "title": course.title,
         "chapters": [
             {

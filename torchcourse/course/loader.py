@@ -89,6 +89,27 @@ def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | Non
     return problems
 
 
+COURSE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+
+def derived_course_id(root: Path) -> str:
+    """The identity of a course whose course.toml names none: stable for its folder."""
+    import hashlib
+
+    return "dir-" + hashlib.sha256(str(Path(root).resolve()).encode("utf-8")).hexdigest()[:12]
+
+
+def course_id_of(root: Path) -> str:
+    """The course's identity without loading its chapters (for the progress commands): the ``id``
+    of its course.toml, or :func:`derived_course_id` when it has none or cannot be read."""
+    try:
+        data = tomllib.loads((Path(root) / "course.toml").read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return derived_course_id(root)
+    value = data.get("id")
+    return value if isinstance(value, str) and COURSE_ID_RE.match(value) else derived_course_id(root)
+
+
 def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
     """Load the course at ``root``. With ``cache_dir``, parsed chapters are cached there."""
     root = Path(root)
@@ -107,6 +128,12 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
     title = str(data.get("title", ""))
     if not title:
         problems.append(Problem(toml_path, 1, "course.toml needs a title"))
+    course_id = data.get("id")
+    if course_id is None:
+        course_id = derived_course_id(root)
+    elif not isinstance(course_id, str) or not COURSE_ID_RE.match(course_id):
+        problems.append(Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"course id must be 1-64 letters, digits, '.', '-' or '_', got {course_id!r}"))
+        course_id = derived_course_id(root)
     cpm = data.get("chars_per_minute", DEFAULT_CPM)
     if not isinstance(cpm, int) or cpm <= 0:
         problems.append(Problem(toml_path, _line_of(text, r"^\s*chars_per_minute"), f"chars_per_minute must be a positive integer, got {cpm!r}"))
@@ -178,7 +205,7 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
                 problems.append(Problem(toml_path, _line_of(text, r"^\s*chapters\s*=", line), f"route {raw['id']}: unknown chapter {cid!r}"))
         routes.append(Route(str(raw["id"]), str(raw["name"]), str(raw["audience"]), [c for c in seq if c in ids]))
 
-    course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems)
+    course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id)
     for route in routes:
         route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
     return course
@@ -201,4 +228,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["CourseError", "load_course", "chapter_minutes", "minutes_for"]
+__all__ = ["CourseError", "load_course", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id"]

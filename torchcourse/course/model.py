@@ -144,6 +144,7 @@ class Course:
     routes: list[Route]
     checkpoints_dir: Path
     problems: list[Problem] = field(default_factory=list)
+    id: str = ""  # the course's identity (``id`` in course.toml): progress is kept under it
     # derived data remembered by other modules (e.g. loaded checkpoints), never compared
     memo: dict = field(default_factory=dict, repr=False, compare=False)
 

@@ -19,10 +19,15 @@ def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def open_or_report(prefix: str = "torchcourse") -> Store | None:
-    """Open the store, printing its notice (if any) and errors; None when it cannot be opened."""
+def open_or_report(prefix: str = "torchcourse", args=None, course_id: str | None = None) -> Store | None:
+    """Open the store for the course of ``args`` (``--content``, else the shipped one), printing
+    its notice (if any) and errors; None when it cannot be opened."""
+    if course_id is None:
+        from torchcourse.course.loader import course_id_of
+
+        course_id = course_id_of(paths.content_dir(getattr(args, "content", None)))
     try:
-        store, notice = open_store()
+        store, notice = open_store(course_id=course_id)
     except StoreError as exc:
         _err(f"{prefix}: {exc}")
         return None
@@ -31,10 +36,10 @@ def open_or_report(prefix: str = "torchcourse") -> Store | None:
     return store
 
 
-def _with_store(action):
+def _with_store(args, action):
     """``action(store)`` in a store opened for this command and closed after it; ``_FAILED``
     (the error already printed) when the store cannot be opened or the action fails."""
-    store = open_or_report()
+    store = open_or_report(args=args)
     if store is None:
         return _FAILED
     try:
@@ -160,7 +165,7 @@ def format_summary(data: dict) -> str:
 
 def cmd_progress(args) -> int:
     course = _load_course(args)
-    data = _with_store(lambda store: summary(store, course))
+    data = _with_store(args, lambda store: summary(store, course))
     if data is _FAILED:
         return 1
     if getattr(args, "json", False):
@@ -184,7 +189,7 @@ def cmd_reset(args) -> int:
         chapter_id = chapter.id if chapter is not None else args.chapter
         label = chapter.label if chapter is not None else chapter_label(chapter_id)
         if chapter is None:
-            known = _with_store(lambda store: _has_progress(store, chapter_id))
+            known = _with_store(args, lambda store: _has_progress(store, chapter_id))
             if known is _FAILED:
                 return 1
             if not known:
@@ -203,21 +208,21 @@ def cmd_reset(args) -> int:
         if reply.strip().lower() not in ("y", "yes", "是"):
             print("已取消，什么都没有清除。")
             return 1
-    if _with_store(lambda store: store.reset(chapter_id)) is _FAILED:
+    if _with_store(args, lambda store: store.reset(chapter_id)) is _FAILED:
         return 1
     print(f"已清除{what}。")
     return 0
 
 
 def cmd_export(args) -> int:
-    if _with_store(lambda store: store.export_json(Path(args.file))) is _FAILED:
+    if _with_store(args, lambda store: store.export_json(Path(args.file))) is _FAILED:
         return 1
     print(f"已把进度导出到 {Path(args.file).resolve()}")
     return 0
 
 
 def cmd_import(args) -> int:
-    counts = _with_store(lambda store: store.import_json(Path(args.file)))
+    counts = _with_store(args, lambda store: store.import_json(Path(args.file)))
     if counts is _FAILED:
         return 1
     print(

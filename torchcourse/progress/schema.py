@@ -8,6 +8,9 @@ path is exercised on every fresh install, not only on upgrades.
   quiz answers.
 - v2: ``completed_at``; snippet runs; a log of break points reached (for the check-in
   calendar); indexes used to de-duplicate imports.
+- v3: every row belongs to a course (``course_id``, the ``id`` of its ``course.toml``), so two
+  courses sharing one data directory never see each other's progress. Rows written before v3
+  belong to the shipped course (:data:`SHIPPED_COURSE_ID`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
+SHIPPED_COURSE_ID = "torchcourse"  # the ``id`` in the shipped content/course.toml
 
 V1_SQL = """
 CREATE TABLE settings (
@@ -77,9 +81,47 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute("DELETE FROM settings WHERE key = 'position'")
 
 
+V2_TO_V3_SQL = f"""
+CREATE TABLE settings_v3 (
+    course_id TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    value     TEXT NOT NULL,
+    PRIMARY KEY (course_id, key)
+);
+INSERT INTO settings_v3 SELECT '{SHIPPED_COURSE_ID}', key, value FROM settings;
+DROP TABLE settings;
+ALTER TABLE settings_v3 RENAME TO settings;
+CREATE TABLE chapters_v3 (
+    course_id      TEXT NOT NULL,
+    chapter_id     TEXT NOT NULL,
+    furthest_break INTEGER NOT NULL DEFAULT 0,
+    completed      INTEGER NOT NULL DEFAULT 0,
+    completed_at   TEXT,
+    PRIMARY KEY (course_id, chapter_id)
+);
+INSERT INTO chapters_v3 SELECT '{SHIPPED_COURSE_ID}', chapter_id, furthest_break, completed, completed_at FROM chapters;
+DROP TABLE chapters;
+ALTER TABLE chapters_v3 RENAME TO chapters;
+ALTER TABLE answers ADD COLUMN course_id TEXT NOT NULL DEFAULT '{SHIPPED_COURSE_ID}';
+ALTER TABLE runs ADD COLUMN course_id TEXT NOT NULL DEFAULT '{SHIPPED_COURSE_ID}';
+ALTER TABLE breaks ADD COLUMN course_id TEXT NOT NULL DEFAULT '{SHIPPED_COURSE_ID}';
+DROP INDEX answers_key;
+DROP INDEX runs_key;
+DROP INDEX breaks_key;
+CREATE INDEX answers_key ON answers (course_id, chapter_id, question_id, at);
+CREATE INDEX runs_key ON runs (course_id, chapter_id, snippet_id, at);
+CREATE INDEX breaks_key ON breaks (course_id, chapter_id, break_index, at)
+"""
+
+
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    for stmt in _statements(V2_TO_V3_SQL):
+        conn.execute(stmt)
+
+
 def _statements(sql: str) -> list[str]:
     return [s.strip() for s in sql.split(";") if s.strip()]
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3}
 assert len(MIGRATIONS) == CURRENT_VERSION

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
-from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS
+from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS, SHIPPED_COURSE_ID
 
 BUSY_TIMEOUT_S = 30.0
 EXPORT_FORMAT = "torchcourse-progress"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2  # 2: the file names its course ("course"); version 1 files carry none
 
 # SQLite primary result codes that mean "this file is not a usable database".
 _SQLITE_CORRUPT = 11
@@ -223,8 +223,10 @@ def _move_aside(path: Path) -> Path:
     return target
 
 
-def open_store(path: Path | None = None) -> tuple["Store", str | None]:
-    """Open (creating or migrating) the progress database.
+def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID) -> tuple["Store", str | None]:
+    """Open (creating or migrating) the progress database, for the course ``course_id``.
+
+    Every read and write of the returned store concerns that course only.
 
     Returns ``(store, notice)``; ``notice`` is a Chinese message to show the learner when a
     corrupt database was moved aside, else None. Raises :class:`StoreError` when the data
@@ -237,12 +239,12 @@ def open_store(path: Path | None = None) -> tuple["Store", str | None]:
     path = Path(path)
     _check_writable_dir(path.parent)
     try:
-        return Store(_connect_retrying(path), path), None
+        return Store(_connect_retrying(path), path, course_id), None
     except _Unusable as exc:
         moved = _move_aside(path)
         what = "进度文件无法读取" if exc.unreadable else "进度文件已损坏"
         notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
-        return Store(_connect_retrying(path), path), notice
+        return Store(_connect_retrying(path), path, course_id), notice
 
 
 def _connect_retrying(path: Path) -> sqlite3.Connection:
@@ -267,9 +269,10 @@ def _connect_retrying(path: Path) -> sqlite3.Connection:
 class Store:
     """All reads and writes of progress. Every public method is one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path):
+    def __init__(self, conn: sqlite3.Connection, path: Path, course_id: str = SHIPPED_COURSE_ID):
         self._conn = conn
         self.path = path
+        self.course_id = course_id
         self._lock = threading.RLock()
 
     # -- plumbing -------------------------------------------------------------------------
@@ -306,13 +309,14 @@ class Store:
                     conn.execute("ROLLBACK")
                 raise StoreError(f"读写进度库 {self.path} 时出错：{exc}\nprogress database error ({self.path}): {exc}") from exc
 
-    @staticmethod
-    def _set(conn: sqlite3.Connection, key: str, value: str) -> None:
-        conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+    def _set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
+        conn.execute(
+            "INSERT INTO settings (course_id, key, value) VALUES (?, ?, ?) ON CONFLICT(course_id, key) DO UPDATE SET value = excluded.value",
+            (self.course_id, key, value),
+        )
 
-    @staticmethod
-    def _get(conn: sqlite3.Connection, key: str) -> str | None:
-        row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    def _get(self, conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM settings WHERE course_id = ? AND key = ?", (self.course_id, key)).fetchone()
         return row[0] if row else None
 
     # -- route and position -----------------------------------------------------------------
@@ -355,11 +359,11 @@ class Store:
             raise ValueError(f"break_index is 1-based, got {break_index}")
         with self._tx(True) as c:
             c.execute(
-                "INSERT INTO chapters (chapter_id, furthest_break) VALUES (?, ?) "
-                "ON CONFLICT(chapter_id) DO UPDATE SET furthest_break = max(furthest_break, excluded.furthest_break)",
-                (chapter_id, break_index),
+                "INSERT INTO chapters (course_id, chapter_id, furthest_break) VALUES (?, ?, ?) "
+                "ON CONFLICT(course_id, chapter_id) DO UPDATE SET furthest_break = max(furthest_break, excluded.furthest_break)",
+                (self.course_id, chapter_id, break_index),
             )
-            c.execute("INSERT INTO breaks (chapter_id, break_index, at) VALUES (?, ?, ?)", (chapter_id, break_index, _iso(at)))
+            c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, ?, ?, ?)", (self.course_id, chapter_id, break_index, _iso(at)))
             self._set(c, "position_chapter", chapter_id)
             self._set(c, "position_part", str(break_index))
 
@@ -367,24 +371,24 @@ class Store:
         with self._tx(True) as c:
             if completed:
                 c.execute(
-                    "INSERT INTO chapters (chapter_id, completed, completed_at) VALUES (?, 1, ?) "
-                    "ON CONFLICT(chapter_id) DO UPDATE SET completed = 1, "
+                    "INSERT INTO chapters (course_id, chapter_id, completed, completed_at) VALUES (?, ?, 1, ?) "
+                    "ON CONFLICT(course_id, chapter_id) DO UPDATE SET completed = 1, "
                     "completed_at = coalesce(chapters.completed_at, excluded.completed_at)",
-                    (chapter_id, _iso(None)),
+                    (self.course_id, chapter_id, _iso(None)),
                 )
             else:
-                c.execute("UPDATE chapters SET completed = 0, completed_at = NULL WHERE chapter_id = ?", (chapter_id,))
+                c.execute("UPDATE chapters SET completed = 0, completed_at = NULL WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
 
     def chapter_progress(self, chapter_id: str) -> ChapterProgress:
         with self._tx(False) as c:
             row = c.execute(
-                "SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE chapter_id = ?", (chapter_id,)
+                "SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id)
             ).fetchone()
         return ChapterProgress(row[0], row[1], bool(row[2]), row[3]) if row else ChapterProgress(chapter_id)
 
     def all_progress(self) -> dict[str, ChapterProgress]:
         with self._tx(False) as c:
-            rows = c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters ORDER BY chapter_id").fetchall()
+            rows = c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE course_id = ? ORDER BY chapter_id", (self.course_id,)).fetchall()
         return {r[0]: ChapterProgress(r[0], r[1], bool(r[2]), r[3]) for r in rows}
 
     # -- answers and runs -------------------------------------------------------------------
@@ -392,21 +396,20 @@ class Store:
     def record_answer(self, chapter_id: str, question_id: str, answer: str, correct: bool, at: datetime | None = None) -> None:
         with self._tx(True) as c:
             c.execute(
-                "INSERT INTO answers (chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
-                (chapter_id, question_id, str(answer), int(bool(correct)), _iso(at)),
+                "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?, ?)",
+                (self.course_id, chapter_id, question_id, str(answer), int(bool(correct)), _iso(at)),
             )
 
     def answers(self, chapter_id: str | None = None, question_id: str | None = None) -> list[Answer]:
         sql = "SELECT chapter_id, question_id, answer, correct, at FROM answers"
-        where, params = [], []
+        where, params = ["course_id = ?"], [self.course_id]
         if chapter_id is not None:
             where.append("chapter_id = ?")
             params.append(chapter_id)
         if question_id is not None:
             where.append("question_id = ?")
             params.append(question_id)
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY at, id"
         with self._tx(False) as c:
             rows = c.execute(sql, params).fetchall()
@@ -415,16 +418,16 @@ class Store:
     def record_run(self, chapter_id: str, snippet_id: str, verdict: str, at: datetime | None = None) -> None:
         with self._tx(True) as c:
             c.execute(
-                "INSERT INTO runs (chapter_id, snippet_id, verdict, at) VALUES (?, ?, ?, ?)",
-                (chapter_id, snippet_id, str(verdict), _iso(at)),
+                "INSERT INTO runs (course_id, chapter_id, snippet_id, verdict, at) VALUES (?, ?, ?, ?, ?)",
+                (self.course_id, chapter_id, snippet_id, str(verdict), _iso(at)),
             )
 
     def runs(self, chapter_id: str | None = None) -> list[Run]:
-        sql = "SELECT chapter_id, snippet_id, verdict, at FROM runs"
-        params: tuple = ()
+        sql = "SELECT chapter_id, snippet_id, verdict, at FROM runs WHERE course_id = ?"
+        params: tuple = (self.course_id,)
         if chapter_id is not None:
-            sql += " WHERE chapter_id = ?"
-            params = (chapter_id,)
+            sql += " AND chapter_id = ?"
+            params = (self.course_id, chapter_id)
         sql += " ORDER BY at, id"
         with self._tx(False) as c:
             rows = c.execute(sql, params).fetchall()
@@ -435,7 +438,14 @@ class Store:
     def activity(self) -> dict[date, int]:
         """Events per local calendar day: break points reached, answers given, snippets run."""
         with self._tx(False) as c:
-            times = [r[0] for r in c.execute("SELECT at FROM breaks UNION ALL SELECT at FROM answers UNION ALL SELECT at FROM runs")]
+            times = [
+                r[0]
+                for r in c.execute(
+                    "SELECT at FROM breaks WHERE course_id = ?1 UNION ALL SELECT at FROM answers WHERE course_id = ?1 "
+                    "UNION ALL SELECT at FROM runs WHERE course_id = ?1",
+                    (self.course_id,),
+                )
+            ]
         counts = Counter(_local_day(t) for t in times)
         return dict(sorted(counts.items()))
 
@@ -460,23 +470,24 @@ class Store:
                 "version": EXPORT_VERSION,
                 "schema": CURRENT_VERSION,
                 "exported_at": _iso(None),
+                "course": self.course_id,
                 "route": self._get(c, "route"),
                 "position": {"chapter": position[0], "part": position[1]} if position else None,
                 "chapters": [
                     {"chapter_id": r[0], "furthest_break": r[1], "completed": bool(r[2]), "completed_at": r[3]}
-                    for r in c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters ORDER BY chapter_id")
+                    for r in c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE course_id = ? ORDER BY chapter_id", (self.course_id,))
                 ],
                 "answers": [
                     {"chapter_id": r[0], "question_id": r[1], "answer": r[2], "correct": bool(r[3]), "at": r[4]}
-                    for r in c.execute("SELECT chapter_id, question_id, answer, correct, at FROM answers ORDER BY at, id")
+                    for r in c.execute("SELECT chapter_id, question_id, answer, correct, at FROM answers WHERE course_id = ? ORDER BY at, id", (self.course_id,))
                 ],
                 "runs": [
                     {"chapter_id": r[0], "snippet_id": r[1], "verdict": r[2], "at": r[3]}
-                    for r in c.execute("SELECT chapter_id, snippet_id, verdict, at FROM runs ORDER BY at, id")
+                    for r in c.execute("SELECT chapter_id, snippet_id, verdict, at FROM runs WHERE course_id = ? ORDER BY at, id", (self.course_id,))
                 ],
                 "breaks": [
                     {"chapter_id": r[0], "break_index": r[1], "at": r[2]}
-                    for r in c.execute("SELECT chapter_id, break_index, at FROM breaks ORDER BY at, id")
+                    for r in c.execute("SELECT chapter_id, break_index, at FROM breaks WHERE course_id = ? ORDER BY at, id", (self.course_id,))
                 ],
             }
         return data
@@ -518,6 +529,12 @@ class Store:
                 f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); nothing was imported."
             ) from exc
         rows = _validate_export(data, path)
+        if rows["course"] is not None and rows["course"] != self.course_id:
+            raise StoreError(
+                f"{path}：这是课程 {rows['course']!r} 的进度，当前课程是 {self.course_id!r}，什么都没有导入。"
+                f"用 --content 打开那门课程再导入。\n{path}: progress of course {rows['course']!r}, not {self.course_id!r}; nothing was imported."
+            )
+        cid = self.course_id
         counts = {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0}
         with self._tx(True) as c:
             if rows["route"] is not None and self._get(c, "route") is None:
@@ -526,40 +543,40 @@ class Store:
                 self._set(c, "position_chapter", rows["position"][0])
                 self._set(c, "position_part", str(rows["position"][1]))
             for ch in rows["chapters"]:
-                before = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE chapter_id = ?", (ch["chapter_id"],)).fetchone()
+                before = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE course_id = ? AND chapter_id = ?", (cid, ch["chapter_id"])).fetchone()
                 c.execute(
-                    "INSERT INTO chapters (chapter_id, furthest_break, completed, completed_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(chapter_id) DO UPDATE SET "
+                    "INSERT INTO chapters (course_id, chapter_id, furthest_break, completed, completed_at) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(course_id, chapter_id) DO UPDATE SET "
                     "furthest_break = max(chapters.furthest_break, excluded.furthest_break), "
                     "completed = max(chapters.completed, excluded.completed), "
                     "completed_at = CASE WHEN chapters.completed THEN chapters.completed_at ELSE excluded.completed_at END",
-                    (ch["chapter_id"], ch["furthest_break"], int(ch["completed"]), ch["completed_at"] if ch["completed"] else None),
+                    (cid, ch["chapter_id"], ch["furthest_break"], int(ch["completed"]), ch["completed_at"] if ch["completed"] else None),
                 )
-                after = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE chapter_id = ?", (ch["chapter_id"],)).fetchone()
+                after = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE course_id = ? AND chapter_id = ?", (cid, ch["chapter_id"])).fetchone()
                 counts["chapters"] += int(before != after)
             for a in rows["answers"]:
                 if not c.execute(
-                    "SELECT 1 FROM answers WHERE chapter_id = ? AND question_id = ? AND at = ?", (a["chapter_id"], a["question_id"], a["at"])
+                    "SELECT 1 FROM answers WHERE course_id = ? AND chapter_id = ? AND question_id = ? AND at = ?", (cid, a["chapter_id"], a["question_id"], a["at"])
                 ).fetchone():
                     c.execute(
-                        "INSERT INTO answers (chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
-                        (a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"]),
+                        "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?, ?)",
+                        (cid, a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"]),
                     )
                     counts["answers"] += 1
             for r in rows["runs"]:
                 if not c.execute(
-                    "SELECT 1 FROM runs WHERE chapter_id = ? AND snippet_id = ? AND at = ?", (r["chapter_id"], r["snippet_id"], r["at"])
+                    "SELECT 1 FROM runs WHERE course_id = ? AND chapter_id = ? AND snippet_id = ? AND at = ?", (cid, r["chapter_id"], r["snippet_id"], r["at"])
                 ).fetchone():
                     c.execute(
-                        "INSERT INTO runs (chapter_id, snippet_id, verdict, at) VALUES (?, ?, ?, ?)",
-                        (r["chapter_id"], r["snippet_id"], r["verdict"], r["at"]),
+                        "INSERT INTO runs (course_id, chapter_id, snippet_id, verdict, at) VALUES (?, ?, ?, ?, ?)",
+                        (cid, r["chapter_id"], r["snippet_id"], r["verdict"], r["at"]),
                     )
                     counts["runs"] += 1
             for b in rows["breaks"]:
                 if not c.execute(
-                    "SELECT 1 FROM breaks WHERE chapter_id = ? AND break_index = ? AND at = ?", (b["chapter_id"], b["break_index"], b["at"])
+                    "SELECT 1 FROM breaks WHERE course_id = ? AND chapter_id = ? AND break_index = ? AND at = ?", (cid, b["chapter_id"], b["break_index"], b["at"])
                 ).fetchone():
-                    c.execute("INSERT INTO breaks (chapter_id, break_index, at) VALUES (?, ?, ?)", (b["chapter_id"], b["break_index"], b["at"]))
+                    c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, ?, ?, ?)", (cid, b["chapter_id"], b["break_index"], b["at"]))
                     counts["breaks"] += 1
         return counts
 
@@ -568,13 +585,13 @@ class Store:
         with self._tx(True) as c:
             if chapter_id is None:
                 for table in ("chapters", "answers", "runs", "breaks", "settings"):
-                    c.execute(f"DELETE FROM {table}")
+                    c.execute(f"DELETE FROM {table} WHERE course_id = ?", (self.course_id,))
                 return
             for table in ("chapters", "answers", "runs", "breaks"):
-                c.execute(f"DELETE FROM {table} WHERE chapter_id = ?", (chapter_id,))
+                c.execute(f"DELETE FROM {table} WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
             pos = self._position(c)
             if pos is not None and pos[0] == chapter_id:
-                c.execute("DELETE FROM settings WHERE key IN ('position_chapter', 'position_part')")
+                c.execute("DELETE FROM settings WHERE course_id = ? AND key IN ('position_chapter', 'position_part')", (self.course_id,))
 
 
 def _validate_export(data: object, path: Path) -> dict:
@@ -610,7 +627,10 @@ def _validate_export(data: object, path: Path) -> dict:
                 raise bad(f"{key}[{i}]", "应为对象")
         return value
 
-    out: dict = {"route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": []}
+    course = data.get("course")
+    if course is not None and (not isinstance(course, str) or not course):
+        raise bad("course", f"应为非空字符串，实际是 {course!r}")
+    out: dict = {"course": course, "route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": []}
     route = data.get("route")
     if route is not None:
         if not isinstance(route, str):

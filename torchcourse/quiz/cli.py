@@ -236,7 +236,8 @@ class _LazyRunner:
     """The snippet runner for predict questions: warmed up in the background as the quiz
     starts (when it has predict questions), so the first run does not wait for ``import torch``."""
 
-    def __init__(self):
+    def __init__(self, course_id: str):
+        self.course_id = course_id
         self.runner = None
         self.error: Exception | None = None
 
@@ -246,7 +247,7 @@ class _LazyRunner:
                 from torchcourse import paths
                 from torchcourse.runner import Runner
 
-                self.runner = Runner(cache_dir=paths.cache_dir() / "runs", warm=True)
+                self.runner = Runner(cache_dir=paths.run_cache_dir(self.course_id), warm=True)
             except Exception as exc:  # noqa: BLE001 - the quiz goes on without running
                 self.error = exc
         return self.runner
@@ -278,10 +279,10 @@ def cmd_quiz(args) -> int:
     from torchcourse.progress.cli import open_or_report
 
     course = _course(args)
-    store = open_or_report("torchcourse quiz")
+    store = open_or_report("torchcourse quiz", course_id=course.id)
     if store is None:
         return 1
-    runner = _LazyRunner()
+    runner = _LazyRunner(course.id)
     try:
         try:
             session = QuizSession.for_chapter(course, store, args.chapter)

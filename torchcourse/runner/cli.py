@@ -22,10 +22,10 @@ ICONS = {
 }
 
 
-def _runner(args, warm: bool):
+def _runner(args, warm: bool, course_id: str):
     from torchcourse.runner import Runner
 
-    cache = None if getattr(args, "no_cache", False) else paths.cache_dir() / "runs"
+    cache = None if getattr(args, "no_cache", False) else paths.run_cache_dir(course_id)
     return Runner(cache_dir=cache, warm=warm)
 
 
@@ -83,7 +83,7 @@ def cmd_verify(args) -> int:
                 print(f"  {p}", file=sys.stderr)
             return 1
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json)
-    runner = _runner(args, warm=not cold)
+    runner = _runner(args, warm=not cold, course_id=course.id)
     try:
         results = run_many(runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold, use_cache=not getattr(args, "no_cache", False), on_result=lambda i, s, r: progress.update(s, r))
     finally:
@@ -145,7 +145,7 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
         elif r.status == "mismatch":
             todo_idx.append(i)
     if todo_idx:
-        again = _runner(runner_args, warm=cold)
+        again = _runner(runner_args, warm=cold, course_id=course.id)
         try:
             second = run_many(again, [snippets[i] for i in todo_idx], jobs=max(1, int(getattr(runner_args, "jobs", 2) or 1)), cold=not cold, use_cache=False)
         finally:
@@ -242,7 +242,7 @@ def cmd_run(args) -> int:
         ids = "、".join(s.id for s in ch.snippets) or "（没有）"
         print(f"torchcourse run: 第 {ch.id} 章没有代码块 {sid!r}。这一章的代码块：{ids}", file=sys.stderr)
         return 2
-    runner = _runner(args, warm=not args.cold)
+    runner = _runner(args, warm=not args.cold, course_id=course.id)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:

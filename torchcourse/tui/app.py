@@ -60,11 +60,11 @@ def _course_commands():
     return CourseCommands
 
 
-def default_runner_factory():
+def default_runner_factory(course_id: str):
     from torchcourse import paths
     from torchcourse.runner import Runner
 
-    return Runner(cache_dir=paths.cache_dir() / "runs", warm=True)
+    return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True)
 
 
 _frozen = False
@@ -98,7 +98,7 @@ class TorchCourseApp(App):
         self.course = course
         self.store = store
         if runner is None:
-            runner = LazyRunner(runner_factory or default_runner_factory)
+            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id)))
         self.runner = runner
         self.notice = notice
         self._today = today
@@ -323,7 +323,7 @@ def run_app(args) -> int:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 2
     try:
-        store, notice = open_store()
+        store, notice = open_store(course_id=course.id)
     except StoreError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1
