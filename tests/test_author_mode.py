@@ -10,7 +10,9 @@ from test_runner_cli import make_course, tc
 
 
 def chapter(*blocks: str) -> str:
-    return "# T\n\n" + "\n\n".join(textwrap.dedent(b).strip("\n") for b in blocks) + "\n\n<!-- break -->\n"
+    """A chapter with the anatomy `check` wants around the given blocks."""
+    body = "\n\n".join(textwrap.dedent(b).strip("\n") for b in blocks)
+    return "# T\n\n🎯 p\n\n" + body + "\n\n## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n"
 
 
 def last_line(text: str) -> str:
@@ -193,3 +195,77 @@ def test_timeouts_must_be_finite_and_bounded(tmp_path):
         assert f"needs a number of seconds above 0 and at most 600, got '{v}'" in text, v
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert last_line(out.stdout) == "0 passed, 5 failed, 0 skipped"
+
+
+# -- check sees what the reader will see -----------------------------------------------------
+
+ANATOMY_HEAD = "# T\n\n🎯 p。读完这一章你会。\n\n## 一 {#one}\n\n正文。\n\n"
+ANATOMY_TAIL = "## ✅ 检查点 {#checkpoint}\n\n做题。\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n"
+
+
+def check_lines(course: Path, home: Path) -> list[str]:
+    out = tc("--content", str(course), "check", home=home)
+    return (out.stdout + out.stderr).strip().split("\n")
+
+
+def test_misspelled_break_markers_are_problems(tmp_path):
+    bad = ["<!-- brake: 中场 -->", "<!-- break 中场 -->", "<!-- BREAK: 中场 -->", "<!-- break --> 还有字", "<!-- 断点 -->"]
+    body = "".join(f"{b}\n\n段落 {i}。\n\n" for i, b in enumerate(bad))
+    course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+    lines = check_lines(course, tmp_path / "h")
+    for b in bad:
+        assert any(repr(b) in ln and "looks like a break marker but is not one" in ln for ln in lines), b
+    assert not any("<!-- 其他注释 -->" in ln for ln in lines)
+
+
+def test_the_final_break_comes_after_the_checkpoint_and_the_anatomy_is_checked(tmp_path):
+    text = "# T\n\n⏱ 20 分钟\n\n## 一 {#one}\n\n<!-- break -->\n\n## ✅ 检查点\n\n## 尾声\n"
+    course = make_course(tmp_path / "c", text)
+    joined = "\n".join(check_lines(course, tmp_path / "h"))
+    assert "01.md:3: the ⏱ line says 20 分钟 but the chapter reads 1 min" in joined
+    assert "no 🎯 line" in joined
+    assert "01.md:7: the final break point must come after the ✅ checkpoint heading (line 9)" in joined
+    assert "no '## ⚡ 走神救援' heading" in joined
+    good = make_course(tmp_path / "g", ANATOMY_HEAD + ANATOMY_TAIL)
+    assert check_lines(good, tmp_path / "h")[-1].endswith(": 0 problem(s)")
+    wrong_goal = make_course(tmp_path / "w", ANATOMY_HEAD.replace("🎯 p。", "🎯 别的话。") + ANATOMY_TAIL)
+    assert any("the 🎯 line must start with the chapter's promise in course.toml: 'p'" in ln for ln in check_lines(wrong_goal, tmp_path / "h"))
+
+
+def test_links_to_unknown_chapters_sections_and_snippets_are_problems(tmp_path):
+    body = (
+        "见 [这里](#one)、[代码](#code)、[别章](02)、[网页](https://pytorch.org)。\n\n"
+        "坏的：[a](#onne)、[b](03)、[c](02#x)、[d](01#nope)。\n\n"
+        "```python {#code}\nprint(1)\n```\n\n```output\n1\n```\n\n"
+    )
+    course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+    lines = [ln for ln in check_lines(course, tmp_path / "h") if "link (" in ln]
+    assert len(lines) == 4, lines
+    assert any("link (#onne): this chapter has no section or snippet #onne; nearest: #one" in ln for ln in lines)
+    assert any("link (03): there is no chapter '03' (chapters: 01, 02)" in ln for ln in lines)
+    assert any("link (02#x): chapter 02 is not written yet" in ln for ln in lines)
+    assert any("link (01#nope): this chapter has no section or snippet #nope" in ln for ln in lines)
+    assert all(":11:" in ln for ln in lines)  # the line of the bad links
+
+
+def test_a_norun_snippet_with_an_output_block_is_refused(tmp_path):
+    body = "```python {#shown norun}\nprint(1)\n```\n\n```output\n1\n```\n\n"
+    course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+    assert any("snippet #shown is norun" in ln and "01.md:13:" in ln for ln in check_lines(course, tmp_path / "h"))
+
+
+def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
+    body = "```python {#two}\nimport torch\nprint(torch.ones(2) * 2)\n```\n\n```output\ntensor([2., 2.])\n```\n\n"
+    course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+    text = (course / "course.toml").read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ncheckpoint = "01.toml"\n', 1)
+    (course / "course.toml").write_text(text, encoding="utf-8")
+    (course / "cp").mkdir()
+    quiz = (
+        'chapter = "01"\n\n[[questions]]\nid = "q"\nkind = "predict"\nsnippet = "two"\nprompt = "打印什么？"\n'
+        'choices = ["tensor([1., 1.])", "tensor([2., 2.])", "报错"]\nanswer = {key}\nexplain = "乘 2"\nsection = "one"\n'
+    )
+    (course / "cp" / "01.toml").write_text(quiz.format(key=0), encoding="utf-8")
+    lines = check_lines(course, tmp_path / "h")
+    assert any("01.toml:9: question 'q': the key is choice 0 ('tensor([1., 1.])')" in ln and "choice 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
+    (course / "cp" / "01.toml").write_text(quiz.format(key=1), encoding="utf-8")
+    assert check_lines(course, tmp_path / "h")[-1].endswith(": 0 problem(s)")

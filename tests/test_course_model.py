@@ -139,7 +139,7 @@ def test_unknown_fence_attribute(bad):
 
 
 def test_bad_course_has_exactly_these_problems(bad):
-    assert len(bad.problems) == 5, [str(p) for p in bad.problems]
+    assert len(bad.problems) == 7, [str(p) for p in bad.problems]  # five planted, plus no 🎯 and no ✅
     for p in bad.problems:
         assert str(p).startswith(f"{p.file}:{p.line}: ")
 
@@ -166,7 +166,7 @@ def test_malformed_toml():
     assert [(p.file, p.line) for p in all_problems(course)] == [(toml, 7)]
 
 
-@pytest.mark.parametrize("name, count", [("badcourse", 5), ("longcourse", 2), ("badtoml", 1)])
+@pytest.mark.parametrize("name, count", [("badcourse", 7), ("longcourse", 2), ("badtoml", 1)])
 def test_check_command_prints_file_line_and_fails(name, count):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     r = subprocess.run(
@@ -190,6 +190,8 @@ def test_chinese_paragraph_broken_across_lines_is_reported_with_its_line(tmp_pat
         '[[routes]]\nid = "A"\nname = "n"\naudience = "a"\nchapters = ["01"]\n',
         encoding="utf-8",
     )
-    (tmp_path / "a.md").write_text("# 标题\n\nEnglish\nwrapped is fine.\n\n第一行中文\n接着写第二行。\n\n<!-- break -->\n", encoding="utf-8")
+    (tmp_path / "a.md").write_text(
+        "# 标题\n\nEnglish\nwrapped is fine.\n\n第一行中文\n接着写第二行。\n\n🎯 y\n\n## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n", encoding="utf-8"
+    )
     problems = [str(p) for p in load_course(tmp_path).problems]
     assert problems == [f"{tmp_path / 'a.md'}:6: Chinese paragraph broken across lines (renders as a space between characters); join the lines"]

@@ -32,14 +32,14 @@ def stored(tmp_path, content=FIXTURE):
 
 def test_whole_quiz_piped(tmp_path):
     # single right, multi right ("1,3"), fill right despite backticks and case, predict (text) wrong,
-    # an invalid pick re-asked then predict (choices) right, open self-graded wrong
-    proc = quiz(tmp_path, "01", "2\n1,3\n`Upper()`\n5\n9\n2\nn\n")
+    # predict (choices) right, open self-graded wrong
+    proc = quiz(tmp_path, "01", "2\n1,3\n`Upper()`\n5\n2\nn\n")
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr
     assert "第 1/6 题 · 单选" in out and "第 6/6 题 · 简答" in out
     assert "`sum([1, 2, 3])` 的结果是多少？" in out
     assert "✗ 不对。正确答案：6" in out  # predict-add, guessed 5
-    assert "看不懂“9”：请输入 1–3 之间的一个序号。" in out
+    assert "选项从 1 数起" in out
     # the predict snippets really ran: their output, with no fallback note
     assert "实际输出：\n    6\n" in out and "实际输出：\n    HI\n" in out
     assert "书中记录" not in out and "运行失败" not in out
@@ -90,3 +90,14 @@ def test_completing_the_chapter_through_the_quiz(tmp_path):
     assert "🎉 第 01 章已完成。" in proc.stdout
     _, progress = stored(tmp_path)
     assert progress.completed is True
+
+
+def test_a_piped_line_that_does_not_answer_stops_the_quiz_naming_the_line(tmp_path):
+    # line 5 ("9") cannot answer question 5 (3 choices): nothing after it may answer the wrong question
+    proc = quiz(tmp_path, "01", "2\n1,3\n`Upper()`\n5\n9\n2\nn\n")
+    assert proc.returncode == 1
+    assert "输入第 5 行“9”回答不了第 5 题：看不懂“9”：请输入 1–3 之间的一个序号（从 1 数起）。" in proc.stdout
+    assert "前面的作答已保存" in proc.stdout
+    answers, _ = stored(tmp_path)
+    assert [a[1] for a in answers] == ["sum-single", "upper-multi", "func-fill", "predict-add"]
+    assert "第 6/6 题" not in proc.stdout

@@ -17,7 +17,7 @@ CHAPTER = textwrap.dedent(
     """\
     # 测试章
 
-    ⏱ 1 分钟
+    🎯 p
 
     ```python {#hello}
     print("你好")
@@ -61,7 +61,11 @@ CHAPTER = textwrap.dedent(
     print(torch.ones(1, device="cuda"))
     ```
 
+    ## ✅ 检查点
+
     <!-- break -->
+
+    ## ⚡ 走神救援
     """
 )
 

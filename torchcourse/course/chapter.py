@@ -125,6 +125,62 @@ def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Probl
     return out
 
 
+_BREAKISH_RE = re.compile(r"<!--\s*(?P<word>[^\s:：>-]*)")
+
+
+def looks_like_break(line: str) -> bool:
+    """An HTML comment that an author meant as a break marker but misspelled (``<!-- brake -->``,
+    ``<!-- BREAK: x -->``, ``<!-- break 中场 -->``, text beside a marker), never a correct one."""
+    if "<!--" not in line or BREAK_RE.match(line):
+        return False
+    m = _BREAKISH_RE.search(line)
+    word = (m.group("word") if m else "").lower()
+    return word.startswith("break") or "断点" in line or difflib.SequenceMatcher(None, word[:6], "break").ratio() >= 0.6
+
+
+_BADGE_RE = re.compile(r"⏱\s*约?\s*(?P<n>\d+)\s*分钟")
+
+
+def _plain(text: str) -> str:
+    """Text without Markdown emphasis, code marks and white space (to compare a promise)."""
+    return re.sub(r"[`*_\s]", "", text)
+
+
+def _anatomy(chapter: Chapter, lines: list[str], fence_lines: set[int], breaks: list[tuple[int, str]]) -> list[Problem]:
+    """The chapter anatomy of content/README.md: a ``# 标题``, a 🎯 line before the first section,
+    a ✅ checkpoint heading, the final break after it, a ⚡ recap after the final break. The ⏱
+    badge is the program's: a hand-written ⏱ figure that disagrees with it is a problem."""
+    path = chapter.file
+    out: list[Problem] = []
+    prose = [(i, ln) for i, ln in enumerate(lines) if i not in fence_lines]
+    headings = [(i, ln) for i, ln in prose if ln.startswith("#")]
+    if not headings or not headings[0][1].startswith("# "):
+        out.append(Problem(path, 1, "a chapter starts with its title: '# 标题'"))
+    first_section = next((i for i, ln in headings if ln.startswith("## ")), len(lines))
+    goal = next(((i, ln) for i, ln in prose if i < first_section and "🎯" in ln), None)
+    if goal is None:
+        out.append(Problem(path, 1, "no 🎯 line (the chapter's promise) before the first ## section"))
+    elif chapter.promise and not _plain(goal[1].split("🎯", 1)[1]).startswith(_plain(chapter.promise)):
+        out.append(Problem(path, goal[0] + 1, f"the 🎯 line must start with the chapter's promise in course.toml: {chapter.promise!r}"))
+    for i, ln in prose:
+        m = _BADGE_RE.search(ln)
+        if m and int(m.group("n")) != chapter.minutes:
+            out.append(Problem(path, i + 1, f"the ⏱ line says {m.group('n')} 分钟 but the chapter reads {chapter.minutes} min (computed, 170 characters a minute): the reader shows the computed badge; fix or remove the number"))
+    check = next((i for i, ln in headings if ln.startswith("## ") and "✅" in ln), None)
+    recap = next((i for i, ln in headings if ln.startswith("## ") and "⚡" in ln), None)
+    if check is None:
+        out.append(Problem(path, len(lines) or 1, "no '## ✅ 检查点' heading (the checkpoint)"))
+    if recap is None:
+        out.append(Problem(path, len(lines) or 1, "no '## ⚡ 走神救援' heading (the recap)"))
+    if breaks:
+        final = breaks[-1][0]
+        if check is not None and final < check:
+            out.append(Problem(path, final + 1, f"the final break point must come after the ✅ checkpoint heading (line {check + 1})"))
+        if recap is not None and recap < final:
+            out.append(Problem(path, recap + 1, f"the ⚡ recap must come after the final break point (line {final + 1})"))
+    return out
+
+
 def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[Problem]:
     """Fill ``chapter`` from its Markdown ``source``; return the problems found."""
     problems: list[Problem] = []
@@ -140,9 +196,13 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             fence_lines.update(range(tok.map[0], tok.map[1]))
     breaks: list[tuple[int, str]] = []  # (0-based line, label)
     for i, ln in enumerate(lines):
+        if i in fence_lines:
+            continue
         m = BREAK_RE.match(ln)
-        if m and i not in fence_lines:
+        if m:
             breaks.append((i, (m.group("label") or "").strip() or "断点"))
+        elif looks_like_break(ln):
+            problems.append(Problem(path, i + 1, f"{ln.strip()!r} looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line"))
     parts: list[Part] = []
     start = 0
     for idx, (line_no, label) in enumerate(breaks):
@@ -236,6 +296,8 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 else:
                     if attrs:
                         problems.append(Problem(path, line0 + 1, f"```output takes no attributes, got {{{attrs}}}"))
+                    if pending.norun:
+                        problems.append(Problem(path, line0 + 1, f"snippet #{pending.id} is norun: it never runs, so it cannot have an ```output block (the reader would show it as a real output); remove the block or the norun"))
                     pending.expected = tok.content
                     pending.expected_line = line0 + 1
                     pending = None
@@ -283,11 +345,13 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
 
     chapter.reading_chars = reading_chars(source)
     chapter.minutes = minutes_for(chapter.reading_chars, chars_per_minute)
+    if chapter.kind == "chapter":
+        problems.extend(_anatomy(chapter, lines, fence_lines, breaks))
     if chapter.kind == "chapter" and not breaks:
         problems.append(Problem(path, len(lines) or 1, "chapter has no break point; it must end with <!-- break --> after its checkpoint"))
+    elif chapter.minutes >= 110 and len(breaks) < 3:  # one message, the stricter rule
+        problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (>= 110) but has {len(breaks)} break point(s); it needs two in the body and one after the checkpoint"))
     elif chapter.minutes > 55 and len(breaks) < 2:
         # one in the middle, one after the checkpoint
         problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (> 55) but has {len(breaks)} break point(s); it needs one in the middle and one after the checkpoint"))
-    if chapter.minutes >= 110 and len(breaks) < 3:
-        problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (>= 110) but has {len(breaks)} break point(s); it needs two in the body and one after the checkpoint"))
     return problems

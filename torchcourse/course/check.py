@@ -9,6 +9,9 @@ from torchcourse.course.model import Course, Problem
 def all_problems(course: Course) -> list[Problem]:
     """Content problems plus checkpoint problems (the quiz bank validates its own files)."""
     problems = list(course.problems)
+    from torchcourse.course.links import link_problems
+
+    problems.extend(link_problems(course))
     from torchcourse.lookup import appendix_problems  # rows of the appendix's error tables
 
     problems.extend(appendix_problems(course))

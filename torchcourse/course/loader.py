@@ -202,7 +202,7 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
         seq = [str(x) for x in raw["chapters"]]
         for cid in seq:
             if cid not in ids:
-                problems.append(Problem(toml_path, _line_of(text, r"^\s*chapters\s*=", line), f"route {raw['id']}: unknown chapter {cid!r}"))
+                problems.append(Problem(toml_path, _line_of(text, r"^\s*chapters\s*=", line), f"route {raw['id']}: unknown chapter {cid!r} (chapters: {', '.join(sorted(ids))})"))
         routes.append(Route(str(raw["id"]), str(raw["name"]), str(raw["audience"]), [c for c in seq if c in ids]))
 
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id)

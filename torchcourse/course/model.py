@@ -125,6 +125,14 @@ class Chapter:
                 return s
         return None
 
+    def anchor_line(self, anchor: str) -> int | None:
+        """The 1-based line a link ``#anchor`` leads to: a section's heading, else a snippet's fence."""
+        sec = self.section(anchor)
+        if sec is not None:
+            return sec.line
+        snip = self.snippet(anchor)
+        return snip.line if snip is not None else None
+
 
 @dataclass
 class Route:

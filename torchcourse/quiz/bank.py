@@ -214,7 +214,12 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
         if prompt is None:
             usable = False
         if section is not None and chapter is not None and section not in anchors:
-            bad(at("section"), f"{label}: section {section!r} is not an anchor of chapter {cid} ({chapter.file.name})")
+            import difflib
+
+            anchors = [s.anchor for s in chapter.sections]
+            near = difflib.get_close_matches(section, anchors, n=3, cutoff=0.4)
+            hint = f"; nearest: {', '.join(near)}" if near else f"; anchors: {', '.join(anchors[:12])}" + (" …" if len(anchors) > 12 else "")
+            bad(at("section"), f"{label}: section {section!r} is not an anchor of chapter {cid} ({chapter.file.name}){hint}")
 
         if kind is not None:
             for key, kinds in KEY_KINDS.items():
@@ -310,6 +315,10 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
                 elif snip.norun or snip.gpu:
                     why = "norun" if snip.norun else "gpu"
                     bad(at("snippet"), f"{label}: snippet {snippet!r} is marked {why}; a predict question needs a snippet that runs here")
+                elif snip.expected is not None and isinstance(answer, int) and choices and 0 <= answer < len(choices):
+                    contradiction = predict_key_contradiction(choices, answer, snip.expected)
+                    if contradiction:
+                        bad(at("answer"), f"{label}: {contradiction}")
         if kind == "open":
             reference = text_field("reference", True)
             if reference is None:
@@ -366,6 +375,30 @@ def questions_for(course: Course, chapter_id: str) -> list[Question]:
     return cp.questions if cp is not None else []
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def predict_key_contradiction(choices: list[str], answer: int, expected: str) -> str | None:
+    """Why a predict key contradicts the snippet's expected output, or None.
+
+    Evidence is only literal: a choice that is, white space folded, a whole line of the output.
+    When some choices are such lines and the keyed one is not, the key is wrong; a keyed choice
+    written as printed output (``tensor(…``, a number, ``True``/``False``/``None``, no Chinese
+    words around it) must occur somewhere in the output.
+    """
+    lines = {_squash(ln) for ln in expected.split("\n") if ln.strip()}
+    present = [i for i, c in enumerate(choices) if _squash(c) in lines]
+    key = _squash(choices[answer])
+    if present and answer not in present:
+        shown = "、".join(f"{i}: {choices[i]!r}" for i in present)
+        return f"the key is choice {answer} ({choices[answer]!r}), but the snippet's expected output prints choice {shown} as a line, not the key"
+    literal = key.startswith(("tensor(", "Parameter", "torch.Size(")) or key in ("True", "False", "None") or key.replace(".", "", 1).lstrip("-").isdigit()
+    if literal and not any("\u4e00" <= ch <= "\u9fff" for ch in key) and key not in _squash(expected):
+        return f"the key is choice {answer} ({choices[answer]!r}), written as printed output, but the snippet's expected output never prints it"
+    return None
+
+
 def validate_checkpoints(course: Course) -> list[Problem]:
     """Every problem in every checkpoint file the course uses, plus stray files nobody uses.
 
@@ -381,7 +414,7 @@ def validate_checkpoints(course: Course) -> list[Problem]:
         if not chapter.checkpoint.is_file():
             continue  # the loader reports a missing file for written chapters
         problems.extend(checkpoint_for(course, chapter.id).problems)
-    if course.checkpoints_dir.is_dir():
+    if course.chapters and course.checkpoints_dir.is_dir():  # no chapters (malformed course.toml): nothing to match against
         for path in sorted(course.checkpoints_dir.glob("*.toml")):
             if path.resolve() not in used:
                 problems.append(Problem(path, 1, "checkpoint file is not used by any chapter in course.toml (set checkpoint = \"%s\")" % path.name))

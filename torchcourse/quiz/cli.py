@@ -11,6 +11,10 @@ Answers are read from stdin one line per question, so it is scriptable::
   terminal an Enter reveals the reference first; piped input gives just the y/n line);
 - ``?`` on any question: "I don't know" (graded wrong).
 
+Choices count from 1 here (the quiz files count ``answer`` from 0). At a terminal a line that
+does not answer is asked again; from piped input the quiz stops at that line (exit 1, naming
+the line) so that no later line answers the wrong question.
+
 A predict question really runs its snippet after the guess and prints the real output.
 Every answer is stored when given; end of input stops the quiz cleanly with what was
 answered stored. Exit status: 0 after a quiz (whatever the score), 1 when it cannot start.
@@ -18,6 +22,7 @@ answered stored. Exit status: 0 after a quiz (whatever the score), 1 when it can
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Callable, TextIO
 
@@ -34,6 +39,15 @@ NO = {"n", "no", "否", "错", "不会", "0"} | DONT_KNOW
 
 class _EOF(Exception):
     pass
+
+
+class _Refused(Exception):
+    """Piped input gave a line that does not answer the question: stop rather than let every
+    later line answer the wrong question."""
+
+    def __init__(self, line_no: int, text: str, why: str):
+        super().__init__(why)
+        self.line_no, self.text, self.why = line_no, text, why
 
 
 class TerminalQuiz:
@@ -53,14 +67,23 @@ class TerminalQuiz:
         self.run_snippet = run_snippet
         # piped input is not echoed by a terminal: echo it so the transcript reads right
         self.echo = (not _isatty(inp)) if echo is None else echo
+        self.line_no = 0  # input lines read so far (named when a piped line is refused)
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
+
+    def refuse(self, typed: str, why: str) -> None:
+        """A line that does not answer: at a terminal say why and ask again; piped, stop."""
+        if self.echo:
+            raise _Refused(self.line_no, typed, why)
+        self.say(why)
 
     def ask(self, prompt: str) -> str:
         self.out.write(prompt)
         self.out.flush()
         line = self.inp.readline()
+        if line != "":
+            self.line_no += 1
         if line == "":
             if self.echo:
                 self.out.write("\n")
@@ -81,13 +104,18 @@ class TerminalQuiz:
             self.say(f"✅ {chapter_label(course, s.chapter_id)}检查点：{chapter.title if chapter else ''}（共 {s.total} 题）")
         else:
             self.say(f"🔁 复习：今天到期的 {s.total} 题")
-        self.say("单选输入序号；多选输入全部正确的序号，如 1 3；填空直接输入答案；不会就输入 ?")
+        self.say("单选输入序号（选项从 1 数起）；多选输入全部正确的序号，如 1 3；填空直接输入答案；不会就输入 ?")
         stopped = False
         try:
             while not s.done:
                 self.question()
         except _EOF:
             stopped = True
+        except _Refused as exc:
+            self.say(f"\n🚫 输入第 {exc.line_no} 行“{exc.text}”回答不了第 {s.index + 1} 题：{exc.why}")
+            self.say("测验在这里停下，免得后面每一行都答错题；前面的作答已保存。改好这一行再重新输入。")
+            self.summary(True)
+            return 1
         self.summary(stopped)
         return 0
 
@@ -98,7 +126,7 @@ class TerminalQuiz:
         self.say(RULE)
         where = f"{chapter_label(s.course, chapter_id)} · " if s.chapter_id is None else ""
         self.say(f"第 {s.index + 1}/{s.total} 题 · {where}{q.kind_name}")
-        self.say(q.prompt.rstrip())
+        self.say(plain_markdown(q.prompt.rstrip()))
         snippet = s.snippet_for(chapter_id, q)
         if snippet is not None:
             self.say(f"\n片段 {snippet.key}：")
@@ -114,13 +142,13 @@ class TerminalQuiz:
             else:
                 self.say("\n先想好你的答案。")
             self.say("参考答案：")
-            self.say(_indent(q.reference or ""))
+            self.say(_indent(plain_markdown(q.reference or "")))
             while True:
                 typed = self.ask("你答对了吗？(y/n)：").strip().lower()
                 if typed in YES or typed in NO:
                     result = s.answer(typed in YES)
                     break
-                self.say("请输入 y（答对了）或 n（没答对）。")
+                self.refuse(typed, "请输入 y（答对了）或 n（没答对）。")
         elif q.has_choices:
             n = len(q.choices)
             hint = f"输入全部正确选项的序号（1–{n}，如 1 3）：" if q.multiple else f"输入序号（1–{n}）："
@@ -134,16 +162,16 @@ class TerminalQuiz:
                     result = s.answer(picked)
                     break
                 if q.multiple:
-                    self.say(f"看不懂“{typed}”：请输入 1–{n} 之间的序号，用空格或逗号隔开，不要重复。")
+                    self.refuse(typed, f"看不懂“{typed}”：请输入 1–{n} 之间的序号，用空格或逗号隔开，不要重复。")
                 else:
-                    self.say(f"看不懂“{typed}”：请输入 1–{n} 之间的一个序号。")
+                    self.refuse(typed, f"看不懂“{typed}”：请输入 1–{n} 之间的一个序号（从 1 数起）。")
         else:
             while True:
                 typed = self.ask("你的答案：")
                 if typed.strip():
                     result = s.answer(typed)
                     break
-                self.say("答案是空的：请输入答案，不会就输入 ?")
+                self.refuse(typed, "答案是空的：请输入答案，不会就输入 ?")
 
         if result.grade.correct:
             self.say("✓ 正确")
@@ -153,7 +181,7 @@ class TerminalQuiz:
             self.say(f"✗ 不对。正确答案：{correct_answer_text(q)}")
         if snippet is not None:
             self.show_run(snippet)
-        self.say(f"解释：{q.explain.strip()}")
+        self.say(f"解释：{plain_markdown(q.explain.strip())}")
         self.say(f"出处：{s.where(result)}")
 
     def show_run(self, snippet: Snippet) -> None:
@@ -200,6 +228,20 @@ class TerminalQuiz:
                     self.say(f"本章检查点最近一次作答 {right}/{total} 题正确，达到 80% 才算通过：回看上面的小节后再测一次（torchcourse quiz {s.chapter_id}）。")
                 if progress.furthest_break < chapter.break_points:
                     self.say(f"本章还有断点没读到（{progress.furthest_break}/{chapter.break_points}）：读完全章才算完成。")
+
+
+_EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+
+
+def plain_markdown(text: str) -> str:
+    """Quiz Markdown for a plain terminal: ``**总是**`` reads ``总是``; inline code keeps its
+    backticks (they mark code), fenced blocks are indented without their fences."""
+    out = []
+    for line in text.split("\n"):
+        if line.strip().startswith("```"):
+            continue
+        out.append(_EMPHASIS_RE.sub(r"\2", line))
+    return "\n".join(out)
 
 
 def _isatty(stream) -> bool:

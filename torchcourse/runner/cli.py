@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,7 +40,10 @@ def _select(course, wanted: list[str]):
 
 
 class _Progress:
-    """A one-line progress bar on a TTY, plain result lines otherwise."""
+    """A live line on a TTY (bar, the snippets running now and their elapsed time, redrawn a few
+    times a second), plain result lines otherwise (plus a note when a snippet runs long)."""
+
+    SLOW_NOTE_S = 10.0
 
     def __init__(self, total: int, stream, tty: bool, quiet_lines: bool):
         self.total = total
@@ -48,21 +52,75 @@ class _Progress:
         self.tty = tty
         self.quiet_lines = quiet_lines
         self.start = time.monotonic()
+        self.running: dict[str, float] = {}  # snippet key -> start time
+        self.noted: set[str] = set()
+        self.status = ""  # shown when nothing runs yet (the warm runner starting)
+        self.last = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = None
+        if total:
+            self._ticker = threading.Thread(target=self._tick, name="verify-progress", daemon=True)
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            with self._lock:
+                if self.tty:
+                    self._draw()
+                elif not self.quiet_lines:
+                    now = time.monotonic()
+                    for key, t0 in self.running.items():
+                        if now - t0 >= self.SLOW_NOTE_S and key not in self.noted:
+                            self.noted.add(key)
+                            self.stream.write(f"⏳ {key} 已运行 {now - t0:.0f}s，仍在等待……\n")
+                            self.stream.flush()
+
+    def _draw(self) -> None:
+        width = max(10, min(30, shutil.get_terminal_size((80, 24)).columns - 60))
+        filled = int(width * self.done / max(1, self.total))
+        bar = "█" * filled + "░" * (width - filled)
+        now = time.monotonic()
+        if self.running:
+            live = "  ".join(f"▶ {k} {now - t0:.1f}s" for k, t0 in list(self.running.items())[:2])
+        else:
+            live = self.status or self.last
+        self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {live}")
+        self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """A status before any snippet runs (e.g. the warm runner starting)."""
+        with self._lock:
+            self.status = text
+            if self.tty:
+                self._draw()
+            elif not self.quiet_lines:
+                self.stream.write(text + "\n")
+                self.stream.flush()
+
+    def started(self, snippet) -> None:
+        with self._lock:
+            self.running[snippet.key] = time.monotonic()
 
     def update(self, snippet, res) -> None:
-        self.done += 1
-        label = f"{ICONS.get(res.status, res.status)} {snippet.key}  {res.seconds:.2f}s" + (" (缓存)" if res.cached else "")
-        if self.tty:
-            width = max(10, min(40, shutil.get_terminal_size((80, 24)).columns - 50))
-            filled = int(width * self.done / max(1, self.total))
-            bar = "█" * filled + "░" * (width - filled)
-            self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {label}")
-            if self.done == self.total:
-                self.stream.write("\n")
-            self.stream.flush()
-        elif not self.quiet_lines:
-            self.stream.write(f"[{self.done}/{self.total}] {label}\n")
-            self.stream.flush()
+        with self._lock:
+            self.running.pop(snippet.key, None)
+            self.done += 1
+            label = f"{ICONS.get(res.status, res.status)} {snippet.key}  {res.seconds:.2f}s" + (" (缓存)" if res.cached else "")
+            self.last = label
+            if self.tty:
+                self._draw()
+                if self.done == self.total:
+                    self.stream.write("\n")
+                    self.stream.flush()
+            elif not self.quiet_lines:
+                self.stream.write(f"[{self.done}/{self.total}] {label}\n")
+                self.stream.flush()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(1)
 
 
 def cmd_verify(args) -> int:
@@ -85,8 +143,16 @@ def cmd_verify(args) -> int:
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json)
     runner = _runner(args, warm=not cold, course_id=course.id)
     try:
-        results = run_many(runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold, use_cache=not getattr(args, "no_cache", False), on_result=lambda i, s, r: progress.update(s, r))
+        if not cold and any(s.runnable and not s.cold and not s.gpu for s in snippets):
+            progress.note("⏳ 正在启动预热运行器（它先 import torch 一次，之后每段代码从它分叉）……")
+            runner.start()
+        results = run_many(
+            runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold,
+            use_cache=not getattr(args, "no_cache", False),
+            on_start=lambda i, s: progress.started(s), on_result=lambda i, s, r: progress.update(s, r),
+        )
     finally:
+        progress.close()
         runner.close()
 
     accepted: set[int] = set()

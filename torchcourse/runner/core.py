@@ -237,7 +237,7 @@ class Runner:
         res = RunResult("match", actual=actual, expected=expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
         if outcome == "timeout":
             res.status = "timeout"
-            res.message = f"⏱️ 超时：运行超过 {timeout:g} 秒，已终止"
+            res.message = f"⏱️ 超时：运行超过 {timeout:g} 秒，已终止（确实需要更久的代码块，作者可在围栏里写 timeout=N，最多 600）"
             return res
         if outcome == "cancelled":
             res.status = "cancelled"
@@ -263,14 +263,18 @@ class Runner:
         return res
 
 
-def run_many(runner: Runner, snippets: list[Snippet], *, jobs: int = 2, cold: bool = False, use_cache: bool = True, on_result=None) -> list[RunResult]:
-    """Run snippets on ``jobs`` threads; results in input order; ``on_result(i, snippet, res)``."""
+def run_many(runner: Runner, snippets: list[Snippet], *, jobs: int = 2, cold: bool = False, use_cache: bool = True, on_result=None, on_start=None) -> list[RunResult]:
+    """Run snippets on ``jobs`` threads; results in input order; ``on_start(i, snippet)`` before
+    each run, ``on_result(i, snippet, res)`` after it."""
     from concurrent.futures import ThreadPoolExecutor
 
     results: list[RunResult | None] = [None] * len(snippets)
     lock = threading.Lock()
 
     def one(i: int) -> None:
+        if on_start is not None:
+            with lock:
+                on_start(i, snippets[i])
         res = runner.run(snippets[i], cold=cold, use_cache=use_cache)
         results[i] = res
         if on_result is not None:

@@ -327,9 +327,12 @@ def run_app(args) -> int:
     except StoreError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1
-    if course.problems:
-        first = course.problems[0]
-        extra = f"（另有 {len(course.problems) - 1} 处）" if len(course.problems) > 1 else ""
+    if course.problems:  # only then is the whole check worth its time at start-up
+        from torchcourse.course.check import all_problems
+
+        problems = all_problems(course)  # the same count as `torchcourse check`
+        first = problems[0]
+        extra = f"（另有 {len(problems) - 1} 处）" if len(problems) > 1 else ""
         msg = f"课程内容有问题：{first}{extra}；运行 torchcourse check 查看全部。"
         notice = f"{notice}\n{msg}" if notice else msg
     app = make_app(course, store, notice=notice)

@@ -7,13 +7,12 @@ Link forms (content/README.md): ``[文字](02#anchor)`` a section of another cha
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rich.segment import Segment
 from rich.style import Style
 
-COURSE_LINK_RE = re.compile(r"^(?P<chapter>[A-Za-z0-9]+)?(?:#(?P<anchor>[A-Za-z0-9_\-]+))?$")
+from torchcourse.course.links import COURSE_LINK_RE
 
 
 @dataclass(frozen=True)

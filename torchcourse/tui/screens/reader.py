@@ -86,9 +86,7 @@ class ReaderScreen(Screen):
         self.chapter = chapter
         self.breaks = chapter.break_points
         if anchor and line is None:
-            sec = chapter.section(anchor)
-            if sec is not None:
-                line = sec.line
+            line = chapter.anchor_line(anchor)
         self.target_line = line
         self.start_part = max(0, part)  # p > 0: open at break point p (the start of part p)
         self._mount_lock = asyncio.Lock()
@@ -421,17 +419,17 @@ class ReaderScreen(Screen):
             if link.anchor is None:
                 self.body.scroll_home(animate=False, immediate=True)
                 return
-            sec = self.chapter.section(link.anchor)
-            if sec is None:
+            line = self.chapter.anchor_line(link.anchor)
+            if line is None:
                 self.notify(f"本章没有 #{link.anchor} 这一节。", severity="warning")
                 return
-            self.run_worker(self.jump_to_line(sec.line), group="jump", exclusive=True)
+            self.run_worker(self.jump_to_line(line), group="jump", exclusive=True)
             return
         ch = self.app.written_chapter(link.chapter)
         if ch is None:
             return
         anchor = link.anchor
-        if anchor is not None and ch.section(anchor) is None:
+        if anchor is not None and ch.anchor_line(anchor) is None:
             self.notify(f"第 {ch.id} 章里没有 #{anchor} 这一节，从本章开头打开。", severity="warning")
             anchor = None
         self.app.open_chapter(ch.id, anchor=anchor)

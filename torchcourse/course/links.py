@@ -1,0 +1,72 @@
+"""Links between chapters: ``[文字](02#anchor)``, ``[文字](#anchor)``, ``[文字](02)``.
+
+``link_problems`` checks every course link of every written chapter: the chapter exists, and the
+anchor is a section anchor or a snippet id of that chapter (a chapter not written yet can only be
+linked as a whole). An unknown anchor is reported with the nearest existing ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from torchcourse.course.model import Chapter, Course, Problem
+
+COURSE_LINK_RE = re.compile(r"^(?P<chapter>[A-Za-z0-9]+)?(?:#(?P<anchor>[A-Za-z0-9_\-]+))?$")
+_LINK_RE = re.compile(r"\]\((?P<href>[^()\s]*)\)")
+_CODE_SPAN_RE = re.compile(r"(`+).*?\1")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
+
+def _links(chapter: Chapter):
+    """(1-based line, href) of every link in the chapter's prose (not in code)."""
+    in_fence = None
+    for n, line in enumerate(chapter.source.splitlines(), 1):
+        m = _FENCE_RE.match(line)
+        if m:
+            if in_fence is None:
+                in_fence = m.group(1)
+            elif m.group(1) == in_fence:
+                in_fence = None
+            continue
+        if in_fence is not None:
+            continue
+        for lm in _LINK_RE.finditer(_CODE_SPAN_RE.sub("", line)):
+            yield n, lm.group("href")
+
+
+def anchors_of(chapter: Chapter) -> list[str]:
+    """What ``#…`` may name in a chapter: its section anchors and its snippet ids."""
+    return [s.anchor for s in chapter.sections] + [s.id for s in chapter.snippets]
+
+
+def link_problems(course: Course) -> list[Problem]:
+    problems: list[Problem] = []
+    ids = [c.id for c in course.chapters]
+    for chapter in course.chapters:
+        if not chapter.available or not chapter.source:
+            continue
+        for line, href in _links(chapter):
+            if "://" in href or href.startswith("mailto:"):
+                continue
+            m = COURSE_LINK_RE.match(href)
+            if m is None or not href:
+                problems.append(Problem(chapter.file, line, f"link ({href}) is neither a course link (02, 02#anchor, #anchor) nor a web address"))
+                continue
+            target_id, anchor = m.group("chapter"), m.group("anchor")
+            target = chapter if target_id is None else course.chapter(target_id)
+            if target is None:
+                problems.append(Problem(chapter.file, line, f"link ({href}): there is no chapter {target_id!r} (chapters: {', '.join(ids)})"))
+                continue
+            if anchor is None:
+                continue
+            if not target.available:
+                problems.append(Problem(chapter.file, line, f"link ({href}): chapter {target.id} is not written yet, so its anchors cannot be checked; link to the chapter only ({target.id})"))
+                continue
+            known = anchors_of(target)
+            if anchor not in known:
+                near = difflib.get_close_matches(anchor, known, n=3, cutoff=0.4)
+                hint = f"; nearest: {', '.join('#' + a for a in near)}" if near else ""
+                where = "this chapter" if target is chapter else f"chapter {target.id}"
+                problems.append(Problem(chapter.file, line, f"link ({href}): {where} has no section or snippet #{anchor}{hint}"))
+    return problems
