@@ -696,7 +696,7 @@ class TestReadMinutes:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             text = screen_text(app)
-            assert "已完成 0/3 章 · 已读约 3/45 分钟" in text, text
+            assert "已完成 0/3 章 · 已读约 4/46 分钟" in text, text
         store.close()
 
 
