@@ -32,6 +32,7 @@ BREAK_RE = re.compile(r"^\s*<!--\s*break(?:\s*:\s*(?P<label>.*?))?\s*-->\s*$")
 HEADING_ATTR_RE = re.compile(r"\s*\{#(?P<anchor>[A-Za-z0-9_\-]+)\}\s*$")
 FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+LINK_TARGET_RE = re.compile(r"\]\((?:[A-Za-z0-9]+)?(?:#[A-Za-z0-9_\-]+)?\)")  # a course link's target
 _CJK_RE = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 
@@ -53,12 +54,14 @@ def reading_chars(source: str) -> int:
     """The character count behind the ⏱ badge.
 
     Rule: every non-whitespace character of the chapter file counts (prose, code and its
-    output alike), except HTML comments (break markers), fence delimiter lines (```python …)
-    and heading anchors ``{#…}``. Minutes = round(count / chars_per_minute), at least 1.
+    output alike), except HTML comments (break markers), fence delimiter lines (```python …),
+    heading anchors ``{#…}`` and the targets of course links (``(03#anchor)`` in
+    ``[文字](03#anchor)``: the reader shows only the link text). Minutes =
+    round(count / chars_per_minute), at least 1.
     """
     text = COMMENT_RE.sub("", source)
     lines = [ln for ln in text.splitlines() if not FENCE_LINE_RE.match(ln)]
-    text = "\n".join(HEADING_ATTR_RE.sub("", ln) for ln in lines)
+    text = "\n".join(LINK_TARGET_RE.sub("]", HEADING_ATTR_RE.sub("", ln)) for ln in lines)
     return sum(1 for ch in text if not ch.isspace())
 
 
