@@ -1,17 +1,16 @@
 """Error lookup ("which section explains this error?") and full-text search of the course.
 
-No textual, no torch. Two sources of error entries:
-
-1. the appendix chapter (``kind = "appendix"``): every row of a Markdown table whose header is
-   ``| 报错原文 | 原因 | 讲解 |`` (format in ``content/README.md``);
-2. every written chapter's snippets: an expected output holding a traceback's final
-   ``SomeError: message`` line (or a printed one) or a ``...Warning: message`` line yields an
-   entry whose cause is the snippet's section title.
+No textual, no torch. The entries are the appendix's rows (parsed and validated by
+``torchcourse.course.appendix``: the appendix is content, like a chapter). Only a course without
+an appendix falls back on the errors its snippets print (a traceback's final
+``SomeError: message`` line, a printed one, or a ``...Warning: message`` line), each pointing at
+the snippet's section.
 
 Matching (:func:`lookup_error`) is fuzzy on purpose: a learner pastes a whole traceback with
-other tensor sizes, numbers, addresses and quotes than the stored text. Both sides are
-normalized (digits, hex addresses, quotes, case, spaces), then scored by token overlap
-(words; Chinese as character bigrams) and the longest common substring.
+other tensor shapes, numbers, names, op names and addresses than the stored text. Both sides are
+normalized (:func:`normalize`; the entries once per course, :func:`error_index`), then scored by
+token overlap (words; Chinese as character bigrams) and the longest common run of words. A text
+that scores under ``MIN_SCORE`` against every entry gets no hit: the course does not cover it.
 """
 
 from __future__ import annotations
@@ -22,10 +21,9 @@ import sys
 from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
 
-from torchcourse.course.model import Chapter, Course, Problem
+from torchcourse.course.appendix import APPENDIX_HEADER, ErrorEntry, appendix_entries, appendix_problems  # noqa: F401 (re-exported)
+from torchcourse.course.model import Course
 
-APPENDIX_HEADER = ("报错原文", "原因", "讲解")
-LINK_RE = re.compile(r"\[(?P<label>[^\]]*)\]\((?P<chapter>[A-Za-z0-9_\-]+)?#(?P<anchor>[A-Za-z0-9_\-]+)\)")
 # A line naming an exception or warning: "RuntimeError: …", "torch.OutOfMemoryError: …",
 # "/path/x.py:3: UserWarning: …" (the warnings module's format).
 ERROR_LINE_RE = re.compile(
@@ -33,21 +31,7 @@ ERROR_LINE_RE = re.compile(
 )
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 MAX_TEXT = 400
-
-
-@dataclass(frozen=True)
-class ErrorEntry:
-    text: str  # the error excerpt, e.g. "RuntimeError: view size is not compatible …"
-    cause: str  # one sentence (appendix) or the explaining section's title (snippets)
-    chapter_id: str  # the chapter that explains it
-    anchor: str  # section anchor in that chapter
-    section_title: str
-    source: str = "appendix"  # "appendix" or "snippet"
-    origin: str = ""  # "A:12" (appendix file line) or "03:view-error" (CHAPTER:SNIPPET)
-
-    @property
-    def link(self) -> str:
-        return f"{self.chapter_id}#{self.anchor}"
+MIN_SCORE = 0.3  # below this a hit is noise: the answer is "not in this course"
 
 
 @dataclass(frozen=True)
@@ -67,98 +51,6 @@ class TextHit:
 
 # ---------------------------------------------------------------------------------------
 # Entries
-
-
-def _split_row(line: str) -> list[str]:
-    body = line.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    cells = re.split(r"(?<!\\)\|", body)
-    return [c.strip().replace("\\|", "|") for c in cells]
-
-
-def _strip_code(cell: str) -> str:
-    cell = cell.strip()
-    m = re.fullmatch(r"(`+)\s?(.*?)\s?\1", cell)
-    if m:
-        return m.group(2)
-    return cell.replace("`", "")
-
-
-def _appendix_rows(chapter: Chapter):
-    """Yield (line, text, cause, link cell) for every row of every 报错原文 table."""
-    lines = chapter.source.splitlines()
-    in_table = False
-    in_fence = False
-    for i, ln in enumerate(lines, start=1):
-        if re.match(r"^\s*(```|~~~)", ln):
-            in_fence = not in_fence
-            in_table = False
-            continue
-        if in_fence:
-            continue
-        if not ln.strip().startswith("|"):
-            in_table = False
-            continue
-        cells = _split_row(ln)
-        if tuple(cells[:3]) == APPENDIX_HEADER:
-            in_table = True
-            continue
-        if not in_table or all(re.fullmatch(r":?-{3,}:?", c) for c in cells if c):
-            continue
-        yield i, cells
-
-
-def _section_title(course: Course, chapter_id: str, anchor: str, fallback: str) -> str:
-    ch = course.chapter(chapter_id)
-    sec = ch.section(anchor) if ch is not None and ch.available else None
-    return sec.title if sec else fallback
-
-
-def appendix_entries(course: Course) -> list[ErrorEntry]:
-    out = []
-    for ch in course.chapters:
-        if ch.kind != "appendix" or not ch.available:
-            continue
-        for line, cells in _appendix_rows(ch):
-            if len(cells) < 3:
-                continue
-            text, cause = _strip_code(cells[0]), cells[1].strip()
-            m = LINK_RE.search(cells[2])
-            if not text or m is None:
-                continue
-            target = m.group("chapter") or ch.id
-            label = m.group("label")
-            fallback = label.split("§", 1)[1].strip() if "§" in label else label
-            out.append(ErrorEntry(text, cause, target, m.group("anchor"), _section_title(course, target, m.group("anchor"), fallback), "appendix", f"{ch.id}:{line}"))
-    return out
-
-
-def appendix_problems(course: Course) -> list[Problem]:
-    """Rows of the appendix tables that the lookup cannot use, with file and line."""
-    problems = []
-    for ch in course.chapters:
-        if ch.kind != "appendix" or not ch.available:
-            continue
-        for line, cells in _appendix_rows(ch):
-            if len(cells) < 3:
-                problems.append(Problem(ch.file, line, f"error table row needs 3 cells (| 报错原文 | 原因 | 讲解 |), got {len(cells)}"))
-                continue
-            if not _strip_code(cells[0]):
-                problems.append(Problem(ch.file, line, "error table row has an empty 报错原文 cell"))
-            m = LINK_RE.search(cells[2])
-            if m is None:
-                problems.append(Problem(ch.file, line, f"讲解 cell needs a link like [03 §标题](03#anchor), got {cells[2]!r}"))
-                continue
-            target_id = m.group("chapter") or ch.id
-            target = course.chapter(target_id)
-            if target is None:
-                problems.append(Problem(ch.file, line, f"link to unknown chapter {target_id!r}"))
-            elif target.available and target.section(m.group("anchor")) is None:
-                problems.append(Problem(ch.file, line, f"link to unknown section #{m.group('anchor')} of chapter {target_id}"))
-    return problems
 
 
 def errors_in_output(output: str) -> list[str]:
@@ -186,6 +78,7 @@ def errors_in_output(output: str) -> list[str]:
 
 
 def snippet_entries(course: Course) -> list[ErrorEntry]:
+    """Errors seen in the chapters' snippet outputs, each pointing at the snippet's section."""
     out = []
     for ch in course.chapters:
         if not ch.available:
@@ -202,15 +95,18 @@ def snippet_entries(course: Course) -> list[ErrorEntry]:
 
 
 def error_entries(course: Course) -> list[ErrorEntry]:
-    """Appendix rows first, then errors seen in the chapters' snippets; duplicates dropped."""
+    """What the lookup answers from: the appendix rows. Only a course without an appendix falls
+    back on the errors seen in its chapters' snippets (each pointing at the snippet's section)."""
+    entries = appendix_entries(course)
+    if entries:
+        return entries
     seen: set[tuple[str, str, str]] = set()
     out = []
-    for e in [*appendix_entries(course), *snippet_entries(course)]:
+    for e in snippet_entries(course):
         key = (normalize(e.text), e.chapter_id, e.anchor)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(e)
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
     return out
 
 
@@ -221,12 +117,19 @@ _QUOTES = "'\"`‘’“”«»「」『』"
 _STOP = {"the", "a", "an", "of", "to", "is", "in", "for", "and", "or", "be", "it", "at", "on", "with", "this", "that", "by", "as", "are", "was", "file", "line", "most", "recent", "call", "last", "traceback"}
 _TYPE_WORD = re.compile(r"\w*(?:error|exception|warning)")
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_OP_BACKWARD = re.compile(r"\b[A-Z][A-Za-z0-9]*?Backward\d*\b")  # ExpBackward0, SigmoidBackward0
+_HEX = re.compile(r"(?<![0-9a-z])0x[0-9a-z]*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+_NUMBER_LIST = re.compile(r"0(?:\s*,\s*0)+")  # a shape [3, 4] against [10]: one number
 
 
 def normalize(text: str) -> str:
-    s = text.casefold()
-    s = re.sub(r"0x[0-9a-f]+", "0x", s)
-    s = re.sub(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", "0", s)
+    """What two reports of the same error share: op names in ``…Backward0``, numbers, shapes
+    (``[3, 4]`` = ``[10]``), addresses, quotes, case and spacing are evened out."""
+    s = _OP_BACKWARD.sub("OpBackward", text).casefold()
+    s = _HEX.sub("0x", s)
+    s = _NUMBER.sub("0", s)
+    s = _NUMBER_LIST.sub("0", s)
     s = s.translate({ord(q): " " for q in _QUOTES})
     return re.sub(r"\s+", " ", s).strip()
 
@@ -253,8 +156,11 @@ def units(normalized: str) -> list[str]:
 def _error_lines(text: str) -> str:
     """The part of a pasted text that names the error (a traceback's final lines)."""
     if TRACEBACK_HEAD in text:
-        text = text.rsplit(TRACEBACK_HEAD, 1)[1]
-    found = errors_in_output(text)
+        head, tail = text.rsplit(TRACEBACK_HEAD, 1)
+        # warnings printed before the traceback (anomaly mode's "Error detected in …") count too
+        found = [t for t in errors_in_output(head) if t.split(":", 1)[0].endswith("Warning")] + errors_in_output(tail)
+    else:
+        found = errors_in_output(text)
     return "\n".join(found)
 
 
@@ -263,59 +169,101 @@ def _type_of(text: str) -> str | None:
     return m.group("type").rsplit(".", 1)[-1].lower() if m else None
 
 
-def _score(qn: str, qt: set[str], en: str, et: set[str], hay: str, use_lcs: bool = True) -> float:
-    """0..1: token overlap with the error text (and the cause), plus the longest common
-    substring with the error text and its cause (which lets a few words or Chinese match)."""
-    if not qt or not et or not qn:
-        return 0.0
-    inter = len(qt & et)
-    cosine = inter / (len(qt) * len(et)) ** 0.5
-    recall = inter / len(et)
-    if not use_lcs:
-        return 0.4 * cosine + 0.3 * recall if inter else 0.0
-    # longest common run of units (words, single CJK characters, punctuation marks)
-    probe = units(qn)[-200:]
-    hay_units = units(hay)
-    m = SequenceMatcher(None, probe, hay_units, autojunk=False).find_longest_match(0, len(probe), 0, len(hay_units))
-    if inter == 0 and m.size < 3:
-        return 0.0
-    lcs = 0.0 if m.size < min(len(probe), 2) else m.size / min(len(probe), len(units(en)))
-    return 0.4 * cosine + 0.3 * recall + 0.3 * min(lcs, 1.0)
+@dataclass(frozen=True)
+class _Prepared:
+    """One entry, normalized once (see :func:`prepare`)."""
+
+    entry: ErrorEntry
+    tokens: frozenset
+    hay: tuple  # units of "excerpt | cause": the longest common run is searched in it
+    length: int  # units of the excerpt alone
+    etype: str | None
 
 
-def lookup_error(course: Course, text: str, limit: int = 10, entries: list[ErrorEntry] | None = None) -> list[Hit]:
-    """Entries best matching a pasted error (a line, a whole traceback, or a few keywords).
+@dataclass(frozen=True)
+class ErrorIndex:
+    entries: tuple  # of ErrorEntry, in order
+    prepared: tuple  # of _Prepared
 
-    Hits scoring under 0.2, or under half the best hit's score, are dropped.
-    """
-    text = text.strip()
-    if not text:
-        return []
-    entries = error_entries(course) if entries is None else entries
-    queries = [text]
-    main = _error_lines(text)
-    if main and main != text:
-        queries.append(main)
-    prepared = []
-    for q in queries:
-        qn = normalize(q)
-        # a whole traceback: its error lines get the substring comparison, the rest only tokens
-        prepared.append((qn, tokens(qn), len(queries) == 1 or q is not text))
-    qtype = _type_of(main) if main else None
-    hits = []
+
+def prepare(entries: list[ErrorEntry]) -> ErrorIndex:
+    out = []
     for e in entries:
         en = normalize(e.text)
         cause = normalize(e.cause)
         et = tokens(en) | {t for t in tokens(cause) if not t.isascii()}
-        hay = f"{en} | {cause}"
-        score = max(_score(qn, qt, en, et, hay, lcs) for qn, qt, lcs in prepared)
+        out.append(_Prepared(e, frozenset(et), tuple(units(f"{en} | {cause}")), len(units(en)), _type_of(e.text)))
+    return ErrorIndex(tuple(entries), tuple(out))
+
+
+def error_index(course: Course) -> ErrorIndex:
+    """The course's entries, normalized once and remembered on the course."""
+    index = course.memo.get("error_index")
+    if index is None:
+        index = course.memo["error_index"] = prepare(error_entries(course))
+    return index
+
+
+def _score(probe: list[str] | None, qt: set[str], p: _Prepared) -> float:
+    """0..1: token overlap with the excerpt (and the cause's Chinese), plus the longest common
+    run of units with the excerpt and its cause (which lets a few words or Chinese match)."""
+    et = p.tokens
+    if not qt or not et:
+        return 0.0
+    inter = len(qt & et)
+    cosine = inter / (len(qt) * len(et)) ** 0.5
+    recall = inter / len(et)
+    if probe is None:
+        return 0.4 * cosine + 0.3 * recall if inter else 0.0
+    hay = p.hay
+    m = SequenceMatcher(None, probe, hay, autojunk=False).find_longest_match(0, len(probe), 0, len(hay))
+    if inter == 0 and m.size < 3:
+        return 0.0
+    lcs = 0.0 if m.size < min(len(probe), 2) else m.size / max(1, min(len(probe), p.length))
+    return 0.4 * cosine + 0.3 * recall + 0.3 * min(lcs, 1.0)
+
+
+def lookup_error(course: Course, text: str, limit: int = 10, entries: list[ErrorEntry] | ErrorIndex | None = None) -> list[Hit]:
+    """Entries best matching a pasted error (a line, a whole traceback, or a few keywords).
+
+    Hits scoring under ``MIN_SCORE``, or under half the best hit's score, are dropped: a text
+    that matches nothing gets no hit at all, never the least bad entry.
+    """
+    text = text.strip()
+    if not text:
+        return []
+    if entries is None:
+        index = error_index(course)
+    elif isinstance(entries, ErrorIndex):
+        index = entries
+    else:
+        index = prepare(entries)
+    main = _error_lines(text)
+    queries: list[tuple[str, bool]] = []  # (text, compare runs of units too)
+    if main and main != text:
+        # a whole traceback: its error lines get the run comparison, the rest only tokens
+        queries.append((text, False))
+        queries.append((main, True))
+        last = main.splitlines()[-1]
+        if last != main and not (_type_of(last) or "warning").endswith("warning"):
+            queries.append((last, True))  # the exception that ended the run, on its own
+    else:
+        queries.append((text, True))
+    prepared = []
+    for q, use_runs in queries:
+        qn = normalize(q)
+        prepared.append((units(qn)[-200:] if use_runs else None, tokens(qn)))
+    qtype = _type_of(main) if main else None
+    qtypes = {_type_of(ln) for ln in main.splitlines()} - {None} if main else set()
+    hits = []
+    for p in index.prepared:
+        score = max(_score(probe, qt, p) for probe, qt in prepared)
         if score <= 0:
             continue
-        etype = _type_of(e.text)
-        if qtype and etype:
-            score += 0.1 if qtype == etype else -0.15
-        if score >= 0.2:
-            hits.append(Hit(e, round(min(score, 1.0), 4)))
+        if qtype and p.etype:
+            score += 0.1 if p.etype in qtypes else -0.15
+        if score >= MIN_SCORE:
+            hits.append(Hit(p.entry, round(min(score, 1.0), 4)))
     if hits:
         best = max(h.score for h in hits)
         hits = [h for h in hits if h.score >= best * 0.5]
@@ -401,7 +349,21 @@ def search_text(course: Course, query: str, limit: int = 50) -> list[TextHit]:
 # torchcourse why
 
 
+NOT_COVERED = (
+    "本教程没有讲到这条报错：附录 A 里没有和它相近的条目，硬凑一条只会把你带偏。\n"
+    "下一步可以这样查：\n"
+    "  1. 读 traceback 的最后一行（异常类型和消息），再往上找第一行属于你自己代码的 File \"…\"；\n"
+    "  2. 把最后一行里你自己的形状、数字和变量名去掉，拿剩下的原文去 PyTorch 文档（docs.pytorch.org）、\n"
+    "     github.com/pytorch/pytorch/issues 和 discuss.pytorch.org 搜；\n"
+    "  3. 带 CUDA、cuDNN、NCCL、out of memory 的多半是显卡、驱动、显存或分布式的事，不在本教程范围里\n"
+    "     （见第 00 章 §不讲的五件事）。"
+)
+EMPTY_INPUT = "输入是空的：把报错原文（最后一行或整段 traceback）作为参数传进来，或者 torchcourse why - < 报错.txt"
+
+
 def where_label(course: Course, entry: ErrorEntry) -> str:
+    """Where an entry is explained, as the learner finds it: chapter and section (and the link
+    the app and ``torchcourse read`` understand), never a file line."""
     return f"→ {course.chapter_label(entry.chapter_id)} §{entry.section_title} ({entry.link})"
 
 
@@ -411,33 +373,29 @@ def cmd_why(args) -> int:
     text = " ".join(args.text)
     if text.strip() == "-":
         text = sys.stdin.read()
+    if not text.strip():
+        if getattr(args, "json", False):
+            print("[]")
+        print(EMPTY_INPUT, file=sys.stderr)
+        return 1
     course = _course(args)
-    entries = error_entries(course)
-    hits = lookup_error(course, text, entries=entries)
+    index = error_index(course)
+    hits = lookup_error(course, text, entries=index)
     if getattr(args, "json", False):
         print(json.dumps([{**asdict(h.entry), "link": h.entry.link, "score": h.score} for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
     if not hits:
-        if not entries:
-            print("课程里还没有可查的报错条目（写好的章节里还没有报错示例）。", file=sys.stderr)
+        if not index.entries:
+            print("课程里还没有可查的报错条目（附录 A 还没写，写好的章节里也还没有报错示例）。", file=sys.stderr)
         else:
-            print(
-                "没有找到和这段报错相近的条目。\n"
-                "试试：只粘贴最后一行（形如 RuntimeError: ...）；或者换几个关键词，比如 retain_graph、inplace、view；\n"
-                "整段 traceback 可以这样传：torchcourse why - < 报错.txt",
-                file=sys.stderr,
-            )
-        words = [w for w in re.split(r"\s+", _error_lines(text) or text) if len(w) > 3][:3]
-        text_hits = search_text(course, " ".join(words), limit=5) if words else []
-        if text_hits:
-            print("全文里出现这些词的地方：", file=sys.stderr)
-            for t in text_hits:
-                print(f"  {t.chapter_id}:{t.line}  {t.excerpt}", file=sys.stderr)
+            print(NOT_COVERED, file=sys.stderr)
         return 1
     for n, h in enumerate(hits[:5], start=1):
         excerpt = h.entry.text if len(h.entry.text) <= 160 else h.entry.text[:157] + "..."
         print(f"{n}. {excerpt}")
         if h.entry.cause and h.entry.cause != h.entry.section_title:
             print(f"   原因：{h.entry.cause}")
+        if h.entry.check:
+            print(f"   先查：{h.entry.check}")
         print(f"   {where_label(course, h.entry)}")
     return 0

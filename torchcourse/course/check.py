@@ -12,7 +12,8 @@ def all_problems(course: Course) -> list[Problem]:
     from torchcourse.course.links import link_problems
 
     problems.extend(link_problems(course))
-    from torchcourse.lookup import appendix_problems  # rows of the appendix's error tables
+    from torchcourse.course.appendix import appendix_problems  # the appendix's error tables
+
 
     problems.extend(appendix_problems(course))
     try:
