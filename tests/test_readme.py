@@ -40,3 +40,10 @@ def test_readme_screen_capture_is_current():
     shown = capture.readme_block(README)
     assert shown is not None, "README.md lost its <!-- screen:home --> block"
     assert shown == capture.capture_home(), "README's home-screen picture is stale: run `python docs/capture.py`"
+
+
+def test_setup_says_the_exact_pin_still_brings_cuda_and_gives_the_cpu_index():
+    setup = _setup_section()
+    assert "a looser pin pulls a multi-GB CUDA build" not in setup  # the pin alone does not avoid CUDA
+    assert "CUDA" in setup and "nvidia" in setup
+    assert "pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in setup
