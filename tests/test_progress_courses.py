@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from torchcourse.course import load_course
+from torchcourse.progress.schema import CURRENT_VERSION
 from torchcourse.progress import open_store
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +32,7 @@ def test_a_v2_database_from_the_previous_release_keeps_its_history_under_the_shi
     assert [(r.snippet_id, r.verdict) for r in s.runs()] == [("second-backward", "match")]
     assert sum(s.activity().values()) == 6  # three breaks, two answers, one run
     s.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
     other, _ = open_store(path, course_id="someone-elses")
     assert other.get_route() is None and other.last_position() is None
     assert other.all_progress() == {} and other.answers() == [] and other.runs() == [] and other.activity() == {}

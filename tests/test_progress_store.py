@@ -26,10 +26,10 @@ def test_fresh_database_is_current_schema_in_wal_mode(tmp_path):
     s.close()
     assert notice is None
     conn = sqlite3.connect(tmp_path / "data" / "p.sqlite3")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 4
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"settings", "chapters", "answers", "runs", "breaks"} <= tables
+    assert {"settings", "chapters", "answers", "runs", "breaks", "snippet_edits"} <= tables
 
 
 def test_default_path_follows_torchcourse_home(tmp_path, monkeypatch):
@@ -143,15 +143,47 @@ def test_export_import_merges_without_overwriting(tmp_path):
     assert exported["format"] == "torchcourse-progress" and len(exported["answers"]) == 2
 
     counts = b.import_json(tmp_path / "a.json")
-    assert counts == {"chapters": 1, "answers": 1, "runs": 1, "breaks": 1}
+    assert counts == {"chapters": 1, "answers": 1, "runs": 1, "breaks": 1, "edits": 0}
     assert b.get_route() == "B"  # never overwritten
     assert b.chapter_progress("02").furthest_break == 2
     assert b.chapter_progress("05").completed and b.chapter_progress("05").furthest_break == 3
     assert sorted((x.question_id, x.at) for x in b.answers()) == [("q1", t), ("q2", t)]
     assert len(b.runs()) == 1
     # importing the same file again adds nothing
-    assert b.import_json(tmp_path / "a.json") == {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0}
+    assert b.import_json(tmp_path / "a.json") == {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0, "edits": 0}
     assert len(b.answers()) == 2
+    a.close()
+    b.close()
+
+
+def test_edited_snippets_are_kept_per_course_and_snippet_and_travel_with_export(tmp_path):
+    path = tmp_path / "p.sqlite3"
+    a, _ = open_store(path)
+    assert a.edit("01", "hello") is None and a.edits() == []
+    a.save_edit("01", "hello", "print(1)\n")
+    a.save_edit("01", "hello", "print(2)\n")  # a second save replaces the first
+    a.save_edit("02", "other", "x = 1\n")
+    assert a.edit("01", "hello") == "print(2)\n"
+    assert [(e.chapter_id, e.snippet_id) for e in a.edits()] == [("01", "hello"), ("02", "other")]
+    assert [e.snippet_id for e in a.edits("02")] == ["other"]
+    a.close()
+    other, _ = open_store(path, course_id="another-course")  # another course never sees them
+    assert other.edit("01", "hello") is None and other.edits() == []
+    other.close()
+    a, _ = open_store(path)  # they survive reopening
+    assert a.edit("01", "hello") == "print(2)\n"
+    a.export_json(tmp_path / "a.json")
+    exported = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert [e["code"] for e in exported["edits"]] == ["print(2)\n", "x = 1\n"]
+    b, _ = open_store(tmp_path / "b.sqlite3")
+    b.save_edit("02", "other", "mine = 2\n")  # a local edit is never overwritten by an import
+    assert b.import_json(tmp_path / "a.json")["edits"] == 1
+    assert b.edit("01", "hello") == "print(2)\n" and b.edit("02", "other") == "mine = 2\n"
+    assert b.import_json(tmp_path / "a.json")["edits"] == 0
+    assert b.delete_edit("01", "hello") and not b.delete_edit("01", "hello")
+    assert b.edit("01", "hello") is None
+    b.reset("02")
+    assert b.edits() == []
     a.close()
     b.close()
 
@@ -163,6 +195,7 @@ def test_export_import_merges_without_overwriting(tmp_path):
         ('{"format": "something-else"}', "不是 torchcourse 导出的进度文件"),
         ('{"format": "torchcourse-progress", "version": 1, "answers": [{"chapter_id": "02", "question_id": "q", "answer": "a", "correct": "yes", "at": "2025-01-01T00:00:00+00:00"}]}', "answers[0].correct"),
         ('{"format": "torchcourse-progress", "version": 1, "runs": [{"chapter_id": "02", "snippet_id": "s", "verdict": "pass", "at": "yesterday"}]}', "runs[0].at"),
+        ('{"format": "torchcourse-progress", "version": 3, "edits": [{"chapter_id": "02", "snippet_id": "s", "code": 3, "updated_at": "2025-01-01T00:00:00+00:00"}]}', "edits[0].code"),
     ],
 )
 def test_import_rejects_bad_files_and_changes_nothing(store, tmp_path, content, needle):
@@ -208,7 +241,7 @@ def test_v1_database_is_migrated_and_keeps_its_rows(tmp_path):
     assert s.activity()[old_day] == 1  # the v1 answer counts in the calendar
     s.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION
     assert conn.execute("SELECT value FROM settings WHERE key = 'position'").fetchone() is None
 
 

@@ -196,7 +196,7 @@ def cmd_reset(args) -> int:
                 ids = "、".join(c.id for c in course.chapters) if course is not None else ""
                 _err(f"torchcourse reset: 没有这一章的进度：{args.chapter!r}，什么都没有清除。" + (f"已有的章节：{ids}" if ids else ""))
                 return 2
-    what = "全部进度（路线、读到的位置、测验记录、运行记录）" if chapter_id is None else f"{label}的进度（断点、测验记录、运行记录）"
+    what = "全部进度（路线、读到的位置、测验记录、运行记录、改过的代码）" if chapter_id is None else f"{label}的进度（断点、测验记录、运行记录、改过的代码）"
     if not args.yes:
         if not sys.stdin.isatty():
             _err(f"torchcourse: 没有清除任何东西：要清除{what}需要确认，但标准输入不是终端。确定的话请加 --yes。")
@@ -227,6 +227,6 @@ def cmd_import(args) -> int:
         return 1
     print(
         f"已从 {Path(args.file).resolve()} 合并进度：章节 {counts['chapters']} 个有变化，"
-        f"新增答题 {counts['answers']} 条、运行 {counts['runs']} 条、断点记录 {counts['breaks']} 条（原有进度都保留）。"
+        f"新增答题 {counts['answers']} 条、运行 {counts['runs']} 条、断点记录 {counts['breaks']} 条、改过的代码 {counts.get('edits', 0)} 段（原有进度都保留）。"
     )
     return 0

@@ -11,6 +11,8 @@ path is exercised on every fresh install, not only on upgrades.
 - v3: every row belongs to a course (``course_id``, the ``id`` of its ``course.toml``), so two
   courses sharing one data directory never see each other's progress. Rows written before v3
   belong to the shipped course (:data:`SHIPPED_COURSE_ID`).
+- v4: ``snippet_edits``: the learner's own version of a snippet (edited in the reader), one row
+  per course, chapter and snippet id; deleting the row restores the book's version.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 SHIPPED_COURSE_ID = "torchcourse"  # the ``id`` in the shipped content/course.toml
 
 V1_SQL = """
@@ -119,9 +121,26 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(stmt)
 
 
+V3_TO_V4_SQL = """
+CREATE TABLE snippet_edits (
+    course_id  TEXT NOT NULL,
+    chapter_id TEXT NOT NULL,
+    snippet_id TEXT NOT NULL,
+    code       TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (course_id, chapter_id, snippet_id)
+)
+"""
+
+
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    for stmt in _statements(V3_TO_V4_SQL):
+        conn.execute(stmt)
+
+
 def _statements(sql: str) -> list[str]:
     return [s.strip() for s in sql.split(";") if s.strip()]
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 assert len(MIGRATIONS) == CURRENT_VERSION

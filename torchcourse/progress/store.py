@@ -35,7 +35,7 @@ from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS, SHIPPED_COU
 
 BUSY_TIMEOUT_S = 30.0
 EXPORT_FORMAT = "torchcourse-progress"
-EXPORT_VERSION = 2  # 2: the file names its course ("course"); version 1 files carry none
+EXPORT_VERSION = 3  # 2: the file names its course ("course"); version 1 files carry none; 3: "edits"
 
 # SQLite primary result codes that mean "this file is not a usable database".
 _SQLITE_CORRUPT = 11
@@ -77,6 +77,16 @@ class Answer:
     answer: str
     correct: bool
     at: datetime
+
+
+@dataclass(frozen=True)
+class Edit:
+    """The learner's own version of a snippet (edited in the reader)."""
+
+    chapter_id: str
+    snippet_id: str
+    code: str
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -433,6 +443,46 @@ class Store:
             rows = c.execute(sql, params).fetchall()
         return [Run(r[0], r[1], r[2], _parse_time(r[3])) for r in rows]
 
+    # -- edited snippets ----------------------------------------------------------------------
+
+    def save_edit(self, chapter_id: str, snippet_id: str, code: str, at: datetime | None = None) -> None:
+        """Keep the learner's version of a snippet (replacing an earlier edit of it)."""
+        with self._tx(True) as c:
+            c.execute(
+                "INSERT INTO snippet_edits (course_id, chapter_id, snippet_id, code, updated_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(course_id, chapter_id, snippet_id) DO UPDATE SET code = excluded.code, updated_at = excluded.updated_at",
+                (self.course_id, chapter_id, snippet_id, code, _iso(at)),
+            )
+
+    def edit(self, chapter_id: str, snippet_id: str) -> str | None:
+        """The learner's code for this snippet, or None when it is the book's."""
+        with self._tx(False) as c:
+            row = c.execute(
+                "SELECT code FROM snippet_edits WHERE course_id = ? AND chapter_id = ? AND snippet_id = ?",
+                (self.course_id, chapter_id, snippet_id),
+            ).fetchone()
+        return None if row is None else row[0]
+
+    def edits(self, chapter_id: str | None = None) -> list[Edit]:
+        sql = "SELECT chapter_id, snippet_id, code, updated_at FROM snippet_edits WHERE course_id = ?"
+        params: tuple = (self.course_id,)
+        if chapter_id is not None:
+            sql += " AND chapter_id = ?"
+            params = (self.course_id, chapter_id)
+        sql += " ORDER BY chapter_id, snippet_id"
+        with self._tx(False) as c:
+            rows = c.execute(sql, params).fetchall()
+        return [Edit(r[0], r[1], r[2], _parse_time(r[3])) for r in rows]
+
+    def delete_edit(self, chapter_id: str, snippet_id: str) -> bool:
+        """Restore the book's version; True when there was an edit to forget."""
+        with self._tx(True) as c:
+            cur = c.execute(
+                "DELETE FROM snippet_edits WHERE course_id = ? AND chapter_id = ? AND snippet_id = ?",
+                (self.course_id, chapter_id, snippet_id),
+            )
+            return cur.rowcount > 0
+
     # -- activity ---------------------------------------------------------------------------
 
     def activity(self) -> dict[date, int]:
@@ -489,6 +539,10 @@ class Store:
                     {"chapter_id": r[0], "break_index": r[1], "at": r[2]}
                     for r in c.execute("SELECT chapter_id, break_index, at FROM breaks WHERE course_id = ? ORDER BY at, id", (self.course_id,))
                 ],
+                "edits": [
+                    {"chapter_id": r[0], "snippet_id": r[1], "code": r[2], "updated_at": r[3]}
+                    for r in c.execute("SELECT chapter_id, snippet_id, code, updated_at FROM snippet_edits WHERE course_id = ? ORDER BY chapter_id, snippet_id", (self.course_id,))
+                ],
             }
         return data
 
@@ -511,8 +565,10 @@ class Store:
 
         furthest_break: the larger; completed: either; answers, runs and breaks: added unless
         one with the same ids and time is already here. Route and position are taken only
-        when this store has none. The whole file is validated before anything is written.
-        Returns how many rows were merged: {"chapters", "answers", "runs", "breaks"}.
+        when this store has none. An edited snippet is taken only when this store has no edit
+        of that snippet (a local edit is never overwritten). The whole file is validated before
+        anything is written. Returns how many rows were merged: {"chapters", "answers", "runs",
+        "breaks", "edits"}.
         """
         import json
 
@@ -535,7 +591,7 @@ class Store:
                 f"用 --content 打开那门课程再导入。\n{path}: progress of course {rows['course']!r}, not {self.course_id!r}; nothing was imported."
             )
         cid = self.course_id
-        counts = {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0}
+        counts = {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0, "edits": 0}
         with self._tx(True) as c:
             if rows["route"] is not None and self._get(c, "route") is None:
                 self._set(c, "route", rows["route"])
@@ -578,16 +634,22 @@ class Store:
                 ).fetchone():
                     c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, ?, ?, ?)", (cid, b["chapter_id"], b["break_index"], b["at"]))
                     counts["breaks"] += 1
+            for e in rows["edits"]:
+                cur = c.execute(
+                    "INSERT OR IGNORE INTO snippet_edits (course_id, chapter_id, snippet_id, code, updated_at) VALUES (?, ?, ?, ?, ?)",
+                    (cid, e["chapter_id"], e["snippet_id"], e["code"], e["updated_at"]),
+                )
+                counts["edits"] += cur.rowcount
         return counts
 
     def reset(self, chapter_id: str | None = None) -> None:
-        """Forget one chapter's progress (answers, runs, breaks included), or everything."""
+        """Forget one chapter's progress (answers, runs, breaks, edited snippets included), or everything."""
         with self._tx(True) as c:
             if chapter_id is None:
-                for table in ("chapters", "answers", "runs", "breaks", "settings"):
+                for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "settings"):
                     c.execute(f"DELETE FROM {table} WHERE course_id = ?", (self.course_id,))
                 return
-            for table in ("chapters", "answers", "runs", "breaks"):
+            for table in ("chapters", "answers", "runs", "breaks", "snippet_edits"):
                 c.execute(f"DELETE FROM {table} WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
             pos = self._position(c)
             if pos is not None and pos[0] == chapter_id:
@@ -630,7 +692,7 @@ def _validate_export(data: object, path: Path) -> dict:
     course = data.get("course")
     if course is not None and (not isinstance(course, str) or not course):
         raise bad("course", f"应为非空字符串，实际是 {course!r}")
-    out: dict = {"course": course, "route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": []}
+    out: dict = {"course": course, "route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": [], "edits": []}
     route = data.get("route")
     if route is not None:
         if not isinstance(route, str):
@@ -671,4 +733,11 @@ def _validate_export(data: object, path: Path) -> dict:
         if not isinstance(bi, int) or isinstance(bi, bool) or bi < 1:
             raise bad(f"{where}.break_index", f"应为正整数，实际是 {bi!r}")
         out["breaks"].append({"chapter_id": text(b, "chapter_id", where), "break_index": bi, "at": when(b, "at", where)})
+    for i, e in enumerate(items("edits")):
+        where = f"edits[{i}]"
+        if not isinstance(e.get("code"), str):
+            raise bad(f"{where}.code", f"应为字符串，实际是 {e.get('code')!r}")
+        out["edits"].append(
+            {"chapter_id": text(e, "chapter_id", where), "snippet_id": text(e, "snippet_id", where), "code": e["code"], "updated_at": when(e, "updated_at", where)}
+        )
     return out
