@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from torchcourse.course import load_course
-from torchcourse.lookup import appendix_problems, error_entries, errors_in_output, lookup_error, normalize, search_text
+from torchcourse.course.appendix import appendix_problems
+from torchcourse.lookup import error_entries, errors_in_output, lookup_error, normalize, search_text
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "lookupcourse"
@@ -36,26 +38,36 @@ def test_fixture_outputs_hold_real_tracebacks(course):
     assert "UserWarning" in course.snippet("01:copy-warning").expected
 
 
-def test_entries_from_appendix_and_from_snippets(course):
+def test_entries_are_the_appendix_rows(course):
     entries = error_entries(course)
-    by_origin = {e.origin: e for e in entries}
-    appendix = [e for e in entries if e.source == "appendix"]
-    assert [(e.chapter_id, e.anchor) for e in appendix] == [
-        ("01", "view-vs-reshape"), ("01", "shape-mismatch"), ("02", "second-backward"), ("02", "leaf-inplace")
+    assert {e.source for e in entries} == {"appendix"}  # the lookup answers over the appendix
+    assert [(e.chapter_id, e.anchor) for e in entries] == [
+        ("01", "view-vs-reshape"), ("01", "shape-mismatch"), ("02", "second-backward"), ("02", "leaf-inplace"),
+        ("01", "copy-construct"), ("01", "printed-error"), ("02", "non-scalar"),
     ]
-    assert appendix[0].cause == "转置后的张量内存不连续，view 不能只改说明书"
-    assert appendix[0].section_title == "view 与 reshape"  # taken from the target chapter
-    assert appendix[0].text.startswith("RuntimeError: view size is not compatible")
-    assert appendix[0].origin.startswith("A:")
-    # snippets add what the appendix lacks; errors listed in both appear once
-    snippet = {e.origin for e in entries if e.source == "snippet"}
-    assert snippet == {"01:copy-warning", "01:caught-error", "02:non-scalar-backward"}
-    warn = by_origin["01:copy-warning"]
+    first = entries[0]
+    assert first.cause == "转置后的张量内存不连续，view 不能只改说明书"
+    assert first.section_title == "view 与 reshape"  # taken from the target chapter
+    assert first.text.startswith("RuntimeError: view size is not compatible")
+    assert first.origin.startswith("A:") and first.check == ""  # a three-column table has no 先查
+    warn = entries[4]
     assert warn.text.startswith("UserWarning: To copy construct from a tensor")  # no "file.py:3:" prefix
-    assert (warn.chapter_id, warn.anchor, warn.cause, warn.section_title) == ("01", "copy-construct", "拷贝构造的警告", "拷贝构造的警告")
-    assert by_origin["01:caught-error"].text == "RuntimeError: shape '[2, 2]' is invalid for input of size 3"
-    assert by_origin["02:non-scalar-backward"].text == "RuntimeError: grad can be implicitly created only for scalar outputs"
+    assert (warn.cause, warn.check, warn.section_title) == ("把张量交给了 torch.tensor", "改用 detach().clone()", "拷贝构造的警告")
+    assert entries[5].text == "RuntimeError: shape '[2, 2]' is invalid for input of size 3"
     assert all(e.chapter_id != "03" for e in entries)
+
+
+def test_without_an_appendix_the_snippets_errors_are_the_entries(tmp_path):
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root)
+    (root / "A-lookup.md").unlink()
+    toml = root / "course.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('kind = "appendix"', 'kind = "appendix"\nplanned = true'), encoding="utf-8")
+    entries = error_entries(load_course(root))
+    assert entries and {e.source for e in entries} == {"snippet"}
+    by_origin = {e.origin: e for e in entries}
+    assert by_origin["01:copy-warning"].text.startswith("UserWarning: To copy construct")
+    assert by_origin["02:non-scalar-backward"].anchor == "non-scalar"
 
 
 def test_errors_in_output_takes_final_lines_and_tab_continuations():
@@ -133,18 +145,43 @@ def test_appendix_problems_name_file_and_line(tmp_path):
     appendix = root / "A-lookup.md"
     text = appendix.read_text(encoding="utf-8")
     n = len(text.splitlines())
+    real = "`RuntimeError: grad can be implicitly created only for scalar outputs`"
     appendix.write_text(
         text
-        + "| `RuntimeError: x` | 原因 | 没有链接 |\n"
-        + "| `RuntimeError: y` | 原因 | [09 §没有](09#nope) |\n"
-        + "| `RuntimeError: z` | 原因 | [02 §没有](02#no-such-anchor) |\n",
+        + f"| {real} | 原因 | 先查 | 没有链接 |\n"
+        + f"| {real} | 原因 | 先查 | [09 §没有](09#nope) |\n"
+        + f"| {real} | 原因 | 先查 | [02 §没有](02#no-such-anchor) |\n"
+        + f"| {real} | 原因 | [02 §非标量输出](02#non-scalar) |\n"
+        + "| `RuntimeError: grad can be implicitly created only for vector outputs` | 原因 | 先查 | [02 §非标量输出](02#non-scalar) |\n",
         encoding="utf-8",
     )
     course = load_course(root)
     got = [(p.file, p.line, p.message) for p in appendix_problems(course)]
-    assert [(f, ln) for f, ln, _ in got] == [(appendix, n + 1), (appendix, n + 2), (appendix, n + 3)]
+    assert [(f, ln) for f, ln, _ in got] == [(appendix, n + k) for k in range(1, 6)]
     assert "needs a link" in got[0][2] and "unknown chapter '09'" in got[1][2] and "#no-such-anchor" in got[2][2]
+    assert "needs 4 cells" in got[3][2]
+    assert "occurs in no snippet's expected output" in got[4][2] and "vector outputs" in got[4][2]
     assert appendix_problems(load_course(FIXTURE)) == []
+
+
+def test_an_excerpt_matches_the_output_as_the_runner_normalizes_it(tmp_path):
+    # the output's traceback frames, addresses and line breaks do not count; every word does
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root)
+    appendix = root / "A-lookup.md"
+    text = appendix.read_text(encoding="utf-8")
+    rows = [
+        "| `UserWarning: To copy construct from a tensor, it is recommended\tto use` | 原因 | 先查 | [01 §拷贝构造的警告](01#copy-construct) |",
+        "| `RuntimeError: grad can be implicitly created only for scalar outputs` | 原因 | 先查 | [02 §非标量输出](02#non-scalar) |",
+        "| `torch/autograd/__init__.py\", line 208, in _make_grads` | 原因 | 先查 | [02 §非标量输出](02#non-scalar) |",  # a frame line: collapsed to "  ..."
+    ]
+    appendix.write_text(text + "\n".join(rows) + "\n", encoding="utf-8")
+    got = appendix_problems(load_course(root))
+    n = len(text.splitlines())
+    assert [p.line for p in got] == [n + 3]
+    from torchcourse.course.appendix import excerpt_sources
+
+    assert excerpt_sources(load_course(root), "grad can be implicitly created") == ["02:non-scalar-backward"]
 
 
 def why(*args: str, content: Path = FIXTURE, input: str | None = None):
@@ -184,9 +221,27 @@ def test_why_reads_a_traceback_from_stdin():
 def test_why_without_a_match_explains_and_exits_1():
     r = why("completely", "unrelated", "banana")
     assert r.returncode == 1
-    assert "没有找到和这段报错相近的条目" in r.stderr and "Traceback" not in r.stderr
+    assert "本教程没有讲到这条报错" in r.stderr and "discuss.pytorch.org" in r.stderr
+    assert "只粘贴最后一行" not in r.stderr
+    assert not re.search(r"\b\d\d:\d+\b", r.stderr + r.stdout)  # no 02:335 a learner cannot use
     r = why("--json", "completely unrelated banana")
     assert r.returncode == 1 and json.loads(r.stdout) == []
+
+
+def test_why_of_an_empty_text_says_it_was_empty():
+    for args, stdin in (([""], ""), (["  "], ""), (["-"], "\n\n")):
+        r = why(*args, input=stdin)
+        assert r.returncode == 1
+        assert "输入是空的" in r.stderr and r.stdout == ""
+
+
+def test_why_names_chapter_and_section_never_a_file_line():
+    r = why("a leaf Variable that requires grad is being used in an in-place operation.")
+    assert r.returncode == 0, r.stderr
+    assert "→ 第 02 章 §叶子上的就地操作 (02#leaf-inplace)" in r.stdout
+    assert not re.search(r"\b\d\d:\d+\b", r.stdout)
+    r = why("grad can be implicitly created only for scalar outputs")
+    assert r.stdout.splitlines()[1:4] == ["   原因：对非标量调用了 backward()", "   先查：损失是不是忘了 .sum()", "   → 第 02 章 §非标量输出 (02#non-scalar)"]
 
 
 def test_why_on_a_course_without_errors(tmp_path):
@@ -202,12 +257,20 @@ def test_check_reports_bad_appendix_rows(tmp_path):
     shutil.copytree(FIXTURE, root)
     appendix = root / "A-lookup.md"
     text = appendix.read_text(encoding="utf-8")
-    appendix.write_text(text + "| `RuntimeError: y` | 原因 | [09 §没有](09#nope) |\n", encoding="utf-8")
+    appendix.write_text(
+        text
+        + "| `RuntimeError: y` | 原因 | 先查 | [02 §非标量输出](02#non-scalar) |\n"  # no run printed it
+        + "| `RuntimeError: grad can be implicitly created` | 原因 | 先查 | [02 §没有](02#no-such-anchor) |\n",
+        encoding="utf-8",
+    )
     env = dict(os.environ, PYTHONPATH=str(REPO))
     r = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(root), "check"], cwd=REPO, env=env,
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 1
-    assert f"{appendix}:{len(text.splitlines()) + 1}: link to unknown chapter '09'" in r.stdout
+    n = len(text.splitlines())
+    assert f"{appendix}:{n + 1}: 报错原文 'RuntimeError: y' occurs in no snippet's expected output" in r.stdout
+    assert f"{appendix}:{n + 2}: link to unknown section #no-such-anchor of chapter 02" in r.stdout
+    assert f"{appendix}:{n + 2}: 报错原文" not in r.stdout
 
 
 def test_why_never_imports_textual_or_torch():
