@@ -63,7 +63,8 @@ def test_eof_stops_cleanly_and_keeps_what_was_answered(tmp_path):
     proc = quiz(tmp_path, "1", "1\n2 3\n")  # "1" finds chapter 01
     assert proc.returncode == 0, proc.stderr
     assert "输入结束：已保存 2/6 题的作答。" in proc.stdout
-    assert "得分：0/2（0%）" in proc.stdout
+    assert "本次得分：答了 2 题，对 0 题（0%）；还有 4 题没答。" in proc.stdout
+    assert "/6 题正确" not in proc.stdout and "0/2（" not in proc.stdout  # one denominator per line
     assert "Traceback" not in proc.stderr
     answers, _ = stored(tmp_path)
     assert answers == [("01", "sum-single", "0", False), ("01", "upper-multi", "1,2", False)]
@@ -71,10 +72,10 @@ def test_eof_stops_cleanly_and_keeps_what_was_answered(tmp_path):
 
 def test_unknown_chapter_and_chapter_without_checkpoint(tmp_path):
     proc = quiz(tmp_path, "07", "")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a usage error, the same code as run/verify
     assert "没有这一章：'07'。已有的章节：01、02" in proc.stderr
     proc = quiz(tmp_path, "02", "")
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "第 02 章「没有检查点的章节」没有检查点测验。" in proc.stderr
 
 
@@ -101,3 +102,11 @@ def test_a_piped_line_that_does_not_answer_stops_the_quiz_naming_the_line(tmp_pa
     answers, _ = stored(tmp_path)
     assert [a[1] for a in answers] == ["sum-single", "upper-multi", "func-fill", "predict-add"]
     assert "第 6/6 题" not in proc.stdout
+
+
+def test_a_quiz_abandoned_before_any_answer_is_not_an_attempt(tmp_path):
+    proc = quiz(tmp_path, "01", "")  # stdin at its end straight away (</dev/null)
+    assert proc.returncode == 0, proc.stderr
+    assert "没有作答任何题目：这次不算一次测验" in proc.stdout
+    assert "题正确" not in proc.stdout and "对 0 题" not in proc.stdout
+    assert "输入结束" not in proc.stdout

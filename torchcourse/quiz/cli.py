@@ -17,7 +17,9 @@ the line) so that no later line answers the wrong question.
 
 A predict question really runs its snippet after the guess and prints the real output.
 Every answer is stored when given; end of input stops the quiz cleanly with what was
-answered stored. Exit status: 0 after a quiz (whatever the score), 1 when it cannot start.
+answered stored. Exit status: 0 after a quiz (whatever the score), 2 when the chapter named has no quiz
+(unknown, unwritten, no checkpoint: a usage error, like ``run``/``verify``), 1 when the
+progress store cannot be opened.
 """
 
 from __future__ import annotations
@@ -199,13 +201,16 @@ class TerminalQuiz:
         s = self.session
         self.say()
         self.say("═" * 48)
-        if stopped:
+        if stopped and s.answered:
             self.say(f"输入结束：已保存 {s.answered}/{s.total} 题的作答。")
         if s.answered:
             pct = round(100 * s.score / s.answered)
-            self.say(f"得分：{s.score}/{s.answered}（{pct}%）")
+            if s.answered < s.total:  # one denominator per line: this time's answers, said as such
+                self.say(f"本次得分：答了 {s.answered} 题，对 {s.score} 题（{pct}%）；还有 {s.total - s.answered} 题没答。")
+            else:
+                self.say(f"得分：{s.score}/{s.answered}（{pct}%）")
         else:
-            self.say("没有作答任何题目。")
+            self.say("没有作答任何题目：这次不算一次测验，什么都没有记下。")
         if s.missed:
             self.say("答错的题：")
             for r in s.missed:
@@ -224,8 +229,8 @@ class TerminalQuiz:
 
                 right, total = latest_attempt(course, s.store, s.chapter_id)
                 progress = s.store.chapter_progress(s.chapter_id)
-                if total and right < PASS_RATIO * total:
-                    self.say(f"本章检查点最近一次作答 {right}/{total} 题正确，达到 80% 才算通过：回看上面的小节后再测一次（torchcourse quiz {s.chapter_id}）。")
+                if s.answered and total and right < PASS_RATIO * total:
+                    self.say(f"整份检查点按每题最近一次作答算：{total} 题里对 {right} 题（没答的算错），达到 80% 才算通过：回看上面的小节后再测一次（torchcourse quiz {s.chapter_id}）。")
                 if progress.furthest_break < chapter.break_points:
                     self.say(f"本章还有断点没读到（{progress.furthest_break}/{chapter.break_points}）：读完全章才算完成。")
 
@@ -330,7 +335,7 @@ def cmd_quiz(args) -> int:
             session = QuizSession.for_chapter(course, store, args.chapter)
         except QuizError as exc:
             print(f"torchcourse quiz: {exc}", file=sys.stderr)
-            return 1
+            return 2  # the chapter named cannot be quizzed: a usage error, as for run/verify
         if any(q.kind == "predict" for _, q in session.items):
             runner.warm_up()
         return TerminalQuiz(session, sys.stdin, sys.stdout, run_snippet=runner).run()
