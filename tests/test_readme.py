@@ -47,3 +47,11 @@ def test_setup_says_the_exact_pin_still_brings_cuda_and_gives_the_cpu_index():
     assert "a looser pin pulls a multi-GB CUDA build" not in setup  # the pin alone does not avoid CUDA
     assert "CUDA" in setup and "nvidia" in setup
     assert "pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in setup
+
+
+def test_readme_says_the_runner_is_not_a_sandbox():
+    section = README.split("### What the runner contains", 1)
+    assert len(section) == 2, "README lost the section on what the runner does not contain"
+    text = section[1].split("\n## ", 1)[0]
+    assert "not a\nsandbox" in text or "not a sandbox" in text
+    assert "HOME" in text and "TMPDIR" in text and "outside its run directory stay" in text

@@ -32,7 +32,7 @@ def _course(args, *, need_chapters: bool = True):
     if need_chapters and not course.chapters:
         for problem in course.problems:
             print(f"torchcourse: {problem}", file=sys.stderr)
-        print(f"torchcourse: {root / 'course.toml'} lists no usable chapter (torchcourse check shows every problem)", file=sys.stderr)
+        print(f"torchcourse: {root / 'course.toml'} 里没有一章可用（torchcourse check 列出全部问题）", file=sys.stderr)
         raise SystemExit(2)
     return course
 
@@ -64,8 +64,8 @@ def cmd_check(args) -> int:
         written = [c for c in course.chapters if c.available]
         snippets = sum(len(c.snippets) for c in written)
         print(
-            f"{len(course.chapters)} chapters ({len(written)} written), {snippets} snippets, "
-            f"{len(course.routes)} routes: {len(problems)} problem(s)"
+            f"共 {len(course.chapters)} 章（已写好 {len(written)} 章），{snippets} 个代码块，"
+            f"{len(course.routes)} 条路线：{len(problems)} 处问题"
         )
     return 1 if problems else 0
 
@@ -95,65 +95,83 @@ def _delegate(module: str, func: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="torchcourse", description="PyTorch 内部原理终端教程 / a terminal course on how PyTorch works")
-    parser.add_argument("--version", action="version", version=f"torchcourse {__version__}")
-    parser.add_argument("--content", metavar="DIR", help="course root holding course.toml (default: the shipped course; env TORCHCOURSE_CONTENT)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from torchcourse import cli_zh
 
-    p = sub.add_parser("check", help="validate content and checkpoints")
-    p.add_argument("--json", action="store_true", help="print the course's shape and problems as JSON")
+    cli_zh.install()  # usage, headings and usage errors in Chinese, like everything else here
+    parser = argparse.ArgumentParser(prog="torchcourse", description="拆开 PyTorch：在终端里读的中文教程。不带子命令就打开教程界面。")
+    parser.add_argument("--version", action="version", version=f"torchcourse {__version__}", help="显示版本号后退出")
+    parser.add_argument("--content", metavar="DIR", help="课程目录（含 course.toml；默认是随包附带的课程；也可用环境变量 TORCHCOURSE_CONTENT）")
+    sub = parser.add_subparsers(dest="command", metavar="子命令")
+
+    p = sub.add_parser("check", help="检查课程内容和检查点测验")
+    p.add_argument("--json", action="store_true", help="以 JSON 输出课程结构和问题")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("locate", help="print the data, cache and content paths")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("locate", help="显示数据、缓存和课程内容所在的路径")
+    p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.set_defaults(func=cmd_locate)
 
-    p = sub.add_parser("progress", help="print progress")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("progress", help="显示学习进度")
+    p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_progress"))
 
-    p = sub.add_parser("reset", help="forget progress (asks first unless --yes)")
+    p = sub.add_parser("reset", help="清除进度（除非加 --yes，否则先问一句）")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--chapter", metavar="ID")
-    g.add_argument("--all", action="store_true")
-    p.add_argument("--yes", action="store_true", help="do not ask")
+    g.add_argument("--chapter", metavar="ID", help="只清除这一章")
+    g.add_argument("--all", action="store_true", help="清除全部进度")
+    p.add_argument("--yes", action="store_true", help="不再确认")
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_reset"))
 
-    p = sub.add_parser("export", help="write progress to a JSON file")
-    p.add_argument("file")
+    p = sub.add_parser("export", help="把进度导出成 JSON 文件（- 表示标准输出）")
+    p.add_argument("file", metavar="FILE", help="要写入的文件；- 表示输出到标准输出")
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_export"))
 
-    p = sub.add_parser("import", help="merge progress from a JSON file")
-    p.add_argument("file")
+    p = sub.add_parser("import", help="从 JSON 文件合并进度（原有进度都保留）")
+    p.add_argument("file", metavar="FILE", help="torchcourse export 写出的文件")
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_import"))
 
-    p = sub.add_parser("run", help="run one snippet, CHAPTER:SNIPPET, and compare")
-    p.add_argument("snippet", metavar="CHAPTER:SNIPPET")
-    p.add_argument("--cold", action="store_true", help="a brand-new interpreter, no warm runner")
-    p.add_argument("--no-cache", action="store_true")
+    p = sub.add_parser("run", help="运行一个代码块（章:代码块），和预期输出对比")
+    p.add_argument("snippet", metavar="CHAPTER:SNIPPET", help="如 01:view-shares")
+    p.add_argument("--cold", action="store_true", help="在全新的解释器里运行（不用预热的运行器）")
+    p.add_argument("--no-cache", action="store_true", help="不用缓存的结果，重新运行")
     p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_run"))
 
-    p = sub.add_parser("verify", help="run every snippet and compare with its expected output")
-    p.add_argument("chapters", nargs="*", metavar="CHAPTER")
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--cold", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--accept", action="store_true", help="rewrite expected outputs from real runs (authors)")
+    p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
+    p.add_argument("chapters", nargs="*", metavar="CHAPTER", help="只检查这些章（默认全部）")
+    p.add_argument("--jobs", type=int, default=2, help="同时运行几个（默认 2）")
+    p.add_argument("--cold", action="store_true", help="每个代码块都在全新的解释器里运行")
+    p.add_argument("--no-cache", action="store_true", help="不用缓存的结果")
+    p.add_argument("--json", action="store_true", help="以 JSON 输出")
+    p.add_argument("--accept", action="store_true", help="用真实运行的输出改写预期输出（作者用）")
     p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_verify"))
 
-    p = sub.add_parser("doctor", help="versions, paths, warm-runner latency")
+    p = sub.add_parser("doctor", help="Python/torch 版本、路径、预热运行器的延迟")
     p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_doctor"))
 
-    p = sub.add_parser("why", help="look up an error text: which chapter explains it")
-    p.add_argument("text", nargs="+")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")
+    p.add_argument("text", nargs="+", metavar="TEXT", help="报错原文；- 表示从标准输入读")
+    p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.set_defaults(func=_delegate("torchcourse.lookup", "cmd_why"))
 
-    p = sub.add_parser("quiz", help="take a chapter's checkpoint quiz in the plain terminal")
-    p.add_argument("chapter", metavar="CHAPTER")
+    p = sub.add_parser("quiz", help="在普通终端里做一章的检查点测验")
+    p.add_argument("chapter", metavar="CHAPTER", help="章节编号，如 01")
     p.set_defaults(func=_delegate("torchcourse.quiz.cli", "cmd_quiz"))
     return parser
+
+
+def _interrupt_on_term_and_hup() -> None:
+    """SIGTERM and SIGHUP (terminal closed) end a command like Ctrl+C does: its `finally` blocks
+    run, so snippets are killed and run directories removed."""
+    import signal
+
+    def interrupt(signum, _frame):
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, interrupt)
+        except (ValueError, OSError):  # not the main thread
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         from torchcourse.app_entry import start_app
 
         return start_app(args)
+    _interrupt_on_term_and_hup()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

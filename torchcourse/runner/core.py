@@ -86,6 +86,50 @@ def _exit_message(returncode: int | None, sig: int | None) -> str:
     return ""
 
 
+def effective_timeout(snippet: Snippet) -> float:
+    """The snippet's timeout= when it is a finite positive number (at most MAX_TIMEOUT), else the
+    default: a nan or inf timeout would never stop a snippet."""
+    import math
+
+    from torchcourse.course.chapter import MAX_TIMEOUT
+
+    try:
+        t = float(snippet.timeout) if snippet.timeout is not None else DEFAULT_TIMEOUT
+    except (TypeError, ValueError):
+        return DEFAULT_TIMEOUT
+    if not math.isfinite(t) or t <= 0:
+        return DEFAULT_TIMEOUT
+    return min(t, MAX_TIMEOUT)
+
+
+def _reset_run_dir(run_dir: str, code: str) -> None:
+    """Empty the run directory (and HOME/TMPDIR beside it) and write the snippet again."""
+    base = os.path.dirname(run_dir)
+    for name in os.listdir(base):
+        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+    os.mkdir(run_dir)
+    with open(os.path.join(run_dir, execute.SNIPPET_FILE), "w", encoding="utf-8") as fh:
+        fh.write(code)
+
+
+def _shadows(run_dir: str, preloaded: set[str]) -> bool:
+    """True when the run directory holds a module or package named like one already imported."""
+    try:
+        names = os.listdir(run_dir)
+    except OSError:
+        return False
+    for name in names:
+        if os.path.isdir(os.path.join(run_dir, name)):
+            mod = name
+        elif name.endswith((".py", ".pyc", ".so")):
+            mod = name.split(".", 1)[0]
+        else:
+            continue
+        if mod != "snippet" and mod in preloaded:
+            return True
+    return False
+
+
 _live_runners: "weakref.WeakSet[Runner]" = weakref.WeakSet()
 
 
@@ -159,7 +203,7 @@ class Runner:
         with self._groups_lock:
             groups = list(self._groups)
         for g in groups:
-            execute.kill_group(g)
+            execute.stop_supervisor(g)  # each supervisor kills its snippet's tree and exits
         if z is not None:
             z.close()
 
@@ -192,32 +236,43 @@ class Runner:
             rec = self.cache.get(key)
             if rec is not None:
                 return self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
-        timeout = float(snippet.timeout or DEFAULT_TIMEOUT)
-        run_dir = tempfile.mkdtemp(prefix="tc-run-")
+        timeout = effective_timeout(snippet)
+        base = tempfile.mkdtemp(prefix="tc-run-")
+        run_dir = os.path.join(base, "run")  # the snippet's cwd; base/home and base/tmp beside it
         try:
+            os.mkdir(run_dir)
             with open(os.path.join(run_dir, execute.SNIPPET_FILE), "w", encoding="utf-8") as fh:
                 fh.write(snippet.code)
             if use_cold:
-                raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+                raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
             else:
                 from torchcourse.runner.warm import ZygoteError
 
                 try:
                     z = self.zygote()
                     try:
-                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
                     except ZygoteError as exc:
-                        if exc.no_torch or not exc.before_fork or self._closed:
+                        if exc.no_torch or not (exc.before_fork or exc.died_mid_run) or self._closed:
                             raise
-                        # the zygote died between runs: start a new one, once
-                        raw = self.zygote(stale=z).run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack)
+                        # the zygote died between runs, or during this run (killed by another
+                        # snippet or from outside): this snippet is collateral, run it again once
+                        # with a new zygote in a fresh directory
+                        _reset_run_dir(run_dir, snippet.code)
+                        z = self.zygote(stale=z)
+                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
+                    if raw.outcome == "exited" and _shadows(run_dir, z.preloaded()):
+                        # the snippet wrote a module (json.py…) that shadows one the zygote had
+                        # already imported: only a fresh interpreter gives `python file.py`'s answer
+                        _reset_run_dir(run_dir, snippet.code)
+                        raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
                 except ZygoteError as exc:
                     msg = MSG_NO_TORCH if exc.no_torch else f"💥 预热运行器出错：{exc}"
                     return RunResult("error", expected=expected, message=msg)
         except OSError as exc:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            shutil.rmtree(base, ignore_errors=True)
         text = raw.output.decode("utf-8", errors="replace")
         actual = normalize(text, side="actual", run_dir=run_dir)
         if raw.truncated:
@@ -270,20 +325,30 @@ def run_many(runner: Runner, snippets: list[Snippet], *, jobs: int = 2, cold: bo
 
     results: list[RunResult | None] = [None] * len(snippets)
     lock = threading.Lock()
+    stopped = threading.Event()
 
     def one(i: int) -> None:
         if on_start is not None:
             with lock:
                 on_start(i, snippets[i])
-        res = runner.run(snippets[i], cold=cold, use_cache=use_cache)
+        res = runner.run(snippets[i], cold=cold, use_cache=use_cache, cancel=stopped)
         results[i] = res
-        if on_result is not None:
+        if on_result is not None and not stopped.is_set():
             with lock:
                 on_result(i, snippets[i], res)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         for f in [pool.submit(one, i) for i in range(len(snippets))]:
             f.result()
+    except BaseException:
+        stopped.set()
+        # Ctrl+C (or SIGTERM/SIGHUP turned into it): kill the running snippets' trees first, so
+        # that nothing waits for a snippet's timeout, then leave
+        pool.shutdown(wait=False, cancel_futures=True)
+        runner.close()
+        raise
+    pool.shutdown(wait=True)
     return results  # type: ignore[return-value]
 
 

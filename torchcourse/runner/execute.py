@@ -67,6 +67,20 @@ def kill_group(pgid: int | None) -> None:
         pass
 
 
+def stop_supervisor(pid: int | None) -> None:
+    """Ask a supervisor (tc_supervise) to kill its snippet's whole tree and exit."""
+    if not pid or pid <= 1:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+SUPERVISOR_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tc_supervise.py")
+ESCALATE_AFTER = 5.0  # seconds a supervisor gets to clean up before its group is SIGKILLed
+
+
 def collect(
     out_fd: int,
     pgid: int,
@@ -90,6 +104,7 @@ def collect(
     deadline = started + timeout
     drain_deadline: float | None = None
     reap_deadline: float | None = None
+    escalate_at: float | None = None
     ended_at: float | None = None
     os.set_blocking(out_fd, False)
     while True:
@@ -100,9 +115,13 @@ def collect(
             elif now >= deadline:
                 outcome = "timeout"
             if outcome != "exited":
-                kill_group(pgid)
+                stop_supervisor(pgid)  # it kills the snippet's whole tree, then exits
                 ended_at = now
+                escalate_at = now + ESCALATE_AFTER
                 reap_deadline = now + 10.0
+        if status is None and escalate_at is not None and now >= escalate_at:
+            kill_group(pgid)
+            escalate_at = None
         if status is not None and out_open and drain_deadline is None:
             # the snippet is gone; whatever it left in its group goes too, then drain
             kill_group(pgid)
@@ -150,16 +169,31 @@ def collect(
     return RawRun(bytes(buf), seconds, returncode, sig, truncated, outcome)
 
 
-def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> RawRun:
-    """``python snippet.py`` in ``run_dir``: a brand-new interpreter, its own session."""
+def private_dirs(run_dir: str) -> dict[str, str]:
+    """An empty HOME and TMPDIR for one snippet, next to its run directory (``base/run``) inside
+    the same ``tc-run-*`` directory, so both go when it is removed."""
+    base = os.path.dirname(os.path.abspath(run_dir))
+    out = {"HOME": os.path.join(base, "home"), "TMPDIR": os.path.join(base, "tmp")}
+    for d in out.values():
+        os.makedirs(d, exist_ok=True)
+    return out
+
+
+def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None) -> RawRun:
+    """``python snippet.py`` in ``run_dir``: a brand-new interpreter in its own session, under a
+    supervisor (tc_supervise.py) that enforces the timeout, kills the snippet's whole process
+    tree, and does so by itself when the driver dies (lifeline: its stdin). ``cleanup_dir`` is
+    removed by the supervisor when the driver is gone."""
     started = time.monotonic()
+    env = snippet_env()
+    env.update(private_dirs(run_dir))
     proc = subprocess.Popen(
-        [python, SNIPPET_FILE],
+        [python, "-I", "-S", SUPERVISOR_SCRIPT, repr(float(timeout)), cleanup_dir or run_dir, "--", python, SNIPPET_FILE],
         cwd=run_dir,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        env=snippet_env(),
+        env=env,
         start_new_session=True,
         close_fds=True,
     )
@@ -185,12 +219,20 @@ def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Eve
     try:
         return collect(proc.stdout.fileno(), proc.pid, poll_status=poll_status, status_fd=pidfd, timeout=timeout, cancel=cancel, started=started)
     finally:
-        kill_group(proc.pid)
         if proc.returncode is None:
+            stop_supervisor(proc.pid)
             try:
-                proc.wait(timeout=5)
+                proc.wait(timeout=ESCALATE_AFTER)
             except subprocess.TimeoutExpired:  # pragma: no cover
-                pass
+                kill_group(proc.pid)
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
         if pidfd is not None:
             os.close(pidfd)
         proc.stdout.close()

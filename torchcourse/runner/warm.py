@@ -21,8 +21,9 @@ START_TIMEOUT = 180.0
 
 
 class ZygoteError(Exception):
-    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False):
+    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False, died_mid_run: bool = False):
         super().__init__(message)
+        self.died_mid_run = died_mid_run  # collateral of the zygote's death: safe to retry once
         self.no_torch = no_torch
         self.before_fork = before_fork  # the snippet never started: safe to retry
 
@@ -76,6 +77,10 @@ class Zygote:
             self.close()
             raise ZygoteError(f"warm runner failed to start: {log.strip() or line!r}")
 
+    def preloaded(self) -> set[str]:
+        """Top-level names of the modules the zygote imported before forking."""
+        return set(self.hello.get("modules") or ())
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
@@ -88,14 +93,15 @@ class Zygote:
             raise ZygoteError(f"warm runner unreachable: {exc}", before_fork=True) from exc
         return s
 
-    def run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> execute.RawRun:
+    def run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None) -> execute.RawRun:
         r, w = os.pipe()
         s = None
         pid = None
+        state = {"reaped": False}
         try:
             s = self._connect()
             started = time.monotonic()
-            socket.send_fds(s, [json.dumps({"dir": run_dir, "file": execute.SNIPPET_FILE}).encode()], [w])
+            socket.send_fds(s, [json.dumps({"dir": run_dir, "file": execute.SNIPPET_FILE, "timeout": float(timeout), "cleanup": cleanup_dir or "", **execute.private_dirs(run_dir)}).encode()], [w])
             os.close(w)
             w = -1
             s.settimeout(30)
@@ -113,7 +119,7 @@ class Zygote:
             if on_start:
                 on_start(pid)
             s.setblocking(False)
-            state = {"buf": buf, "lost": False}
+            state = {"buf": buf, "lost": False, "reaped": False}
 
             def poll_status(_wait: float) -> int | None:
                 while b"\n" not in state["buf"]:
@@ -128,17 +134,18 @@ class Zygote:
                         return 0
                     state["buf"] += chunk
                 line, state["buf"] = state["buf"].split(b"\n", 1)
+                state["reaped"] = True
                 return int(json.loads(line)["status"])
 
             raw = execute.collect(r, pid, poll_status=poll_status, status_fd=s.fileno(), timeout=timeout, cancel=cancel, started=started)
             if state["lost"] and raw.outcome == "exited":
-                raise ZygoteError("warm runner died during the run")
+                raise ZygoteError("warm runner died during the run", died_mid_run=True)
             return raw
         except (OSError, ValueError, KeyError) as exc:
             raise ZygoteError(f"warm runner protocol error: {exc}", before_fork=pid is None) from exc
         finally:
-            if pid is not None:
-                execute.kill_group(pid)
+            if pid is not None and not state["reaped"]:
+                execute.stop_supervisor(pid)  # it kills the snippet's tree and exits
                 if on_end:
                     on_end(pid)
             if w >= 0:

@@ -138,33 +138,52 @@ def _remember_torch_finalizers():
 
 
 def _child(req, outfd, to_close):
+    """The forked process: a supervisor (tc_supervise) whose own child runs the snippet."""
     import signal
 
+    import tc_supervise
+
     try:
-        os.setsid()
+        os.setsid()  # the supervisor's own group, so the driver can always kill it as a group
         signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         for obj in to_close:
             try:
                 obj.close() if hasattr(obj, "close") else os.close(obj)
             except OSError:
                 pass
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        os.dup2(outfd, 1)
-        os.dup2(outfd, 2)
-        os.close(outfd)
-        os.chdir(req["dir"])
     except BaseException:
         os._exit(70)
-    rc = 70
+
+    def start():
+        pid = os.fork()
+        if pid == 0:
+            rc = 70
+            try:
+                tc_supervise.child_setup()
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.close(null)
+                os.dup2(outfd, 1)
+                os.dup2(outfd, 2)
+                os.close(outfd)
+                os.chdir(req["dir"])
+                for key in ("HOME", "TMPDIR"):
+                    if req.get(key):
+                        os.environ[key] = req[key]
+                import tempfile
+
+                tempfile.tempdir = None  # computed again from the new TMPDIR
+                rc = _run_main(req["dir"], req.get("file", "snippet.py"))
+            finally:
+                os._exit(rc)
+        os.close(outfd)
+        return pid
+
     try:
-        rc = _run_main(req["dir"], req.get("file", "snippet.py"))
+        tc_supervise.supervise(start, timeout=float(req.get("timeout", 600.0)))
     finally:
-        os._exit(rc)
+        os._exit(70)
 
 
 def main(argv=None):
@@ -193,6 +212,9 @@ def main(argv=None):
         return 0
 
     _remember_torch_finalizers()
+    import tc_supervise  # noqa: F401 - imported before any fork (this script's directory)
+
+    hello["modules"] = sorted({name.split(".", 1)[0] for name in sys.modules})
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path)
     listener.listen(64)
@@ -209,6 +231,7 @@ def main(argv=None):
     os.close(null)
 
     children = {}  # pid -> connection waiting for the status
+    dirs = {}  # pid -> the tc-run-* directory to remove if the driver goes away mid-run
 
     def send(conn, obj):
         try:
@@ -225,16 +248,40 @@ def main(argv=None):
             if pid == 0:
                 return
             conn = children.pop(pid, None)
+            dirs.pop(pid, None)
             if conn is not None:
                 send(conn, {"status": status})
                 conn.close()
 
     def shutdown():
+        # each child is a supervisor: SIGTERM makes it kill its snippet's whole tree and exit
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+        import shutil
+        import time
+
+        end = time.monotonic() + 2.0
+        while children and time.monotonic() < end:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                time.sleep(0.01)
+                continue
+            conn = children.pop(pid, None)
+            if conn is not None:
+                shutil.rmtree(dirs.pop(pid, ""), ignore_errors=True)
         for pid in list(children):
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        for d in dirs.values():
+            shutil.rmtree(d, ignore_errors=True)
         try:
             os.unlink(sock_path)
         except OSError:
@@ -288,6 +335,8 @@ def main(argv=None):
                 _child(req, outfd, to_close)
             os.close(outfd)
             children[pid] = conn
+            if req.get("cleanup"):
+                dirs[pid] = req["cleanup"]
             send(conn, {"pid": pid})
             reap()
 

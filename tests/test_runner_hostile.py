@@ -1,0 +1,236 @@
+"""Hostile snippets and a dying driver (issue 12): the snippet's whole process tree is tied to its
+run, a snippet cannot kill the driver, warm runs answer like ``python file.py``. Real
+subprocesses, real torch; every wait is for a state, bounded only as a safety net."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from torchcourse.course.model import Snippet
+from torchcourse.runner import Runner
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def wait_until(pred, what: str, cap: float = 120.0) -> None:
+    end = time.monotonic() + cap
+    while not pred():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.05)
+
+
+def snip(code: str, **kw) -> Snippet:
+    return Snippet(id="h", chapter_id="x", code=textwrap.dedent(code), expected=kw.pop("expected", "x"), line=1, **kw)
+
+
+@pytest.fixture(scope="module")
+def runner():
+    r = Runner(cache_dir=None, warm=True)
+    yield r
+    r.close()
+
+
+ESCAPE = """\
+import subprocess, sys
+p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+print(p.pid)
+"""
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
+def test_a_child_in_its_own_session_dies_with_the_run(runner, cold):
+    res = runner.run(snip(ESCAPE), cold=cold, use_cache=False)
+    assert res.actual.strip(), (res.status, res.message, res.returncode, res.signal)
+    pid = int(res.actual.strip().splitlines()[-1])
+    try:
+        assert not alive(pid), "a start_new_session child outlived its snippet"
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
+def test_each_snippet_has_its_own_empty_home_and_tmpdir(runner, cold, tmp_path):
+    code = """\
+    import os, tempfile
+    from pathlib import Path
+    print(sorted(os.listdir(Path.home())), sorted(os.listdir(tempfile.gettempdir())))
+    (Path.home() / "marker").write_text("x")
+    print(Path.home().parent == Path.cwd().parent == Path(tempfile.gettempdir()).parent)
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    assert res.actual == "[] []\nTrue", res.actual
+    assert not (Path.home() / "marker").exists()
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
+def test_warm_and_cold_agree_on_a_module_that_shadows_a_preloaded_one(runner, cold):
+    code = """\
+    with open("json.py", "w") as fh:
+        fh.write("WHO = 'local json.py'\\n")
+    import json
+    print(getattr(json, "WHO", "the standard json"))
+    """
+    res = runner.run(snip(code, expected="local json.py"), cold=cold, use_cache=False)
+    assert (res.status, res.actual) == ("match", "local json.py"), res.actual
+
+
+def test_non_finite_timeouts_fall_back_to_a_finite_one():
+    from torchcourse.runner.core import DEFAULT_TIMEOUT, effective_timeout
+    from torchcourse.course.chapter import MAX_TIMEOUT
+
+    assert effective_timeout(snip("", timeout=float("nan"))) == DEFAULT_TIMEOUT
+    assert effective_timeout(snip("", timeout=float("inf"))) == DEFAULT_TIMEOUT
+    assert effective_timeout(snip("", timeout=-1.0)) == DEFAULT_TIMEOUT
+    assert effective_timeout(snip("", timeout=10_000.0)) == MAX_TIMEOUT
+    assert effective_timeout(snip("", timeout=5.0)) == 5.0
+
+
+DRIVER = """\
+import sys
+from torchcourse.runner import Runner
+from torchcourse.course.model import Snippet
+r = Runner(cache_dir=None, warm=False)
+res = r.run(Snippet(id="h", chapter_id="x", code=open(sys.argv[1]).read(), expected="x", line=1), cold=True, use_cache=False)
+r.close()
+print("DRIVER-ALIVE", res.status, res.message)
+print(res.actual)
+"""
+
+
+def driver(tmp_path: Path, code: str, env_extra: dict | None = None) -> subprocess.Popen:
+    (tmp_path / "snippet_src.py").write_text(textwrap.dedent(code))
+    env = dict(os.environ, TMPDIR=str(tmp_path), **(env_extra or {}))
+    return subprocess.Popen([sys.executable, "-c", DRIVER, str(tmp_path / "snippet_src.py")], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def run_dirs(tmp_path: Path) -> list[Path]:
+    return list(tmp_path.glob("tc-run-*"))
+
+
+def test_a_cold_snippet_cannot_kill_the_driver(tmp_path):
+    p = driver(tmp_path, """\
+        import os
+        print("before", flush=True)
+        os.kill(os.getppid(), 9)
+        """)
+    out, _ = p.communicate(timeout=300)
+    assert p.returncode == 0, out
+    assert "DRIVER-ALIVE" in out and "SIGKILL" in out and "before" in out
+    assert run_dirs(tmp_path) == []
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
+def test_a_cold_snippet_dies_with_its_driver(tmp_path, how):
+    pidfile = tmp_path / "pid"
+    p = driver(tmp_path, f"""\
+        import os
+        open({str(pidfile)!r} + ".tmp", "w").write(str(os.getpid()))
+        os.rename({str(pidfile)!r} + ".tmp", {str(pidfile)!r})
+        while True:
+            pass
+        """)
+    try:
+        wait_until(pidfile.exists, "the snippet started")
+        pid = int(pidfile.read_text())
+        os.kill(p.pid, how)
+        p.wait(timeout=120)
+        wait_until(lambda: not alive(pid), "the busy snippet died after its driver")
+        wait_until(lambda: run_dirs(tmp_path) == [], "the run directory was removed")
+    finally:
+        if pidfile.exists() and alive(int(pidfile.read_text())):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+        p.communicate()
+
+
+def test_a_warm_run_lost_with_its_zygote_is_run_again_once(runner, tmp_path):
+    flag = tmp_path / "first-done"
+    code = f"""\
+    import os, signal, time
+    from pathlib import Path
+    flag = Path({str(flag)!r})
+    if not flag.exists():
+        flag.write_text("x")
+        pid, zygote = os.getpid(), None
+        while pid > 1:  # the topmost ancestor running zygote.py is the zygote (its forks share the name)
+            with open(f"/proc/{{pid}}/stat") as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{{pid}}/cmdline", "rb") as fh:
+                if b"zygote.py" in fh.read():
+                    zygote = pid
+        os.kill(zygote, signal.SIGKILL)  # like a crash of the warm runner
+        time.sleep(600)
+    print("second try")
+    """
+    res = runner.run(snip(code, expected="second try"), use_cache=False)
+    assert (res.status, res.actual) == ("match", "second try"), (res.status, res.message, res.actual)
+
+
+SLEEPY = """\
+# 测试章
+
+🎯 p
+
+```python {{#sleepy timeout=600}}
+import os, time
+open({mark!r} + ".tmp", "w").write(str(os.getpid()))
+os.rename({mark!r} + ".tmp", {mark!r})
+time.sleep(600)
+```
+
+```output
+never
+```
+
+## ✅ 检查点
+
+<!-- break -->
+
+## ⚡ 走神救援
+"""
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "sighup"])
+@pytest.mark.parametrize("mode", ["--cold", "--no-cache"])
+def test_interrupting_verify_kills_the_running_snippet_at_once(tmp_path, how, mode):
+    from test_runner_cli import make_course
+    from test_tui_pty import Terminal
+
+    mark = tmp_path / "snippet.pid"
+    course = make_course(tmp_path / "course", SLEEPY.format(mark=str(mark)))
+    term = Terminal(["--content", str(course), "verify", mode, "--no-cache"], tmp_path / "home", extra_env={"TMPDIR": str(tmp_path)})
+    try:
+        wait_until(mark.exists, "the snippet started", cap=300)
+        pid = int(mark.read_text())
+        if how == "ctrl-c":
+            term.send("\x03")
+        else:
+            os.kill(term.proc.pid, signal.SIGTERM if how == "sigterm" else signal.SIGHUP)
+        assert term.wait(timeout=120) == 130
+        text = term.text()
+        assert "已中断" in text and "超时" not in text and "passed" not in text, text[-1500:]
+        assert not alive(pid), "the snippet outlived the interrupted verify"
+        assert run_dirs(tmp_path) == []
+    finally:
+        if mark.exists() and alive(int(mark.read_text())):
+            os.kill(int(mark.read_text()), signal.SIGKILL)
+        term.close()

@@ -1,0 +1,246 @@
+"""A small supervisor between the driver and one snippet process. Standard library only.
+
+Used two ways:
+  * cold runs: ``python tc_supervise.py TIMEOUT RUN_DIR -- python snippet.py`` started by the
+    driver with stdin a pipe (the lifeline) and the snippet's output pipe as stdout/stderr;
+  * warm runs: the zygote forks, and the forked process calls :func:`supervise` with a function
+    that runs the snippet in a second fork.
+
+What it does:
+  * becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the snippet starts,
+    even one that escaped into a new session (``start_new_session=True``) or was double-forked,
+    stays in its process tree and is found by walking ``/proc/*/stat`` parent pids;
+  * starts the snippet in its own session with ``PR_SET_PDEATHSIG`` = SIGKILL, so a snippet that
+    kills its parent (``os.kill(os.getppid(), 9)``) kills the supervisor and itself, never the
+    driver;
+  * enforces the timeout itself (plus a grace), so a busy loop never outlives a dead driver;
+  * on lifeline EOF (the driver is gone, whatever killed it), on SIGTERM/SIGHUP/SIGINT, or once
+    the snippet has exited, kills every descendant and reaps it;
+  * when the driver is gone, removes the run directory;
+  * exits with the snippet's own status (a snippet killed by signal N kills the supervisor with N).
+
+It is not a sandbox: the snippet runs with the learner's own permissions.
+"""
+
+import os
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+GRACE = 2.0
+_SUPERVISOR_PID = [0]  # seconds past the timeout before the supervisor stops the snippet itself
+
+
+def _prctl(option, value):
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except Exception:  # pragma: no cover - not Linux
+        return False
+
+
+def set_pdeathsig(sig=signal.SIGKILL):
+    return _prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+def _parents():
+    """{pid: ppid} for every process visible in /proc."""
+    out = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        try:
+            rest = data[data.rindex(b")") + 2 :].split()
+            out[int(name)] = int(rest[1])
+        except (ValueError, IndexError):
+            continue
+    return out
+
+
+def descendants(root):
+    """Every living descendant of ``root`` (by parent pid), not ``root`` itself."""
+    parents = _parents()
+    children = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), ()):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def kill_tree(root=None):
+    """SIGKILL every descendant of ``root`` (default: this process) until none is left; reap
+    the ones that are our children. Returns the wait status of ``watch`` pids seen reaped."""
+    root = os.getpid() if root is None else root
+    reaped = {}
+    for _ in range(1000):
+        pids = descendants(root)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        reaped.update(_reap_all(block=False))
+        time.sleep(0.005)
+    reaped.update(_reap_all(block=False))
+    return reaped
+
+
+def _reap_all(block):
+    out = {}
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return out
+        except InterruptedError:
+            continue
+        if pid == 0:
+            return out
+        out[pid] = status
+        block = False
+
+
+def _exit_like(status):
+    """Leave this process with the same wait status as the snippet had."""
+    sys.stdout.flush() if sys.stdout else None
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except Exception:
+            pass
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        except (OSError, ValueError, RuntimeError):
+            pass
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def supervise(start_child, *, timeout, lifeline_fd=None, run_dir=None):
+    """Start the snippet with ``start_child()`` (returns its pid; it must call
+    :func:`child_setup` first thing in the child) and supervise it; never returns."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    stop = {"why": None}
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+
+    def on_signal(signum, _frame):
+        stop["why"] = stop["why"] or "signal"
+
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, on_signal)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    _SUPERVISOR_PID[0] = os.getpid()
+    pid = start_child()
+    deadline = time.monotonic() + max(0.0, float(timeout)) + GRACE
+    status = None
+    import select
+
+    while status is None and stop["why"] is None:
+        for p, st in _reap_all(block=False).items():
+            if p == pid:
+                status = st
+        if status is not None:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            stop["why"] = "timeout"
+            break
+        rlist = [wake_r] + ([lifeline_fd] if lifeline_fd is not None else [])
+        try:
+            ready, _, _ = select.select(rlist, [], [], min(left, 1.0))
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except OSError:
+                pass
+        if lifeline_fd is not None and lifeline_fd in ready:
+            try:
+                data = os.read(lifeline_fd, 512)
+            except OSError:
+                data = b""
+            if not data:
+                stop["why"] = "driver-gone"
+    reaped = kill_tree()
+    if status is None:
+        status = reaped.get(pid)
+    if status is None:
+        try:
+            _p, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = signal.SIGKILL  # raw status of a SIGKILLed process
+    if stop["why"] == "driver-gone" and run_dir:
+        import shutil
+
+        shutil.rmtree(run_dir, ignore_errors=True)
+    _exit_like(status)
+
+
+def child_setup():
+    """First thing in the snippet's process: its own session, dies with the supervisor."""
+    os.setsid()
+    set_pdeathsig(signal.SIGKILL)
+    if os.getppid() != _SUPERVISOR_PID[0]:  # the supervisor died before the line above
+        os._exit(137)
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(s, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    timeout = float(argv[0])
+    run_dir = argv[1]
+    cmd = argv[argv.index("--") + 1 :]
+    lifeline = os.dup(0)
+    os.set_inheritable(lifeline, False)
+
+    def start():
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child_setup()
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.close(null)
+                os.execv(cmd[0], cmd)
+            finally:
+                os._exit(127)
+        return pid
+
+    supervise(start, timeout=timeout, lifeline_fd=lifeline, run_dir=run_dir)
+
+
+if __name__ == "__main__":
+    main()
