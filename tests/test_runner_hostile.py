@@ -234,3 +234,20 @@ def test_interrupting_verify_kills_the_running_snippet_at_once(tmp_path, how, mo
         if mark.exists() and alive(int(mark.read_text())):
             os.kill(int(mark.read_text()), signal.SIGKILL)
         term.close()
+
+
+@pytest.mark.parametrize("bad", [{"actual": 123}, {"actual": "x", "seconds": "fast"}, {"actual": "x", "returncode": "1"},
+                                 {"actual": "x", "signal": [9]}, {"actual": "x", "truncated": "no"}, {"actual": "x", "returncode": 1 << 70}, ["actual"]])
+def test_a_cache_record_of_wrong_types_is_a_miss(tmp_path, bad):
+    import json
+
+    r = Runner(cache_dir=tmp_path / "c", warm=False)
+    try:
+        code = "print('fresh')\n"
+        assert r.run(snip(code, expected="fresh")).status == "match"
+        [path] = list((tmp_path / "c").rglob("*.json"))
+        path.write_text(json.dumps(bad), encoding="utf-8")
+        res = r.run(snip(code, expected="fresh"))
+        assert (res.status, res.cached, res.actual) == ("match", False, "fresh")
+    finally:
+        r.close()

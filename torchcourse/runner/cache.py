@@ -56,6 +56,25 @@ def fingerprint(python: str, gpu: bool) -> dict:
     }
 
 
+def _opt_int(v) -> bool:
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and -(1 << 31) <= v < (1 << 31))
+
+
+def valid_record(data) -> bool:
+    """A cache record as :meth:`RunCache.put` writes it; anything else (hand-edited, from another
+    version, damaged) is a cache miss, never an error."""
+    import math
+
+    if not isinstance(data, dict) or not isinstance(data.get("actual"), str):
+        return False
+    seconds = data.get("seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        return False
+    if not _opt_int(data.get("returncode")) or not _opt_int(data.get("signal")):
+        return False
+    return isinstance(data.get("truncated", False), bool)
+
+
 class RunCache:
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -72,7 +91,7 @@ class RunCache:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and "actual" in data else None
+        return data if valid_record(data) else None
 
     def put(self, key: str, record: dict) -> None:
         path = self._path(key)
