@@ -227,7 +227,7 @@ def test_the_final_break_comes_after_the_checkpoint_and_the_anatomy_is_checked(t
     assert "01.md:7: the final break point must come after the ✅ checkpoint heading (line 9)" in joined
     assert "no '## ⚡ 走神救援' heading" in joined
     good = make_course(tmp_path / "g", ANATOMY_HEAD + ANATOMY_TAIL)
-    assert check_lines(good, tmp_path / "h")[-1].endswith(": 0 problem(s)")
+    assert check_lines(good, tmp_path / "h")[-1].endswith("：0 处问题")
     wrong_goal = make_course(tmp_path / "w", ANATOMY_HEAD.replace("🎯 p。", "🎯 别的话。") + ANATOMY_TAIL)
     assert any("the 🎯 line must start with the chapter's promise in course.toml: 'p'" in ln for ln in check_lines(wrong_goal, tmp_path / "h"))
 
@@ -268,4 +268,4 @@ def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
     lines = check_lines(course, tmp_path / "h")
     assert any("01.toml:9: question 'q': the key is choice 0 ('tensor([1., 1.])')" in ln and "choice 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
     (course / "cp" / "01.toml").write_text(quiz.format(key=1), encoding="utf-8")
-    assert check_lines(course, tmp_path / "h")[-1].endswith(": 0 problem(s)")
+    assert check_lines(course, tmp_path / "h")[-1].endswith("：0 处问题")

@@ -65,7 +65,7 @@ def test_locate_honours_torchcourse_home(home):
 def test_check_on_the_shipped_course(home):
     r = tc("check", home=home)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "12 chapters" in r.stdout and "4 routes: 0 problem(s)" in r.stdout
+    assert "共 12 章" in r.stdout and "4 条路线：0 处问题" in r.stdout
 
 
 def test_check_json_shape(home):
@@ -90,7 +90,8 @@ def test_check_json_shape(home):
 def test_progress_on_an_empty_store(home, course):
     r = tc("progress", home=home)
     assert r.returncode == 0, r.stderr
-    assert "路线：还没有选" in r.stdout
+    # the app follows route D until another is chosen: the CLI says the same (issue 13 item 4)
+    assert "路线：D — 从头读到尾" in r.stdout and "默认路线" in r.stdout
     assert "连续打卡：0 天" in r.stdout
     for ch in course.chapters:
         assert ch.title in r.stdout
@@ -109,7 +110,7 @@ def test_progress_summary_uses_course_titles_and_order(home, course):
     positions = [out.index(ch.title) for ch in course.chapters]
     assert positions == sorted(positions)
     line02 = next(ln for ln in out.splitlines() if course.chapter("02").title in ln)
-    assert "读到第 1 个 🛑" in line02 and "测验 2 题，作答 3 次，答对 2 次" in line02
+    assert "读到第 1 个 🛑" in line02 and "测验答过 2 题，作答 3 次，答对 2 次" in line02
     line03 = next(ln for ln in out.splitlines() if course.chapter("03").title in ln)
     assert "✅ 已读完" in line03
 
@@ -272,7 +273,7 @@ def test_garbage_over_the_database_is_moved_aside(home):
     assert len(moved) == 1
     assert f"进度文件已损坏，已移到 {moved[0]}" in r.stderr
     assert moved[0].read_bytes() == b"\x00garbage\xff" * 4096
-    assert "路线：还没有选" in r.stdout
+    assert "路线：D — 从头读到尾" in r.stdout and "默认路线" in r.stdout
     r = tc("progress", home=home)  # the fresh database is fine from now on
     assert r.returncode == 0 and "已损坏" not in r.stderr
 
@@ -295,3 +296,51 @@ def test_progress_commands_never_import_textual_or_torch(home):
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "LOADED []" in r.stdout
+
+
+# -- issue 13: one language, `-` is stdout, one answer for the route -----------------------------
+
+
+def test_usage_errors_and_help_are_chinese_and_said_once(home):
+    r = tc("export", home=home)
+    assert r.returncode == 2
+    assert r.stderr.startswith("用法：torchcourse export")
+    assert "错误：缺少必需的参数：FILE" in r.stderr
+    assert "usage" not in r.stderr and "error" not in r.stderr and "required" not in r.stderr
+    r = tc("--help", home=home)
+    assert r.returncode == 0 and "用法：" in r.stdout
+    for english in ("usage", "show this help", "positional arguments", "options:", "version number"):
+        assert english not in r.stdout, english
+
+
+def test_import_errors_are_printed_once_in_chinese(home, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    r = tc("import", str(bad), home=home)
+    assert r.returncode == 1
+    assert "不是有效的 JSON" in r.stderr and "什么都没有导入" in r.stderr
+    assert "not valid JSON" not in r.stderr and "nothing was imported" not in r.stderr
+    assert r.stderr.count(str(bad)) == 1
+
+
+def test_check_summary_is_chinese(home):
+    r = tc("check", home=home)
+    assert "处问题" in r.stdout.splitlines()[-1] and "problem" not in r.stdout
+
+
+def test_export_dash_writes_to_stdout(home, tmp_path):
+    seed(home)
+    r = subprocess.run([sys.executable, "-m", "torchcourse", "export", "-"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO)), stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "-").exists()
+    data = json.loads(r.stdout)
+    assert data["format"] == "torchcourse-progress" and data["route"] == "A" and len(data["answers"]) == 3
+
+
+def test_progress_json_names_the_default_route_as_not_chosen(home):
+    data = json.loads(tc("progress", "--json", home=home).stdout)
+    assert data["route"]["id"] == "D" and data["route"]["chosen"] is False
+    seed(home)
+    data = json.loads(tc("progress", "--json", home=home).stdout)
+    assert data["route"]["id"] == "A" and data["route"]["chosen"] is True

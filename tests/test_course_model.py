@@ -175,7 +175,7 @@ def test_check_command_prints_file_line_and_fails(name, count):
     )
     assert r.returncode == 1
     lines = r.stdout.splitlines()
-    assert lines[-1].endswith(f"{count} problem(s)")
+    assert lines[-1].endswith(f"{count} 处问题")
     assert len(lines) == count + 1
     for ln in lines[:-1]:
         file, line, _ = ln.split(":", 2)

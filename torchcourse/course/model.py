@@ -184,6 +184,16 @@ class Course:
                 return r
         return None
 
+    DEFAULT_ROUTE = "D"  # a learner who never chose a route follows this one (app and CLI alike)
+
+    def current_route(self, chosen: str | None) -> Route | None:
+        """The route a learner follows: the one chosen (``chosen``, the stored id), else the
+        default route :attr:`DEFAULT_ROUTE` (else the last one)."""
+        route = self.route(chosen) if chosen else None
+        if route is None:
+            route = self.route(self.DEFAULT_ROUTE) or (self.routes[-1] if self.routes else None)
+        return route
+
     def snippet(self, key: str) -> Snippet | None:
         """Find ``CHAPTER:SNIPPET``."""
         chapter_id, _, snippet_id = key.partition(":")

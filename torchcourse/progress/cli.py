@@ -78,10 +78,16 @@ def summary(store: Store, course) -> dict:
     extra = sorted({*progress, *(a.chapter_id for a in answers), *(r.chapter_id for r in runs)} - known)
     for cid in extra:
         rows.append(_chapter_row(cid, None, "chapter", None, None, progress, answers, runs))
-    route = course.route(route_id) if (course is not None and route_id) else None
+    route = course.current_route(route_id) if course is not None else None  # the app's answer too
+    if route is not None and route.id != route_id:  # none chosen (or gone): the default route
+        route_info = {"id": route.id, "name": route.name, "chapters": route.chapters, "chosen": False}
+    elif route_id:
+        route_info = {"id": route_id, "name": route.name if route else None, "chapters": route.chapters if route else None, "chosen": True}
+    else:
+        route_info = None
     return {
         "database": str(store.path),
-        "route": {"id": route_id, "name": route.name if route else None, "chapters": route.chapters if route else None} if route_id else None,
+        "route": route_info,
         "position": {"chapter": position[0], "part": position[1]} if position else None,
         "streak": store.streak(),
         "active_days": len(store.activity()),
@@ -130,7 +136,8 @@ def format_summary(data: dict) -> str:
     if route is None:
         lines.append("路线：还没有选（在应用里选一条路线）")
     elif route["name"]:
-        lines.append(f"路线：{route['id']} — {route['name']}（{' → '.join(route['chapters'])}）")
+        default = "" if route.get("chosen", True) else " · 默认路线（还没有换过；在应用里按 r 换）"
+        lines.append(f"路线：{route['id']} — {route['name']}（{' → '.join(route['chapters'])}）{default}")
     else:
         lines.append(f"路线：{route['id']}（课程里已没有这条路线）")
     pos = data["position"]
@@ -156,7 +163,7 @@ def format_summary(data: dict) -> str:
             gone = True
         title = r["title"] or ""
         pad = " " * (width - display_width(title))
-        quiz = f"   测验 {r['questions']} 题，作答 {r['answers']} 次，答对 {r['correct']} 次" if r["answers"] else ""
+        quiz = f"   测验答过 {r['questions']} 题，作答 {r['answers']} 次，答对 {r['correct']} 次" if r["answers"] else ""
         lines.append(f"  {r['id']:>3}  {title}{pad}  {_status(r)}{quiz}")
     if not rows:
         lines.append("（还没有任何进度）")
@@ -215,6 +222,12 @@ def cmd_reset(args) -> int:
 
 
 def cmd_export(args) -> int:
+    if args.file == "-":  # like `why -` reads stdin: `-` is stdout, never a file named "-"
+        data = _with_store(args, lambda store: store.export_data())
+        if data is _FAILED:
+            return 1
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        return 0
     if _with_store(args, lambda store: store.export_json(Path(args.file))) is _FAILED:
         return 1
     print(f"已把进度导出到 {Path(args.file).resolve()}")

@@ -47,7 +47,7 @@ _SQLITE_LOCKED = 6
 
 
 class StoreError(Exception):
-    """A problem the learner must act on; the message is ready to print (Chinese / English)."""
+    """A problem the learner must act on; the message is ready to print (in Chinese, once)."""
 
 
 class _Busy(Exception):
@@ -129,9 +129,7 @@ def _error_code(exc: sqlite3.Error) -> int | None:
 def _readonly_message(directory: Path, detail: object) -> str:
     return (
         f"无法写入进度目录 {directory}（只读或没有权限）：{detail}。"
-        f"请让这个目录可写，或者把环境变量 TORCHCOURSE_HOME 指向一个可写的目录。\n"
-        f"cannot write to the progress directory {directory} (read-only or no permission); "
-        f"make it writable or set TORCHCOURSE_HOME to a writable directory."
+        f"请让这个目录可写，或者把环境变量 TORCHCOURSE_HOME 指向一个可写的目录。"
     )
 
 
@@ -156,15 +154,14 @@ def _connect(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         if existed and _error_code(exc) in (_SQLITE_CANTOPEN, _SQLITE_IOERR, _SQLITE_NOTADB, _SQLITE_CORRUPT):
             raise _Unusable(str(exc), unreadable=_error_code(exc) in (_SQLITE_CANTOPEN, _SQLITE_IOERR)) from exc
-        raise StoreError(f"无法打开进度库 {path}：{exc}\ncannot open the progress database {path}: {exc}") from exc
+        raise StoreError(f"无法打开进度库 {path}：{exc}") from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > CURRENT_VERSION:
             raise StoreError(
                 f"进度库 {path} 是更新版本的 torchcourse 写的（结构版本 {version}，本程序只认识到 {CURRENT_VERSION}），"
-                f"请升级 torchcourse；文件没有被改动。\n"
-                f"{path} was written by a newer torchcourse (schema {version} > {CURRENT_VERSION}); upgrade torchcourse."
+                f"请升级 torchcourse；文件没有被改动。"
             )
         rows = conn.execute("PRAGMA quick_check").fetchall()
         if rows != [("ok",)]:
@@ -184,7 +181,7 @@ def _connect(path: Path) -> sqlite3.Connection:
             raise _Unusable(str(exc), unreadable=True) from exc
         if "readonly" in str(exc) or code == 8:  # SQLITE_READONLY
             raise StoreError(_readonly_message(path.parent, exc)) from exc
-        raise StoreError(f"无法打开进度库 {path}：{exc}\ncannot open the progress database {path}: {exc}") from exc
+        raise StoreError(f"无法打开进度库 {path}：{exc}") from exc
     except BaseException:
         conn.close()
         raise
@@ -221,7 +218,7 @@ def _move_aside(path: Path) -> Path:
         pass
     except OSError as exc:
         raise StoreError(
-            f"进度文件 {path} 已损坏，但无法把它移开：{exc}\n{path} is corrupt and could not be moved aside: {exc}"
+            f"进度文件 {path} 已损坏，但无法把它移开：{exc}"
         ) from exc
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
@@ -271,7 +268,7 @@ def _connect_retrying(path: Path) -> sqlite3.Connection:
             return _connect(path)
         except _Busy:
             if time.monotonic() >= deadline:
-                raise StoreError(f"进度库 {path} 一直被另一个进程占用，请稍后再试。\nthe progress database {path} stayed locked by another process")
+                raise StoreError(f"进度库 {path} 一直被另一个进程占用，请稍后再试。")
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
@@ -303,7 +300,7 @@ class Store:
     def _tx(self, write: bool):
         with self._lock:
             if self._conn is None:
-                raise StoreError("进度库已关闭 / the progress store is closed")
+                raise StoreError("进度库已关闭")
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -317,7 +314,7 @@ class Store:
             except sqlite3.Error as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                raise StoreError(f"读写进度库 {self.path} 时出错：{exc}\nprogress database error ({self.path}): {exc}") from exc
+                raise StoreError(f"读写进度库 {self.path} 时出错：{exc}") from exc
 
     def _set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
         conn.execute(
@@ -558,7 +555,7 @@ class Store:
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}\ncannot write {path}: {exc.strerror or exc}") from exc
+            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}") from exc
 
     def import_json(self, path: Path) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.
@@ -576,19 +573,18 @@ class Store:
         try:
             raw = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"无法读取 {path}：{exc}\ncannot read {path}: {exc}") from exc
+            raise StoreError(f"无法读取 {path}：{exc}") from exc
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise StoreError(
-                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），什么都没有导入。\n"
-                f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); nothing was imported."
+                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），什么都没有导入。"
             ) from exc
         rows = _validate_export(data, path)
         if rows["course"] is not None and rows["course"] != self.course_id:
             raise StoreError(
                 f"{path}：这是课程 {rows['course']!r} 的进度，当前课程是 {self.course_id!r}，什么都没有导入。"
-                f"用 --content 打开那门课程再导入。\n{path}: progress of course {rows['course']!r}, not {self.course_id!r}; nothing was imported."
+                f"用 --content 打开那门课程再导入。"
             )
         cid = self.course_id
         counts = {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0, "edits": 0}
@@ -660,7 +656,7 @@ def _validate_export(data: object, path: Path) -> dict:
     """Check an export file's structure; return normalized rows. Raises StoreError naming the item."""
 
     def bad(where: str, why: str) -> StoreError:
-        return StoreError(f"{path}: {where}：{why}，什么都没有导入。\n{path}: {where}: {why}; nothing was imported.")
+        return StoreError(f"{path}: {where}：{why}，什么都没有导入。")
 
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise bad("文件头", f"不是 torchcourse 导出的进度文件（缺少 \"format\": \"{EXPORT_FORMAT}\"）")

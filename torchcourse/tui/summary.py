@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from torchcourse.course import Chapter, Course, Route, chapter_minutes
 from torchcourse.course.chapter import reading_chars
 
-DEFAULT_ROUTE = "D"
+DEFAULT_ROUTE = Course.DEFAULT_ROUTE
 
 
 @dataclass
@@ -59,11 +59,7 @@ def all_statuses(course: Course, store) -> dict[str, ChapterStatus]:
 
 
 def current_route(course: Course, store) -> Route | None:
-    rid = store.get_route()
-    route = course.route(rid) if rid else None
-    if route is None:
-        route = course.route(DEFAULT_ROUTE) or (course.routes[-1] if course.routes else None)
-    return route
+    return course.current_route(store.get_route())
 
 
 def route_order(course: Course, store) -> list[str]:
