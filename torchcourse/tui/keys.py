@@ -17,19 +17,19 @@ class Key(NamedTuple):  # immutable, and cheaper to define at start-up than a fr
     action: str  # action name on the screen/app
     label: str  # short label for the footer
     description: str  # one line for the help screen
-    scope: str  # "全局" | "首页" | "阅读" | "代码块"
+    scope: str  # "全局" | "首页" | "阅读" | "改代码"
     show: bool = True  # shown in the footer
     priority: bool = False
     display: str | None = None  # how the key is written for people
 
 
-SCOPES = ("全局", "首页", "阅读")
+SCOPES = ("全局", "首页", "阅读", "改代码")
 
 KEYS: tuple[Key, ...] = (
     # global
     Key("question_mark", "help", "帮助", "显示所有按键（就是这一页）", "全局", display="?"),
     Key("slash", "search", "搜索", "搜索整套教程的正文（中文也行），回车跳过去", "全局", show=False, display="/"),
-    Key("e", "lookup", "报错反查", "粘贴一段报错原文，找到讲它的那一节", "全局", show=False),
+    Key("e", "lookup", "报错反查", "粘贴一段报错原文，找到讲它的那一节（阅读页里 e 是改代码，反查用 Ctrl+P）", "全局", show=False),
     Key("v", "review", "复习", "做今天到期的复习题（首页的「📝 复习」一行显示今天到期几题）", "全局", show=False),
     Key("ctrl+p", "command_palette", "命令", "命令面板：按名字打开章节、切换路线、反查报错", "全局", show=False, display="Ctrl+P"),
     Key("escape", "back", "返回", "返回上一页（阅读页返回首页）", "全局", show=False, display="Esc"),
@@ -50,8 +50,14 @@ KEYS: tuple[Key, ...] = (
     Key("x", "run_snippet", "运行", "运行选中（或屏幕上第一个）代码块，并和预期输出对比", "阅读"),
     Key("a", "run_all", "全部运行", "依次运行本章所有代码块，最后给出汇总", "阅读"),
     Key("z", "cancel_run", "取消运行", "取消正在运行的代码块", "阅读", show=False),
+    Key("e", "edit_snippet", "改代码", "在原处改选中（或屏幕上第一个）代码块：Ctrl+R 运行并和书上的输出对比，Esc 保存并退出；改过的标 ✏️", "阅读", show=False),
+    Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
     Key("k", "quiz", "测验", "本章的检查点测验", "阅读"),
     Key("l", "links", "链接", "列出这一屏的链接，回车打开（也可以用鼠标直接点链接）", "阅读", show=False),
+    # the snippet editor (e in the reader)
+    Key("ctrl+r", "run_edited", "运行", "保存并运行改过的代码，结果和书上的预期输出并排、不同的行标出来", "改代码", display="Ctrl+R"),
+    Key("escape", "leave_editor", "退出", "保存改动并关掉编辑器（回到阅读）", "改代码", display="Esc"),
+    Key("ctrl+z", "undo", "撤销", "撤销（Ctrl+Y 重做）；Shift+方向键选择，Tab 缩进", "改代码", show=False, display="Ctrl+Z"),
 )
 
 

@@ -81,9 +81,12 @@ class ReaderScreen(Screen):
 
     loaded: reactive[bool] = reactive(False)
 
-    def __init__(self, chapter: Chapter, *, part: int = 0, line: int | None = None, anchor: str | None = None) -> None:
+    def __init__(self, chapter: Chapter, *, part: int = 0, line: int | None = None, anchor: str | None = None,
+                 offset: int = 0) -> None:
         super().__init__()
         self.chapter = chapter
+        self.target_offset = max(0, offset) if line is not None else 0  # rows of the line's block above the view
+        self._save_timer = None
         self.breaks = chapter.break_points
         if anchor and line is None:
             line = chapter.anchor_line(anchor)
@@ -118,6 +121,11 @@ class ReaderScreen(Screen):
         yield KeyBar("阅读")
 
     def on_mount(self) -> None:
+        try:  # the learner's edited snippets (``e``), shown in place of the book's code
+            self.edits = {e.snippet_id: e.code for e in self.app.store.edits(self.chapter.id)}
+        except Exception as exc:
+            self.edits = {}
+            self.notify(f"读不到改过的代码：{exc}", severity="error")
         self.set_class(self.app.size.width < NARROW, "-narrow")
         body = self.query_one("#body", VerticalScroll)
         self.watch(body, "scroll_y", self._scrolled, init=False)
@@ -201,6 +209,9 @@ class ReaderScreen(Screen):
             pv.mounted = True
             part = self.chapter.parts[index]
             widgets = [segment_widget(s) for s in split_part(self.chapter, part)]
+            for w in widgets:
+                if isinstance(w, SnippetView):
+                    w.edited_code = getattr(self, "edits", {}).get(w.snippet.id)
             banner = self.banner(index + 1)
             batch: list[Widget] = []
             size = 0
@@ -256,7 +267,7 @@ class ReaderScreen(Screen):
         if self.target_line is not None:
             w = self.widget_for_line(self.target_line)
             if w is not None:
-                body.scroll_to(y=self._y(w), animate=False, immediate=True)
+                body.scroll_to(y=self._y(w) + self.target_offset, animate=False, immediate=True)
                 return True
             return False
         if self.start_part > 0:
@@ -310,6 +321,10 @@ class ReaderScreen(Screen):
     def _scrolled(self, old: float, new: float) -> None:
         if not self.loaded:
             return
+        # the place is saved once the view rests (a closed terminal loses at most the last second)
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(0.8, self.save_place)
         if new > self._last_scroll_y:
             for b in self.visible_banners():
                 if not b.reached:
@@ -357,14 +372,53 @@ class ReaderScreen(Screen):
             where = f"断点 {k}/{self.breaks}"
         else:
             pv = self._part_at_top()
-            try:
-                self.app.store.set_position(self.chapter.id, pv)
-            except Exception as exc:
-                self.notify(str(exc), severity="error")
-                return
-            where = f"第 {pv + 1} 段开头" if pv else "本章开头"
+            where = f"第 {pv + 1} 段里" if pv else "本章开头"
+        if not self.save_place():
+            return
         self.app.go_home()
         self.app.notify(f"已保存：{self.chapter.id} {self.chapter.title} · {where}。下次按 c 从这里继续。")
+
+    # -- the exact reading place -------------------------------------------------------------
+
+    def current_place(self) -> tuple[int, int | None, int] | None:
+        """(part, line, offset) of the view: the block at its top (its first source line and how
+        many of its rows are above the view); part is the furthest reached break on screen when
+        that is further (the chapter's end cannot scroll its last banner to the top)."""
+        if not self.loaded:
+            return None
+        top = int(self.body.scroll_y)
+        w = self._widget_at_top()
+        if w is None:
+            return None
+        seg = getattr(w, "seg", None)
+        if isinstance(w, BreakBanner):
+            part, line, offset = w.index, None, 0
+        elif seg is not None:
+            pv = w.parent
+            part = pv.index if isinstance(pv, PartView) else self._part_at_top()
+            line, offset = seg.start_line, max(0, top - self._y(w))
+        else:
+            part, line, offset = self._part_at_top(), None, 0
+        reached = [b.index for b in self.visible_banners() if b.reached]
+        return max([part, *reached]), line, offset
+
+    def save_place(self) -> bool:
+        """Store the exact place for 继续 (on every exit, and whenever the view rests)."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
+        place = self.current_place()
+        if place is None:
+            return True
+        from torchcourse.tui.summary import chapter_digest
+
+        part, line, offset = place
+        try:
+            self.app.store.set_position(self.chapter.id, part, line=line, offset=offset, digest=chapter_digest(self.chapter))
+        except Exception as exc:  # StoreError: say so, never crash
+            self.notify(str(exc), severity="error")
+            return False
+        return True
 
     def _part_at_top(self) -> int:
         top = self.body.scroll_y
@@ -512,13 +566,17 @@ class ReaderScreen(Screen):
         self.app.call_from_thread(lambda: self.call_after_refresh(self._reveal, view))
 
     def _run_snippet_blocking(self, view: SnippetView, cancel: threading.Event):
+        snippet = view.effective_snippet()  # the learner's edit runs under the same runner and isolation
+        edited = snippet is not view.snippet
         try:
-            result = self.app.runner.run(view.snippet, cancel=cancel)
+            result = self.app.runner.run(snippet, cancel=cancel, **({"use_cache": False} if edited else {}))
         except Exception as exc:  # never crash the UI; show what happened
             result = SimpleNamespace(status="error", actual=None, expected=view.snippet.expected, diff=None,
                                      seconds=None, message=f"{type(exc).__name__}: {exc}", cached=False, truncated=False)
+        if edited:
+            result.edited = True  # the verdict says the code was changed (not a failure of the book)
         try:
-            self.app.store.record_run(self.chapter.id, view.snippet.id, result.status)
+            self.app.store.record_run(self.chapter.id, view.snippet.id, f"edited-{result.status}" if edited else result.status)
         except Exception:
             pass
         return result
@@ -526,6 +584,95 @@ class ReaderScreen(Screen):
     def _finish(self, view: SnippetView, result) -> None:
         self._cancels.pop(id(view), None)
         view.show_result(result)
+
+    # -- editing snippets (改一改再跑) ------------------------------------------------------------
+
+    def action_edit_snippet(self) -> None:
+        """``e``: open the snippet in view (as ``x`` chooses) in an editor, in place."""
+        view = self.focused_or_visible_snippet()
+        if view is None:
+            focused = self.focused
+            while focused is not None and not isinstance(focused, SnippetView):
+                focused = focused.parent  # type: ignore[assignment]
+            view = focused if isinstance(focused, SnippetView) else None
+        if view is None:
+            self.notify("屏幕上没有可以改的代码块。按 Tab 选一个。")
+            return
+        if view.snippet.norun:
+            self.notify(f"#{view.snippet.id} 只供阅读（不运行），不能改。")
+            return
+        from torchcourse.tui.widgets.editor import SnippetEditor, open_editor
+
+        found = view.query(SnippetEditor)
+        if found:
+            found.first().area.focus()
+            return
+        open_editor(view, view.code)
+
+    def _keep_edit(self, view: SnippetView, code: str) -> bool:
+        """Store the learner's version (or forget it when it is the book's again); show it."""
+        try:
+            if code == view.snippet.code:
+                self.app.store.delete_edit(self.chapter.id, view.snippet.id)
+            else:
+                self.app.store.save_edit(self.chapter.id, view.snippet.id, code)
+        except Exception as exc:
+            self.notify(f"没能保存改过的代码：{exc}", severity="error")
+            return False
+        view.set_edited(code)
+        return True
+
+    def on_snippet_editor_run_edited(self, event) -> None:
+        event.stop()
+        view = event.editor.view
+        self._keep_edit(view, event.code)
+        if view.state == "running":
+            self.notify("这个代码块还在运行（z 取消）。")
+            return
+        view.request_run()
+
+    def on_snippet_editor_left(self, event) -> None:
+        event.stop()
+        from torchcourse.tui.widgets.editor import close_editor
+
+        view = event.editor.view
+        self._keep_edit(view, event.code)
+        close_editor(view)
+        view.focus()
+
+    def action_restore_snippet(self) -> None:
+        """``u``: the book's version again, after a confirmation."""
+        focused = self.focused
+        while focused is not None and not isinstance(focused, SnippetView):
+            focused = focused.parent  # type: ignore[assignment]
+        view = focused if isinstance(focused, SnippetView) and focused.edited_code is not None else None
+        if view is None:
+            body = self.body
+            top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
+            for v in self.query(SnippetView):
+                y = self._y(v)
+                if v.edited_code is not None and y + v.outer_size.height > top and y < bottom:
+                    view = v
+                    break
+        if view is None:
+            self.notify("屏幕上没有改过的代码块（改过的标着 ✏️）。")
+            return
+        from torchcourse.tui.widgets.editor import ConfirmRestore, close_editor
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                self.app.store.delete_edit(self.chapter.id, view.snippet.id)
+            except Exception as exc:
+                self.notify(f"没能恢复：{exc}", severity="error")
+                return
+            close_editor(view)
+            view.set_edited(None)
+            view.focus()
+            self.notify(f"#{view.snippet.id} 已恢复成书上的原文。")
+
+        self.app.push_screen(ConfirmRestore(view.snippet.id), answered)
 
     def action_cancel_run(self) -> None:
         events = list(self._cancels.values())
@@ -564,7 +711,8 @@ class ReaderScreen(Screen):
             self.app.call_from_thread(self._finish, view, result)
             counts[result.status] = counts.get(result.status, 0) + 1
             if result.status in ("mismatch", "error", "timeout"):
-                failed.append(f"#{view.snippet.id}（{STATUS_NAMES.get(result.status, result.status)}）")
+                changed = "，代码已改动" if getattr(result, "edited", False) else ""
+                failed.append(f"#{view.snippet.id}（{STATUS_NAMES.get(result.status, result.status)}{changed}）")
         self.app.call_from_thread(self._run_all_done, counts, failed, len(views))
 
     def _run_all_done(self, counts: dict[str, int], failed: list[str], total: int) -> None:

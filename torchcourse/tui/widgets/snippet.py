@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from torchcourse.runner.normalize import visible
 from torchcourse.course.model import Snippet
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -52,8 +53,12 @@ class SnippetHead(Static):
     """"▶ 运行 (x)" (clickable) and the snippet's id and tags, in one line."""
 
     def __init__(self, runnable: bool, tags: str, **kwargs) -> None:
+        super().__init__(self.make(runnable, tags), **kwargs)
+
+    @staticmethod
+    def make(runnable: bool, tags: str) -> Content:
         markup = "[@click=run][reverse] ▶ 运行 (x) [/reverse][/] " if runnable else ""
-        super().__init__(Content.from_markup(markup) + Content.styled(tags, "$text-muted"), **kwargs)
+        return Content.from_markup(markup) + Content.styled(tags, "$text-muted")
 
     def action_run(self) -> None:
         view = self.parent
@@ -79,6 +84,7 @@ class SnippetView(Vertical, can_focus=True):
     def __init__(self, snippet: Snippet, **kwargs) -> None:
         super().__init__(**kwargs)
         self.snippet = snippet
+        self.edited_code: str | None = None  # the learner's version (``e``), set before mounting
         self.result = None
         self._frame = 0
         self._timer = None
@@ -87,21 +93,49 @@ class SnippetView(Vertical, can_focus=True):
         if snippet.norun:
             self.add_class("-norun")
 
-    def compose(self) -> ComposeResult:
+    def _tags(self) -> str:
         s = self.snippet
         tags = [f"#{s.id}"]
+        if self.edited_code is not None:
+            from torchcourse.tui.widgets.editor import EDIT_MARK
+
+            tags.append(EDIT_MARK)
         if s.gpu:
             tags.append(GPU_NOTE)
         if s.norun:
             tags.append("仅展示，不运行")
-        yield SnippetHead(s.runnable, " · ".join(tags), classes="snip-head")
-        yield Static(highlight(s.code.rstrip("\n"), language="python"), classes="code")
+        return " · ".join(tags)
+
+    @property
+    def code(self) -> str:
+        """The code shown and run: the learner's edit, or the book's."""
+        return self.snippet.code if self.edited_code is None else self.edited_code
+
+    def effective_snippet(self) -> Snippet:
+        if self.edited_code is None:
+            return self.snippet
+        from dataclasses import replace
+
+        return replace(self.snippet, code=self.edited_code)
+
+    def set_edited(self, code: str | None) -> None:
+        """Show ``code`` as the learner's version (None: the book's again) and mark the block."""
+        self.edited_code = None if code is None or code == self.snippet.code else code
+        self.set_class(self.edited_code is not None, "-edited")
+        self.query_one(SnippetHead).update(SnippetHead.make(self.snippet.runnable, self._tags()))
+        self.query_one(".code", Static).update(highlight(self.code.rstrip("\n"), language="python"))
+
+    def compose(self) -> ComposeResult:
+        s = self.snippet
+        self.set_class(self.edited_code is not None, "-edited")
+        yield SnippetHead(s.runnable, self._tags(), classes="snip-head")
+        yield Static(highlight(self.code.rstrip("\n"), language="python"), classes="code")
         if s.expected is not None:
             yield Static(self._expected_content(), classes="out expected")
 
     def _expected_content(self) -> Content:
         s = self.snippet
-        expected = s.expected.rstrip("\n") if s.expected else "（没有记录预期输出）"
+        expected = visible(s.expected.rstrip("\n")) if s.expected else "（没有记录预期输出）"
         return Content.assemble(("预期输出\n", "bold $text-muted"), expected)
 
     def _outputs(self) -> Static:
@@ -162,8 +196,22 @@ class SnippetView(Vertical, can_focus=True):
         self.remove_class("-running", "-match", "-mismatch", "-error")
         self.add_class("-done", "-match" if status == "match" else "-mismatch" if status == "mismatch" else "-error")
         actual = getattr(result, "actual", None)
+        if getattr(result, "edited", False):  # the learner's code: marked lines, "code was changed"
+            from torchcourse.tui.widgets.editor import edited_verdict, marked_pair
+
+            shown = actual if status in ("match", "mismatch", "error", "timeout") and actual else ""
+            left, right = marked_pair(self.snippet.expected, shown)
+            self._outputs().update(right)
+            self.query_one(".outputs .expected", Static).update(left)
+            self._line("verdict").update(Content(edited_verdict(result)))
+            if self.query(".diff"):
+                self._line("diff").update("")
+                self._line("diff").remove_class("-shown")
+            return
+        if self.query(".outputs .expected"):  # after an edited run, the book's plain expected block
+            self.query_one(".outputs .expected", Static).update(self._expected_content())
         if status in ("match", "mismatch", "error", "timeout") and actual is not None:
-            text = actual.rstrip("\n") or "（没有输出）"
+            text = visible(actual.rstrip("\n")) or "（没有输出）"  # ESC, SO, C1… never reach the terminal
         elif status == "skipped":
             text = GPU_NOTE
         else:
@@ -181,7 +229,7 @@ class SnippetView(Vertical, can_focus=True):
 
 def _diff_content(diff: str) -> Content:
     parts = []
-    for line in diff.rstrip("\n").splitlines():
+    for line in visible(diff).rstrip("\n").splitlines():
         if line.startswith("+") and not line.startswith("+++"):
             parts.append(Content.styled(line, "$text-success"))
         elif line.startswith("-") and not line.startswith("---"):

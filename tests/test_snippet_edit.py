@@ -1,0 +1,181 @@
+"""改一改再跑: edit a snippet in the reader, run it against the book's output, keep it, restore it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.widgets.snippet import SnippetView
+
+from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
+
+REPO = Path(__file__).resolve().parents[1]
+HELLO = 'box = [1, 2, 3]\nprint("盒子:", box)\n'
+
+
+async def open_reader(pilot, chapter_id: str) -> ReaderScreen:
+    app = pilot.app
+    app.open_chapter(chapter_id)
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
+    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
+    await pilot.pause()
+    return app.screen
+
+
+def view_of(screen: ReaderScreen, snippet_id: str) -> SnippetView:
+    return next(v for v in screen.query(SnippetView) if v.snippet.id == snippet_id)
+
+
+def editor_of(view: SnippetView):
+    from torchcourse.tui.widgets.editor import SnippetEditor
+
+    found = view.query(SnippetEditor)
+    return found.first() if found else None
+
+
+async def open_editor_on(pilot, screen: ReaderScreen, snippet_id: str):
+    view = view_of(screen, snippet_id)
+    view.focus()
+    await pilot.press("e")
+    await wait_for(pilot, lambda: editor_of(view) is not None and screen.focused is editor_of(view).area, what="the editor focused")
+    return view, editor_of(view)
+
+
+@sync
+async def test_edit_run_compare_keep_across_restart_and_restore(tmp_path):
+    db = tmp_path / "p.sqlite3"
+    app, store = build_app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_reader(pilot, "01")
+        view, editor = await open_editor_on(pilot, screen, "hello")
+        area = editor.area
+        assert area.text == HELLO and area.language == "python" and area.show_line_numbers
+        assert "Ctrl+R 运行" in screen_text(app) and "Esc 保存并退出" in screen_text(app)  # fits at 80×24
+        # type a change: a new line after the first
+        await pilot.press("end", "enter", *"box.append(4)")
+        assert area.text == 'box = [1, 2, 3]\nbox.append(4)\nprint("盒子:", box)\n'
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: view.state == "done", what="the edited run")
+        assert view.result.status == "mismatch" and view.result.edited
+        verdict = widget_text(view.query_one(".verdict"))
+        assert "代码已改动" in verdict and "不是书的错误" in verdict
+        expected = widget_text(view.query_one(".outputs .expected"))
+        actual = widget_text(view.query_one(".outputs .actual"))
+        assert "- 盒子: [1, 2, 3]" in expected and "+ 盒子: [1, 2, 3, 4]" in actual
+        assert store.edit("01", "hello") == area.text  # kept as soon as it runs
+        assert "✏️ 已改动" in widget_text(view.query_one(".snip-head"))
+        assert screen.focused is area  # still editing after the run
+        # Esc leaves the editor, keeps the edit, and the reader shows the edited code, marked
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: editor_of(view) is None, what="editor closed")
+        assert isinstance(app.screen, ReaderScreen)  # Esc did not leave the reader
+        assert "box.append(4)" in screen_text(app) and "✏️ 已改动" in screen_text(app)
+        # x runs what is shown: the edited code
+        await pilot.press("x")
+        await wait_for(pilot, lambda: view.state == "done" and view.result is not None, what="x on the edited snippet")
+        assert view.result.edited and view.result.status == "mismatch"
+        await pilot.press("q")
+    store.close()
+
+    # restart: the edit is still there, marked
+    app2, store2 = build_app(db)
+    async with app2.run_test(size=(80, 24)) as pilot:
+        screen = await open_reader(pilot, "01")
+        view = view_of(screen, "hello")
+        assert view.edited_code == 'box = [1, 2, 3]\nbox.append(4)\nprint("盒子:", box)\n'
+        assert view.has_class("-edited")
+        await wait_for(pilot, lambda: "✏️ 已改动" in screen_text(app2) and "box.append(4)" in screen_text(app2), what="edit on screen")
+        # u restores the book's version after a confirmation; n keeps the edit
+        view.focus()
+        await pilot.press("u")
+        await wait_for(pilot, lambda: type(app2.screen).__name__ == "ConfirmRestore", what="the confirmation")
+        assert "恢复成书上的原文" in screen_text(app2)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app2.screen is screen, what="back in the reader")
+        assert store2.edit("01", "hello") is not None
+        await pilot.press("u")
+        await wait_for(pilot, lambda: type(app2.screen).__name__ == "ConfirmRestore", what="the confirmation again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: view.edited_code is None, what="restored")
+        assert store2.edit("01", "hello") is None
+        assert not view.has_class("-edited") and "✏️" not in widget_text(view.query_one(".snip-head"))
+        await wait_for(pilot, lambda: "box.append(4)" not in screen_text(app2), what="book's code on screen")
+        # a run now is the book's again: plain verdict, no "changed"
+        await pilot.press("x")
+        await wait_for(pilot, lambda: view.state == "done" and view.result is not None, what="book run")
+        assert view.result.status == "match" and not getattr(view.result, "edited", False)
+        assert "代码已改动" not in widget_text(view.query_one(".verdict"))
+        await pilot.press("q")
+    store2.close()
+
+
+@sync
+async def test_gpu_snippet_is_editable_and_says_why_it_does_not_run_norun_is_read_only(tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_reader(pilot, "02")
+        view, editor = await open_editor_on(pilot, screen, "needs-gpu")
+        assert "需要 GPU" in widget_text(editor.query_one(".editor-note"))
+        await pilot.press("end", *"  # mine")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: view.state == "done", what="the gpu run")
+        assert view.result.status == "skipped"
+        verdict = widget_text(view.query_one(".verdict"))
+        assert "代码已改动" in verdict and "GPU" in verdict
+        assert store.edit("02", "needs-gpu") is not None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: editor_of(view) is None, what="editor closed")
+        # an edit identical to the book's is no edit
+        view2, editor2 = await open_editor_on(pilot, screen, "zero")
+        await pilot.press("end", "space", "backspace", "escape")
+        await wait_for(pilot, lambda: editor_of(view2) is None, what="editor closed")
+        assert store.edit("02", "zero") is None and view2.edited_code is None
+        # norun snippets stay read-only
+        norun = [v for v in screen.query(SnippetView) if v.snippet.norun]
+        for v in norun:
+            v.focus()
+            await pilot.press("e")
+            await pilot.pause()
+            assert editor_of(v) is None
+        await pilot.press("q")
+    store.close()
+
+
+def test_the_editor_is_not_imported_until_e(tmp_path):
+    """TextArea and tree-sitter stay off the start-up path and off the reader's first screen."""
+    script = r"""
+import asyncio, json, sys, time
+from pathlib import Path
+sys.path.insert(0, "tests")
+from test_tui_support import build_app, wait_for
+from torchcourse.tui.screens.reader import ReaderScreen
+
+async def main():
+    app, store = build_app(Path(sys.argv[1]))
+    seen = {}
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_chapter("01")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded)
+        mods = lambda: sorted(m for m in sys.modules if m.startswith(("tree_sitter", "textual.widgets._text_area", "torchcourse.tui.widgets.editor")))
+        seen["before"] = mods()
+        t = time.perf_counter()
+        await pilot.press("tab", "e")
+        await wait_for(pilot, lambda: type(app.screen.focused).__name__ == "CodeArea")
+        seen["open_ms"] = (time.perf_counter() - t) * 1000
+        seen["after"] = mods()
+        await pilot.press("escape", "q")
+    store.close()
+    seen["torch"] = [m for m in sys.modules if m == "torch" or m.startswith("torch.")]
+    print(json.dumps(seen))
+
+asyncio.run(main())
+"""
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "p.sqlite3")], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"] == []
+    assert "textual.widgets._text_area" in seen["after"] and "tree_sitter_python" in seen["after"]
+    assert seen["torch"] == []
