@@ -11,6 +11,7 @@ from pathlib import Path
 
 from torchcourse import paths
 from torchcourse.cli import _course
+from torchcourse.runner.normalize import visible
 from torchcourse.textwidth import char_width, display_width
 
 ICONS = {
@@ -174,9 +175,9 @@ def cmd_verify(args) -> int:
         if not as_json and status not in ("match", "skipped"):
             print(f"\n{ICONS.get(status, status)}  {s.key}  ({s_file(course, s)}:{s.line})  {r.message}".rstrip())
             if r.diff:
-                print(r.diff)
+                print(visible(r.diff))
             elif status in ("timeout", "error") and r.actual:
-                print(r.actual[-2000:])
+                print(visible(r.actual[-2000:]))
     if as_json:
         print(json.dumps({"results": rows, "passed": passed, "failed": failed, "skipped": skipped}, ensure_ascii=False, indent=2))
     else:
@@ -222,7 +223,7 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             if r2.status not in ("match", "mismatch") or r2.actual != r1.actual:
                 first, other = ("热启动", "全新解释器") if not cold else ("全新解释器", "热启动")
                 diff = unified_diff(r1.actual, r2.actual).replace("期望 expected", first).replace("实际 actual", other)
-                refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：两次运行的输出不同（{first} / {other}），输出不确定的代码块不能写入——先固定随机种子或去掉时间、地址。\n{diff or r2.message}")
+                refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：两次运行的输出不同（{first} / {other}），输出不确定的代码块不能写入——先固定随机种子或去掉时间、地址。\n{visible(diff) or r2.message}")
             else:
                 keep.append(i)
         todo_idx = keep
@@ -244,7 +245,7 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
                 shown = diff[2:14] + (["  …"] if len(diff) > 14 else [])
                 print(f"📝 {s.key}（{s_file(course, s)}:{s.line}）" + ("新写入" if s.expected is None else "已改写"))
                 for ln in shown:
-                    print(f"    {ln}")
+                    print(f"    {visible(ln)}")
             print(f"📝 {ch.file}: 写入了 {n} 个 output 块")
     if refused:
         stream = sys.stderr
@@ -315,16 +316,18 @@ def cmd_run(args) -> int:
         runner.close()
     from torchcourse.runner.normalize import normalize
 
+    # outputs are shown with their control characters made visible: a snippet printing ESC c or
+    # SO must not reset or garble the terminal (comparisons used the text as it is)
     columns = shutil.get_terminal_size((80, 24)).columns
     expected = normalize(snip.expected, side="expected") if snip.expected is not None else "（没有期望输出）"
     actual = res.actual if res.status not in ("skipped",) else "（未运行）"
     print(f"{snip.key}  ({s_file(course, snip)}:{snip.line})")
-    print(side_by_side("期望输出 expected", expected, "实际输出 actual", actual, columns))
+    print(side_by_side("期望输出 expected", visible(expected), "实际输出 actual", visible(actual), columns))
     print("─" * max(10, min(columns - 1, 100)))
     extra = "（缓存）" if res.cached else ""
     print(f"{ICONS.get(res.status, res.status)}  {res.seconds:.3f}s{extra}  {res.message}".rstrip())
     if res.diff:
-        print(res.diff)
+        print(visible(res.diff))
     return 0 if res.status in ("match", "skipped") else 1
 
 

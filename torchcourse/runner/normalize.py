@@ -129,6 +129,30 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
     return "\n".join(lines)
 
 
+def _visible_char(c: str) -> str:
+    o = ord(c)
+    if o == 0x1B:
+        return "␛"
+    if o < 0x20:
+        return "^" + chr(o + 0x40)  # ^@ … ^_ (BEL ^G, BS ^H, SO ^N, CR ^M)
+    if o == 0x7F:
+        return "^?"
+    return f"\\x{o:02x}"  # C1 controls: \x9b, \x9d
+
+
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str | None) -> str:
+    """The text with every C0/C1/DEL control character except newline and tab shown in a visible
+    form (ESC ␛, other C0 as ^X, DEL ^?, C1 as \\x9b): for DISPLAY only (run, verify's diff, the
+    reader), so that a snippet's output never drives the terminal. Comparisons keep the
+    normalized text as it is."""
+    if not text:
+        return text or ""
+    return _CONTROL_RE.sub(lambda m: _visible_char(m.group()), text)
+
+
 def raised_exception(actual: str, returncode: int | None) -> str | None:
     """The class name of the uncaught exception a run ended with, or None.
 
