@@ -179,3 +179,25 @@ asyncio.run(main())
     assert seen["before"] == []
     assert "textual.widgets._text_area" in seen["after"] and "tree_sitter_python" in seen["after"]
     assert seen["torch"] == []
+
+
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "TORCHCOURSE_HOME": str(home), "COLUMNS": "80"}
+    return subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
+
+
+def test_run_with_file_runs_the_learners_file_as_the_snippet_and_compares(tmp_path):
+    mine = tmp_path / "mine.py"
+    mine.write_text('import os\nbox = [1, 2, 3, 4]\nprint("盒子:", box)\nprint("cwd empty:", os.listdir("."))\n', encoding="utf-8")
+    r = _cli("run", "01:hello", "--file", str(mine), "--cold", home=tmp_path / "home")
+    assert r.returncode == 1, r.stderr
+    assert "盒子: [1, 2, 3]" in r.stdout and "盒子: [1, 2, 3, 4]" in r.stdout  # expected and actual
+    assert "不是书的错误" in r.stdout and "+盒子: [1, 2, 3, 4]" in r.stdout
+    assert "cwd empty: ['snippet.py']" in r.stdout  # the same isolation: an empty temporary directory
+    mine.write_text('box = [1, 2, 3]\nprint("盒子:",  box)\n', encoding="utf-8")
+    r = _cli("run", "01:hello", "--file", str(mine), "--cold", home=tmp_path / "home")
+    assert r.returncode == 0 and "和书上的预期输出相同" in r.stdout
+    r = _cli("run", "01:hello", "--file", str(tmp_path / "missing.py"), home=tmp_path / "home")
+    assert r.returncode == 2 and "missing.py" in r.stderr

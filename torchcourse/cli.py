@@ -94,6 +94,12 @@ def _delegate(module: str, func: str):
     return handler
 
 
+def _run_snippet_or_file(args) -> int:
+    if getattr(args, "file", None):
+        return _delegate("torchcourse.runner.learner", "cmd_run_file")(args)
+    return _delegate("torchcourse.runner.cli", "cmd_run")(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from torchcourse import cli_zh
 
@@ -134,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("snippet", metavar="CHAPTER:SNIPPET", help="如 01:view-shares")
     p.add_argument("--cold", action="store_true", help="在全新的解释器里运行（不用预热的运行器）")
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果，重新运行")
-    p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_run"))
+    p.add_argument("--file", metavar="PATH", help="运行你自己的文件代替这个代码块（同样的运行条件），和它的预期输出对比")
+    p.set_defaults(func=_run_snippet_or_file)
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
     p.add_argument("chapters", nargs="*", metavar="CHAPTER", help="只检查这些章（默认全部）")

@@ -1,0 +1,66 @@
+"""``torchcourse run CHAPTER:SNIPPET --file PATH``: a learner's own file, run as the snippet would be.
+
+For learners who prefer their own editor to the reader's (``e``): the file's text replaces the
+snippet's code and runs under exactly the snippet's conditions (warm runner unless ``--cold`` or
+the snippet is ``cold``/``gpu``, a fresh empty temporary directory as the working directory, the
+snippet's timeout and the output cap); the output is compared with the snippet's expected output.
+Never imports torch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+
+def cmd_run_file(args) -> int:
+    from torchcourse.cli import _course, chapter_arg
+    from torchcourse.runner.cli import ICONS, _runner, s_file, side_by_side
+    from torchcourse.runner.normalize import normalize
+
+    try:
+        from torchcourse.runner.normalize import visible
+    except ImportError:  # older normalize: print outputs as they are
+        def visible(text: str) -> str:
+            return text
+
+    key = args.snippet
+    if ":" not in key:
+        print(f"torchcourse run: 要写成 章:代码块，例如 01:view-error（收到的是 {key!r}）", file=sys.stderr)
+        return 2
+    path = Path(args.file)
+    try:
+        code = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"torchcourse run: 读不了 --file {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 2
+    course = _course(args)
+    cid, _, sid = key.partition(":")
+    ch = chapter_arg(course, cid, "run")
+    book = ch.snippet(sid)
+    if book is None:
+        ids = "、".join(s.id for s in ch.snippets) or "（没有）"
+        print(f"torchcourse run: 第 {ch.id} 章没有代码块 {sid!r}。这一章的代码块：{ids}", file=sys.stderr)
+        return 2
+    if book.norun:
+        print(f"torchcourse run: {book.key} 只供阅读（norun），没有可对比的输出，不运行。", file=sys.stderr)
+        return 2
+    snip = replace(book, code=code)
+    runner = _runner(args, warm=not args.cold, course_id=course.id)
+    try:
+        res = runner.run(snip, cold=args.cold, use_cache=False)
+    finally:
+        runner.close()
+    columns = shutil.get_terminal_size((80, 24)).columns
+    expected = normalize(book.expected, side="expected") if book.expected is not None else "（没有期望输出）"
+    actual = res.actual if res.status != "skipped" else "（未运行）"
+    print(f"{path} 代替 {book.key}（{s_file(course, book)}:{book.line}）运行：同样的运行器、空的临时目录、超时 {book.timeout or 60:g} 秒")
+    print(side_by_side("书上的预期输出 expected", visible(expected), "你的文件的输出 actual", visible(actual), columns))
+    print("─" * max(10, min(columns - 1, 100)))
+    same = "和书上的预期输出相同" if res.status == "match" else "和书上的不同——这是你的代码的输出，不是书的错误" if res.status == "mismatch" else ""
+    print(f"✏️ 你的代码 · {ICONS.get(res.status, res.status)}  {same}  {res.seconds:.3f}s  {res.message}".rstrip())
+    if res.diff:
+        print(visible(res.diff))
+    return 0 if res.status in ("match", "skipped") else 1
