@@ -30,6 +30,7 @@ ERROR_LINE_RE = re.compile(
     r"^(?:\S.*?:\d+: )?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt))(?::\s*(?P<msg>.*))?$"
 )
 TRACEBACK_HEAD = "Traceback (most recent call last):"
+_TRACEBACK_LINE = re.compile(r"^Traceback \(most recent call last\):[ \t]*$", re.M)
 MAX_TEXT = 400
 MIN_SCORE = 0.3  # below this a hit is noise: the answer is "not in this course"
 
@@ -66,10 +67,14 @@ def errors_in_output(output: str) -> list[str]:
             msg = (m.group("msg") or "").strip()
             text = f"{kind}: {msg}" if msg else kind
             if not kind.endswith("Warning"):
-                # messages continued on indented lines (load_state_dict lists its keys so)
+                # messages continued on indented lines: load_state_dict lists its keys after tabs;
+                # an empty "RuntimeError:" (multiprocessing's) puts its whole message below, indented
                 j = i + 1
-                while j < len(lines) and lines[j][:1] == "\t" and len(text) < MAX_TEXT:
-                    text += " " + lines[j].strip()
+                while j < len(lines) and len(text) < MAX_TEXT and (
+                    lines[j][:1] == "\t" or (not msg and (lines[j][:1] == " " or not lines[j].strip()))
+                ):
+                    if lines[j].strip():
+                        text += (" " if msg or text != kind else ": ") + lines[j].strip()
                     j += 1
                 i = j - 1
             found.append(text[:MAX_TEXT])
@@ -155,8 +160,10 @@ def units(normalized: str) -> list[str]:
 
 def _error_lines(text: str) -> str:
     """The part of a pasted text that names the error (a traceback's final lines)."""
-    if TRACEBACK_HEAD in text:
-        head, tail = text.rsplit(TRACEBACK_HEAD, 1)
+    heads = list(_TRACEBACK_LINE.finditer(text))
+    if heads:
+        # the last traceback of the run (not "Original Traceback …" inside a DataLoader's message)
+        head, tail = text[: heads[-1].start()], text[heads[-1].end() :]
         # warnings printed before the traceback (anomaly mode's "Error detected in …") count too
         found = [t for t in errors_in_output(head) if t.split(":", 1)[0].endswith("Warning")] + errors_in_output(tail)
     else:
@@ -174,7 +181,9 @@ class _Prepared:
     """One entry, normalized once (see :func:`prepare`)."""
 
     entry: ErrorEntry
-    tokens: frozenset
+    norm: str  # the normalized excerpt
+    tokens: frozenset  # of the excerpt
+    tokens_zh: frozenset  # of the excerpt, plus the Chinese of the cause: for a query in Chinese
     hay: tuple  # units of "excerpt | cause": the longest common run is searched in it
     length: int  # units of the excerpt alone
     etype: str | None
@@ -191,8 +200,9 @@ def prepare(entries: list[ErrorEntry]) -> ErrorIndex:
     for e in entries:
         en = normalize(e.text)
         cause = normalize(e.cause)
-        et = tokens(en) | {t for t in tokens(cause) if not t.isascii()}
-        out.append(_Prepared(e, frozenset(et), tuple(units(f"{en} | {cause}")), len(units(en)), _type_of(e.text)))
+        et = tokens(en)
+        zh = et | {t for t in tokens(cause) if not t.isascii()}
+        out.append(_Prepared(e, en, frozenset(et), frozenset(zh), tuple(units(f"{en} | {cause}")), len(units(en)), _type_of(e.text)))
     return ErrorIndex(tuple(entries), tuple(out))
 
 
@@ -204,10 +214,16 @@ def error_index(course: Course) -> ErrorIndex:
     return index
 
 
-def _score(probe: list[str] | None, qt: set[str], p: _Prepared) -> float:
+CONTAINED_BONUS = 0.15
+
+
+def _score(probe: list[str] | None, qt: set[str], p: _Prepared, qn: str = "") -> float:
     """0..1: token overlap with the excerpt (and the cause's Chinese), plus the longest common
-    run of units with the excerpt and its cause (which lets a few words or Chinese match)."""
-    et = p.tokens
+    run of units with the excerpt and its cause (which lets a few words or Chinese match).
+    An excerpt found whole in the query's error lines (normalized) is the strongest evidence
+    there is: it gets ``CONTAINED_BONUS`` on top, so the entry written for exactly this
+    message beats a more general one that only nearly matches."""
+    et = p.tokens_zh if any(not t.isascii() for t in qt) else p.tokens
     if not qt or not et:
         return 0.0
     inter = len(qt & et)
@@ -220,7 +236,9 @@ def _score(probe: list[str] | None, qt: set[str], p: _Prepared) -> float:
     if inter == 0 and m.size < 3:
         return 0.0
     lcs = 0.0 if m.size < min(len(probe), 2) else m.size / max(1, min(len(probe), p.length))
-    return 0.4 * cosine + 0.3 * recall + 0.3 * min(lcs, 1.0)
+    # of two excerpts found whole, the longer (more specific) one wins
+    bonus = CONTAINED_BONUS + 0.05 * min(1.0, len(p.norm) / len(qn)) if p.length >= 4 and p.norm in qn else 0.0
+    return 0.4 * cosine + 0.3 * recall + 0.3 * min(lcs, 1.0) + bonus
 
 
 def lookup_error(course: Course, text: str, limit: int = 10, entries: list[ErrorEntry] | ErrorIndex | None = None) -> list[Hit]:
@@ -252,23 +270,24 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
     prepared = []
     for q, use_runs in queries:
         qn = normalize(q)
-        prepared.append((units(qn)[-200:] if use_runs else None, tokens(qn)))
+        prepared.append((units(qn)[-200:] if use_runs else None, tokens(qn), qn if use_runs else ""))
     qtype = _type_of(main) if main else None
     qtypes = {_type_of(ln) for ln in main.splitlines()} - {None} if main else set()
-    hits = []
+    scored: list[tuple[float, ErrorEntry]] = []
     for p in index.prepared:
-        score = max(_score(probe, qt, p) for probe, qt in prepared)
+        score = max(_score(probe, qt, p, qn) for probe, qt, qn in prepared)
         if score <= 0:
             continue
         if qtype and p.etype:
             score += 0.1 if p.etype in qtypes else -0.15
         if score >= MIN_SCORE:
-            hits.append(Hit(p.entry, round(min(score, 1.0), 4)))
-    if hits:
-        best = max(h.score for h in hits)
-        hits = [h for h in hits if h.score >= best * 0.5]
-    hits.sort(key=lambda h: (-h.score, h.entry.source != "appendix", h.entry.chapter_id, h.entry.anchor))
-    return hits[:limit]
+            scored.append((score, p.entry))
+    if not scored:
+        return []
+    best = max(sc for sc, _ in scored)
+    # ranked by the raw score (it may pass 1 with the bonus); reported capped at 1
+    scored = sorted((x for x in scored if x[0] >= best * 0.5), key=lambda x: (-x[0], x[1].source != "appendix", x[1].chapter_id, x[1].anchor))
+    return [Hit(e, round(min(sc, 1.0), 4)) for sc, e in scored[:limit]]
 
 
 # ---------------------------------------------------------------------------------------

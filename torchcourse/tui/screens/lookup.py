@@ -38,7 +38,8 @@ class PasteBox(TextArea):
 class LookupScreen(Finder):
     NAME = "lookup"
     HEADING = "报错反查：把报错原文粘贴进来（整段 Traceback 也行）。回车直接跳到最相关的那一节，Tab 到结果挑别的。"
-    EMPTY = "没有找到相近的报错。试试只粘贴最后一行（例如 RuntimeError: …）。"
+    EMPTY = ("本教程没有讲到这条报错（附录 A 里没有相近的）。下一步：去掉你自己的形状、数字和名字，"
+             "拿最后一行去 PyTorch 文档、github.com/pytorch/pytorch/issues 或 discuss.pytorch.org 搜。")
     BINDINGS = Finder.BINDINGS + [Binding("ctrl+j", "first", "跳到第一条", show=False)]
 
     def make_input(self) -> TextArea:
@@ -65,6 +66,7 @@ class LookupScreen(Finder):
         return Option(
             Content.assemble(
                 (f"{index + 1}. {e.cause}", "bold"), "\n   ",
+                *((f"先查：{e.check}", "\n   ") if e.check else ()),
                 (f"→ {e.chapter_id} · {e.section_title}", "$accent"), "\n   ",
                 (last, "$text-muted"),
             ),

@@ -1,0 +1,133 @@
+"""Real runs behind tests/data/lookup_variants.json: the errors of appendix A produced by code that
+is NOT the course's (other shapes, names, numbers, op names), for tests/test_lookup_appendix.py.
+
+Each case is (name, the link of the appendix entry that must come first, code). The code runs as
+the file snippet.py in a temporary directory with the project's torch, in a process forked from
+one that has imported torch (as the course's warm runner does; an uncaught exception prints the
+same traceback ``python snippet.py`` would, minus nothing but this harness's frames); the cases
+that start DataLoader workers with spawn run as ``python snippet.py`` itself. The whole output
+(stdout then stderr, as a learner would paste it) is stored next to the code that produced it.
+Run again after changing a case: ``python tests/data/make_lookup_variants.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+CASES = [
+    ("view-transposed", "01#view-vs-reshape", "import torch\nx = torch.randn(5, 7).t()\nflat = x.view(35)\n"),
+    ("negative-step", "01#stride", "import torch\nrev = torch.arange(10)[::-2]\n"),
+    ("expand-add", "01#expand", "import torch\nm = torch.zeros(1, 4).expand(3, 4)\nm.add_(1)\n"),
+    ("overlap-copy", "01#inplace-through-view", "import torch\nx = torch.arange(10.)\nx[1:].add_(x[:-1])\n"),
+    ("broadcast", "06#optimizer-state", "import torch\nh = torch.ones(5, 8)\nb = torch.ones(4)\nout = h + b\n"),
+    ("int-grad", "02#requires-grad", "import torch\nidx = torch.zeros(3, dtype=torch.long, requires_grad=True)\n"),
+    ("nonleaf-grad", "02#leaves", "import torch\na = torch.ones(2, requires_grad=True)\nb = (a * 3).exp()\nb.sum().backward()\nprint(b.grad)\n"),
+    ("optim-nonleaf", "02#leaves", "import torch\nw = torch.ones(3, requires_grad=True) * 2\nopt = torch.optim.Adam([w])\n"),
+    ("second-backward", "02#second-backward", "import torch\nw = torch.randn(4, 4, requires_grad=True)\nloss = w.exp().sum()\nloss.backward()\nloss.backward()\n"),
+    ("non-scalar", "02#non-scalar", "import torch\nx = torch.ones(2, 3, requires_grad=True)\n(x * 2).backward()\n"),
+    ("grad-unused", "02#autograd-grad", "import torch\na = torch.ones(2, requires_grad=True)\nb = torch.ones(2, requires_grad=True)\nc = torch.ones(2, requires_grad=True)\ny = (a * c).sum()\ntorch.autograd.grad(y, [a, b, c])\n"),
+    ("no-grad-loss", "04#no-grad", "import torch\nmodel = torch.nn.Linear(4, 1)\nwith torch.no_grad():\n    loss = model(torch.randn(8, 4)).pow(2).mean()\nloss.backward()\n"),
+    ("leaf-mul", "03#leaf-inplace", "import torch\nweight = torch.zeros(3, 5, requires_grad=True)\nweight.mul_(2)\n"),
+    ("saved-exp", "03#saved-modified", "import torch\na = torch.randn(3, 4, requires_grad=True)\nb = a.exp()\nb.add_(1)\nb.sum().backward()\n"),
+    ("saved-tanh-v2", "03#saved-modified", "import torch\na = torch.randn(10, requires_grad=True)\nt = torch.tanh(a)\nt.mul_(2)\nt.mul_(2)\nt.sum().backward()\n"),
+    ("anomaly-exp", "03#anomaly", "import torch\ntorch.autograd.set_detect_anomaly(True)\na = torch.randn(2, 5, requires_grad=True)\nb = a.exp()\nb[0] = 0\nb.sum().backward()\n"),
+    ("same-counter-slice", "03#same-counter", "import torch\nv = torch.randn(3, 4, requires_grad=True)\nh = v * 2\nz = h[0].sin()\nh[2, 1] = 5.0\nz.sum().backward()\n"),
+    ("view-of-leaf", "03#view-of-leaf", "import torch\nw = torch.ones(4, 4, requires_grad=True)\nw[1].zero_()\n"),
+    ("view-nograd", "03#view-nograd", "import torch\nbase = torch.ones(6, requires_grad=True).clone()\nwith torch.no_grad():\n    head = base[:3]\nhead.mul_(2)\n"),
+    ("chunk-inplace", "03#multi-output-view", "import torch\na = torch.randn(6, requires_grad=True) * 1\np, q = a.chunk(2)\np.mul_(2)\n"),
+    ("numpy-grad", "04#numpy", "import torch\nlogits = torch.randn(2, 2, requires_grad=True)\narr = logits.numpy()\n"),
+    ("freeze-nonleaf", "04#freeze", "import torch\nfeat = torch.ones(2, requires_grad=True) * 2\nfeat.requires_grad_(False)\n"),
+    ("inference-saved", "04#inference-mode", "import torch\nwith torch.inference_mode():\n    cached = torch.ones(5)\nw = torch.ones(5, requires_grad=True)\ny = w * cached\n"),
+    ("inference-inplace", "04#inference-mode", "import torch\nwith torch.inference_mode():\n    stats = torch.zeros(3)\nstats.add_(1)\n"),
+    ("getattr-typo", "05#getattr", "import torch.nn as nn\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.encoder = nn.Linear(2, 2)\nm = Model()\nm.encodr\n"),
+    ("assign-bias", "05#getattr", "import torch, torch.nn as nn\nconv = nn.Conv2d(1, 1, 3)\nconv.bias = torch.zeros(1)\n"),
+    ("dtype-double", "05#plain-list", "import torch, torch.nn as nn\nhead = nn.Linear(3, 2).double()\nhead(torch.randn(4, 3))\n"),
+    ("dotted-key", "05#containers", "import torch.nn as nn\nheads = nn.ModuleDict({'cls.head': nn.Linear(1, 1)})\n"),
+    ("buffer-clash", "05#buffers", "import torch, torch.nn as nn\nm = nn.Linear(2, 2)\nm.register_buffer('bias', torch.zeros(2))\n"),
+    ("attr-tensor-meta", "05#to-leaves-behind", "import torch, torch.nn as nn\nclass Scale(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(4, 4)\n        self.gain = torch.full((4,), 2.0)\n    def forward(self, x):\n        return self.proj(x) * self.gain\nnet = Scale().to('meta')\nnet(torch.zeros(5, 4, device='meta'))\n"),
+    ("missing-super", "05#missing-super", "import torch.nn as nn\nclass Encoder(nn.Module):\n    def __init__(self):\n        self.conv = nn.Conv2d(1, 1, 1)\nEncoder()\n"),
+    ("hook-relu-inplace", "05#hook-inplace", "import torch, torch.nn as nn\nlin = nn.Linear(4, 4)\nlin.register_full_backward_hook(lambda m, gi, go: None)\nout = nn.ReLU(inplace=True)(lin(torch.randn(2, 4)))\n"),
+    ("size-mismatch", "06#size-mismatch", "import torch.nn as nn\nclf = nn.Linear(8, 3)\nclf.load_state_dict(nn.Linear(8, 7).state_dict())\n"),
+    ("whole-checkpoint", "06#missing-unexpected", "import torch.nn as nn\nnet = nn.Linear(2, 2)\nckpt = {'state_dict': net.state_dict(), 'optimizer': {}, 'step': 10}\nnet.load_state_dict(ckpt)\n"),
+    ("numpy-in-ckpt", "06#weights-only", "import numpy as np, torch\ntorch.save({'best_loss': np.float64(0.25)}, 'ckpt.pt')\ntorch.load('ckpt.pt')\n"),
+    ("bn-one-2d", "07#batch-size-one", "import torch, torch.nn as nn\nbn = nn.BatchNorm2d(16)\nbn(torch.randn(1, 16, 1, 1))\n"),
+    ("worker-keyerror", "08#worker-error", "import torch\nfrom torch.utils.data import DataLoader, Dataset\nclass Pairs(Dataset):\n    def __len__(self):\n        return 4\n    def __getitem__(self, i):\n        return {'a': i}['b']\nif __name__ == '__main__':\n    next(iter(DataLoader(Pairs(), num_workers=2)))\n"),
+    ("spawn-lambda", "08#pickle", "import torch\nfrom torch.utils.data import DataLoader\nif __name__ == '__main__':\n    dl = DataLoader(list(range(6)), batch_size=2, num_workers=1, collate_fn=lambda b: b, multiprocessing_context='spawn')\n    next(iter(dl))\n"),
+    ("old-style-vmap", "09#old-style", "import torch\nclass Cube(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return 3 * x ** 2 * g\ntorch.vmap(Cube.apply)(torch.randn(4, 2))\n"),
+    ("too-few-grads", "09#backward-returns", "import torch\nclass Blend(torch.autograd.Function):\n    @staticmethod\n    def forward(x, y, alpha):\n        return alpha * x + (1 - alpha) * y\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        pass\n    @staticmethod\n    def backward(ctx, g):\n        return g\nx = torch.ones(2, requires_grad=True)\nBlend.apply(x, torch.ones(2), 0.3).sum().backward()\n"),
+    ("once-differentiable", "09#once-differentiable", "import torch\nfrom torch.autograd.function import once_differentiable\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n        return x * x\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        ctx.save_for_backward(inputs[0])\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return 2 * x * g\nx = torch.tensor([1.5], requires_grad=True)\n(g,) = torch.autograd.grad((Sq.apply(x) ** 3).sum(), x, create_graph=True)\ng.sum().backward()\n"),
+    ("gradcheck-wrong", "09#gradcheck", "import torch\nclass Sin(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n        return x.sin()\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        ctx.save_for_backward(inputs[0])\n    @staticmethod\n    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return -x.cos() * g\ntorch.manual_seed(0)\ntorch.autograd.gradcheck(Sin.apply, (torch.randn(5, dtype=torch.float64, requires_grad=True),))\n"),
+    ("checkpoint-no-grad-inputs", "09#checkpoint-util", "import torch\nfrom torch.utils.checkpoint import checkpoint\nlayer = torch.nn.Linear(3, 3)\nout = checkpoint(layer, torch.randn(2, 3), use_reentrant=True)\nprint(out.requires_grad)\n"),
+]
+
+
+def _forked(d: str) -> None:
+    """In the child: run snippet.py as __main__, its output into out.txt, exit as python would."""
+    import os
+    import runpy
+    import traceback
+
+    os.chdir(d)
+    fd = os.open("out.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.argv = ["snippet.py"]
+    sys.path[0] = d
+    code = 0
+    try:
+        runpy.run_path("snippet.py", run_name="__main__")
+    except BaseException as exc:  # noqa: BLE001 - printed as the interpreter would
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "snippet.py":
+            tb = tb.tb_next  # the harness's frames (this function, runpy)
+        sys.stdout.flush()
+        traceback.print_exception(type(exc), exc, tb)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def run(code: str) -> str:
+    import os
+
+    with tempfile.TemporaryDirectory(prefix="tc-variant-") as d:
+        (Path(d) / "snippet.py").write_text(code, encoding="utf-8")
+        if "spawn" in code or "num_workers" in code:
+            r = subprocess.run([sys.executable, "snippet.py"], cwd=d, capture_output=True, text=True, timeout=300)
+            out = r.stdout + r.stderr
+        else:
+            pid = os.fork()
+            if pid == 0:
+                _forked(d)
+            os.waitpid(pid, 0)
+            out = (Path(d) / "out.txt").read_text(encoding="utf-8")
+        return out.replace(d + "/", "").replace(d, ".")
+
+
+def main() -> None:
+    import numpy  # noqa: F401 - imported once here, before the forks
+    import torch  # noqa: F401
+
+    only = set(sys.argv[1:])
+    path = HERE / "lookup_variants.json"
+    old = {c["name"]: c for c in json.loads(path.read_text(encoding="utf-8"))} if path.exists() else {}
+    out = []
+    for name, link, code in CASES:
+        if only and name not in only and name in old and old[name]["code"] == code:
+            out.append(old[name])
+            continue
+        output = run(code)
+        print(f"--- {name} → {link}\n{output.strip().splitlines()[-1] if output.strip() else '(no output)'}", flush=True)
+        out.append({"name": name, "link": link, "code": code, "output": output})
+    path.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
