@@ -54,8 +54,11 @@ def test_reach_break_keeps_max_and_moves_position(store):
     store.reach_break("03", 2)
     store.reach_break("03", 1)
     assert store.chapter_progress("03") == ChapterProgress("03", 2, False, None)
-    # position: the part right after the break just reached (0-based part index = break_index)
-    assert store.last_position() == ("03", 1)
+    # position: the part right after the furthest break reached; reaching an earlier break of
+    # the same chapter again never moves it back (issue 13 item 1)
+    assert store.last_position() == ("03", 2)
+    store.reach_break("04", 1)
+    assert store.last_position() == ("04", 1)
     assert store.chapter_progress("99") == ChapterProgress("99", 0, False, None)
     with pytest.raises(ValueError):
         store.reach_break("03", 0)
@@ -328,3 +331,14 @@ def test_threads_share_one_store(store):
     assert len(store.answers()) == 200
     assert len({a.question_id for a in store.answers()}) == 200
     assert store.chapter_progress("02").furthest_break == 3
+
+
+def test_exact_reading_place_is_kept_and_a_later_break_replaces_it(store):
+    store.set_position("03", 1, line=40, offset=3, digest="abc")
+    assert store.reading_place() == {"chapter": "03", "part": 1, "line": 40, "offset": 3, "digest": "abc"}
+    store.reach_break("03", 1)  # behind the place: nothing moves
+    assert store.reading_place()["line"] == 40
+    store.reach_break("03", 2)  # further: the place is that break's start
+    assert store.reading_place() == {"chapter": "03", "part": 2, "line": None, "offset": 0, "digest": None}
+    store.set_position("03", 0)
+    assert store.reading_place()["line"] is None

@@ -336,11 +336,42 @@ class Store:
         with self._tx(True) as c:
             self._set(c, "route", str(route_id))
 
-    def set_position(self, chapter_id: str, part: int) -> None:
-        """Remember the last place read (``part`` is the 0-based part index), for "继续"."""
+    _PLACE_KEYS = ("position_line", "position_offset", "position_digest")
+
+    def set_position(self, chapter_id: str, part: int, line: int | None = None, offset: int = 0,
+                     digest: str | None = None) -> None:
+        """Remember the last place read (``part`` is the 0-based part index), for "继续".
+
+        ``line`` (1-based source line of the block at the top of the view), ``offset`` (rows of
+        that block above the view) and ``digest`` (of the chapter's text then) are the exact
+        place; without them the place is the start of the part."""
         with self._tx(True) as c:
             self._set(c, "position_chapter", str(chapter_id))
             self._set(c, "position_part", str(int(part)))
+            self._clear_place(c)
+            if line is not None:
+                self._set(c, "position_line", str(int(line)))
+                self._set(c, "position_offset", str(max(0, int(offset))))
+                self._set(c, "position_digest", str(digest or ""))
+
+    def _clear_place(self, c: sqlite3.Connection) -> None:
+        c.execute(
+            f"DELETE FROM settings WHERE course_id = ? AND key IN ({', '.join('?' * len(self._PLACE_KEYS))})",
+            (self.course_id, *self._PLACE_KEYS),
+        )
+
+    def reading_place(self) -> dict | None:
+        """The exact last place: {"chapter", "part", "line", "offset", "digest"} (line None: the part's start)."""
+        with self._tx(False) as c:
+            pos = self._position(c)
+            if pos is None:
+                return None
+            line, offset, digest = (self._get(c, k) for k in self._PLACE_KEYS)
+        ok = line is not None and line.isdigit()
+        return {
+            "chapter": pos[0], "part": pos[1], "line": int(line) if ok else None,
+            "offset": int(offset) if ok and offset and offset.isdigit() else 0, "digest": digest if ok else None,
+        }
 
     def last_position(self) -> tuple[str, int] | None:
         with self._tx(False) as c:
@@ -359,7 +390,8 @@ class Store:
         """Break point ``break_index`` (1-based) of the chapter was reached.
 
         Keeps the maximum, logs the event for the activity calendar, and sets the last
-        position to the part right after that break (0-based part index ``break_index``).
+        position to the part right after that break (0-based part index ``break_index``),
+        unless the position is already further into this chapter.
         """
         break_index = int(break_index)
         if break_index < 1:
@@ -371,8 +403,13 @@ class Store:
                 (self.course_id, chapter_id, break_index),
             )
             c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, ?, ?, ?)", (self.course_id, chapter_id, break_index, _iso(at)))
-            self._set(c, "position_chapter", chapter_id)
-            self._set(c, "position_part", str(break_index))
+            pos = self._position(c)
+            # a break behind the resume place of the same chapter (scrolled back up past it, or
+            # seen again on the way down) never moves 继续 back
+            if pos is None or pos[0] != chapter_id or pos[1] < break_index:
+                self._set(c, "position_chapter", chapter_id)
+                self._set(c, "position_part", str(break_index))
+                self._clear_place(c)
 
     def set_completed(self, chapter_id: str, completed: bool = True) -> None:
         with self._tx(True) as c:

@@ -178,7 +178,15 @@ class TorchCourseApp(App):
 
     # -- navigation ---------------------------------------------------------------------------
 
+    def save_reading_place(self) -> None:
+        """Every way out of the reader (home, another chapter, quit) keeps the exact place read."""
+        for screen in self.screen_stack:
+            save = getattr(screen, "save_place", None)
+            if save is not None and screen.is_mounted:
+                save()
+
     def go_home(self) -> None:
+        self.save_reading_place()
         while len(self.screen_stack) > 1:
             self.pop_screen()
 
@@ -193,14 +201,15 @@ class TorchCourseApp(App):
             return ch
         return None
 
-    def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None) -> None:
+    def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None,
+                     offset: int = 0) -> None:
         from torchcourse.tui.screens.reader import ReaderScreen
 
         ch = self.written_chapter(chapter_id)
         if ch is None:
             return
         self.go_home()
-        self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor))
+        self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
 
     def set_route(self, route_id: str) -> None:
         route = self.course.route(route_id)
@@ -290,6 +299,7 @@ class TorchCourseApp(App):
             self.open_chapter(goto[0], anchor=goto[1])
 
     async def action_quit(self) -> None:
+        self.save_reading_place()
         self.exit(0)
 
     def on_unmount(self) -> None:

@@ -36,14 +36,14 @@ KEYS: tuple[Key, ...] = (
     Key("q", "quit", "退出", "退出（进度随时已保存）", "全局"),
     Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢", "全局", show=False, priority=True, display="Ctrl+C"),
     # home
-    Key("c", "continue", "继续", "回到上次到达的断点继续读", "首页"),
+    Key("c", "continue", "继续", "回到上次停下的地方继续读（退出时屏幕顶上那一行；章节改过就回到最近的断点）", "首页"),
     Key("r", "choose_route", "选路线", "选择学习路线（换路线不会丢任何进度）", "首页"),
     Key("enter", "open_chapter", "打开", "打开选中的章节", "首页", display="Enter"),
     Key("k", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
     # reader
     Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
     Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下进度）", "阅读"),
-    Key("s", "stop_here", "停在这里", "在当前断点停下，保存并回到首页", "阅读"),
+    Key("s", "stop_here", "停在这里", "停在这里，保存并回到首页（Esc、q 也会记下读到的那一行）", "阅读"),
     Key("right_square_bracket", "next_chapter", "下一章", "按当前路线打开下一章", "阅读", display="]"),
     Key("left_square_bracket", "prev_chapter", "上一章", "按当前路线打开上一章", "阅读", show=False, display="["),
     Key("tab", "focus_next", "下个代码块", "移到下一个代码块（Shift+Tab 上一个）", "阅读", show=False, display="Tab"),

@@ -98,7 +98,7 @@ def continue_target(course: Course, store) -> tuple[str, int] | None:
     if pos is not None:
         ch = course.chapter(pos[0])
         if ch is not None and ch.available and statuses[ch.id].status != "done":
-            return ch.id, max(0, pos[1])
+            return ch.id, min(max(0, pos[1]), ch.break_points)  # a break removed since: the last one left
         if ch is not None and ch.id in order:  # finished there: the route's next unfinished chapter
             i = order.index(ch.id) + 1
             order = order[i:] + order[:i]
@@ -134,3 +134,44 @@ def review_line(count: int) -> str:
     if count:
         return f"📝 复习 (v)：今天到期 {count} 题"
     return "📝 复习 (v)：今天没有到期的复习题"
+
+
+def chapter_digest(chapter: Chapter) -> str:
+    """A fingerprint of the chapter's text: a saved line number only means something while it is unchanged."""
+    import hashlib
+
+    return hashlib.sha1(chapter.source.encode("utf-8")).hexdigest()[:16]
+
+
+def resume_place(course: Course, store) -> tuple[str, int, int | None, int]:
+    """(chapter, part, line, offset) that 继续 opens, or None: :func:`continue_target` plus the
+    exact line the learner last had at the top of the view, when that chapter is unchanged."""
+    target = continue_target(course, store)
+    if target is None:
+        return None
+    cid, part = target
+    place = store.reading_place()
+    if place and place["chapter"] == cid and place["line"] is not None:
+        ch = course.chapter(cid)
+        if ch is not None and place["digest"] == chapter_digest(ch):
+            return cid, part, place["line"], place["offset"]
+    return cid, part, None, 0
+
+
+def unwritten_in_route(course: Course, route: Route | None) -> list[Chapter]:
+    """The route's chapters that are only planned (not written yet)."""
+    if route is None:
+        return []
+    return [ch for cid in route.chapters if (ch := course.chapter(cid)) is not None and not ch.available]
+
+
+def nothing_to_continue(course: Course, store) -> str:
+    """What 继续 says when no written chapter of the route is left: finished only when nothing is planned."""
+    route = current_route(course, store)
+    planned = unwritten_in_route(course, route)
+    if not planned:
+        return "🎉 当前路线已全部读完 —— 按 r 换一条路线"
+    names = "、".join(ch.id for ch in planned)
+    if len(planned) == len(route.chapters):
+        return f"⏳ 路线 {route.id} 的章节都还没写好（{names}）—— 按 r 换一条路线"
+    return f"✔ 路线 {route.id} 已写好的章节都读完了，还没写好：{names} —— 按 r 换一条路线"

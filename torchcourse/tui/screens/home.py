@@ -23,6 +23,9 @@ from torchcourse.tui.summary import (
     continue_target,
     current_route,
     due_review_count,
+    nothing_to_continue,
+    resume_place,
+    unwritten_in_route,
     review_line,
     route_progress,
 )
@@ -107,11 +110,13 @@ class HomeView:
         done = sum(1 for s in statuses.values() if s.status == "done")
         read = round(sum(s.read_minutes for s in statuses.values()))
         total = sum(s.minutes for s in statuses.values())
-        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟"
+        planned = any(s.status == "unavailable" for s in statuses.values())
+        # a planned chapter's minutes are its target, not measured text: say so
+        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟" + ("（未写的章按目标计）" if planned else "")
 
         self.target = target = continue_target(course, store)
         if target is None:
-            self.button = "🎉 当前路线已全部读完 —— 按 r 换一条路线"
+            self.button = nothing_to_continue(course, store)
         else:
             cid, part = target
             ch = course.chapter(cid)
@@ -128,16 +133,20 @@ class HomeView:
         self.route_line = ""
         if route is not None:
             d, n, mins = route_progress(route, statuses)
-            self.route_line = f"当前路线 {route.id}：{route.name} · {d}/{n} 章 · {mins}/{route.minutes} 分钟"
+            unwritten = unwritten_in_route(course, route)
+            goal = f"（{len(unwritten)} 章未写，按目标计）" if unwritten else ""
+            self.route_line = f"当前路线 {route.id}：{route.name} · {d}/{n} 章 · {mins}/{route.minutes} 分钟{goal}"
 
         self.routes: list[Option] = []
         for r in course.routes:
             d, n, mins = route_progress(r, statuses)
             mark = "▶ " if route is not None and r.id == route.id else "  "
             chain = " → ".join(r.chapters)
+            unwritten = len(unwritten_in_route(course, r))
+            goal = "（目标）" if unwritten == n else f"（含 {unwritten} 章目标）" if unwritten else ""
             prompt = Content.assemble(
                 (f"{mark}{r.id} {r.name}", "bold"),
-                f"  ⏱ {r.minutes} 分钟 · 已完成 {d}/{n} 章\n",
+                f"  ⏱ {r.minutes} 分钟{goal} · 已完成 {d}/{n} 章\n",
                 (f"    适合：{r.audience} · {chain}", "$text-muted"),
             )
             self.routes.append(Option(prompt, id=f"route-{r.id}"))
@@ -267,11 +276,13 @@ class HomeScreen(Screen):
     # -- actions ----------------------------------------------------------------------------
 
     def action_continue(self) -> None:
-        target = continue_target(self.app.course, self.app.store)
-        if target is None:
-            self.notify("当前路线已全部读完。按 r 换一条路线，或者从章节地图里挑一章。")
+        app = self.app
+        place = resume_place(app.course, app.store)
+        if place is None:
+            self.notify(nothing_to_continue(app.course, app.store) + "，或者从章节地图里挑一章。")
             return
-        self.app.open_chapter(target[0], part=target[1])
+        cid, part, line, offset = place
+        app.open_chapter(cid, part=part, line=line, offset=offset)
 
     def action_review(self) -> None:
         self.app.action_review()

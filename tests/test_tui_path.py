@@ -1,0 +1,106 @@
+"""Issue 13: the learner's path as a new user walks it — resume, routes, running the snippet in
+view, reading credit, the two home lists. Pilot on the fixture course with a real store."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchcourse.tui.screens.home import HomeScreen
+from torchcourse.tui.screens.reader import ReaderScreen
+
+from test_tui_support import build_app, screen_text, sync, wait_for
+
+SIZE = (100, 30)
+
+
+async def loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
+    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
+    await pilot.pause()
+    return app.screen
+
+
+async def home(pilot, app) -> HomeScreen:
+    await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+    await pilot.pause()
+    return app.screen
+
+
+class TestResume:
+    @sync
+    async def test_reaching_the_last_break_with_n_moves_继续_there(self, tmp_path):
+        """Item 1: 01, n (1/2), Esc, c, n (2/2), Esc: 继续 offers 2/2, not 1/2."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("c")
+            await loaded_reader(pilot, app, "01")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1")
+            await pilot.press("escape")
+            await home(pilot, app)
+            await pilot.press("c")
+            await loaded_reader(pilot, app, "01")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 2, what="break 2")
+            await wait_for(pilot, lambda: "断点 2/2" in screen_text(app) and "已记下" in screen_text(app), what="banner 2/2 marked")
+            await pilot.press("escape")
+            await home(pilot, app)
+            await wait_for(pilot, lambda: "断点 2/2 之后" in screen_text(app), what="继续 at 2/2")
+            assert store.last_position()[0] == "01" and store.last_position()[1] == 2
+        store.close()
+
+    @sync
+    async def test_resume_returns_to_the_line_at_the_top_of_the_view(self, tmp_path):
+        """Item 2: scrolled a few lines, quit, restart, c: the same view, not the break."""
+        db = tmp_path / "p.sqlite3"
+        app, store = build_app(db)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("c")
+            screen = await loaded_reader(pilot, app, "01")
+            for _ in range(4):
+                await pilot.press("down")
+            await wait_for(pilot, lambda: screen.body.scroll_y == 4, what="scrolled 4 rows")
+            top = screen_text(app).splitlines()[2]
+            await pilot.press("q")
+        store.close()
+        app2, store2 = build_app(db)
+        async with app2.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("c")
+            screen = await loaded_reader(pilot, app2, "01")
+            await wait_for(pilot, lambda: screen.body.scroll_y == 4, what="back at the same row")
+            assert screen_text(app2).splitlines()[2] == top
+        store2.close()
+
+    @sync
+    async def test_an_edited_chapter_falls_back_to_its_break(self, tmp_path):
+        """Item 2: a saved line of a chapter changed since is not trusted: the break still there."""
+        from torchcourse.tui.summary import resume_place
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.reach_break("01", 1)
+        store.set_position("01", 1, line=30, offset=2, digest="not-this-text")
+        assert resume_place(app.course, store) == ("01", 1, None, 0)
+        store.set_position("01", 7, line=30, offset=2, digest="old")  # a break removed since
+        assert resume_place(app.course, store)[:2] == ("01", 2)
+        store.close()
+
+
+class TestPlannedRoute:
+    @sync
+    async def test_a_route_of_unwritten_chapters_is_not_finished(self, tmp_path):
+        """Item 3: a route whose chapters are only planned says which are still to come."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.set_completed("02")
+        store.set_route("A")  # 02 (done) → 03 (planned)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert "全部读完" not in text and "🎉" not in text
+            assert "还没写好：03" in text
+            assert "1 章未写，按目标计" in text
+            await pilot.press("c")
+            await wait_for(pilot, lambda: any("还没写好" in str(n.message) for n in app._notifications), what="notice")
+        store.close()
