@@ -104,3 +104,89 @@ class TestPlannedRoute:
             await pilot.press("c")
             await wait_for(pilot, lambda: any("还没写好" in str(n.message) for n in app._notifications), what="notice")
         store.close()
+
+
+def snippet(screen, sid):
+    from torchcourse.tui.widgets.snippet import SnippetView
+
+    return next(v for v in screen.query(SnippetView) if v.snippet.id == sid)
+
+
+class TestSnippetInView:
+    @sync
+    async def test_x_runs_the_snippet_in_view_not_an_old_selection(self, tmp_path):
+        """Item 6: select #hello, scroll to #shape-print, x runs #shape-print."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 16)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await loaded_reader(pilot, app, "01")
+            snippet(screen, "hello").focus()
+            await pilot.pause()
+            shape = snippet(screen, "shape-print")
+            screen.body.scroll_to(y=screen._y(shape), animate=False, immediate=True)
+            await wait_for(pilot, lambda: not screen._on_screen(snippet(screen, "hello")), what="hello scrolled away")
+            top = screen.body.scroll_y
+            await pilot.press("x")
+            await wait_for(pilot, lambda: shape.state == "done", what="shape-print ran")
+            assert snippet(screen, "hello").state == "idle"
+            assert screen.body.scroll_y >= top  # never scrolled back up to the old selection
+        store.close()
+
+    @sync
+    async def test_tab_goes_to_the_next_snippet_after_the_view(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 16)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await loaded_reader(pilot, app, "01")
+            hello = snippet(screen, "hello")
+            screen.body.scroll_to(y=screen._y(hello) + 2, animate=False, immediate=True)  # past #hello's top
+            await pilot.pause()
+            await pilot.press("tab")
+            await wait_for(pilot, lambda: screen.focused is snippet(screen, "shape-print"), what="tab to #shape-print")
+            await pilot.press("shift+tab")
+            await wait_for(pilot, lambda: screen.focused is hello, what="shift+tab back to #hello")
+        store.close()
+
+    @sync
+    async def test_shift_x_runs_fresh_and_says_which_mode(self, tmp_path):
+        """Item 7: the second x shows the cached result; X runs again, uncached, in a new interpreter."""
+        from test_tui_support import widget_text
+
+        app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await loaded_reader(pilot, app, "01")
+            view = snippet(screen, "hello")
+            view.focus()
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "done", what="first run")
+            await pilot.press("x")
+            await wait_for(pilot, lambda: view.state == "done" and "缓存结果" in widget_text(view.query_one(".verdict")), what="cached")
+            await pilot.press("X")
+            await wait_for(pilot, lambda: view.state == "done" and "全新解释器" in widget_text(view.query_one(".verdict")), what="fresh run")
+            assert "缓存" not in widget_text(view.query_one(".verdict"))
+        store.close()
+
+    @sync
+    async def test_expected_and_actual_side_by_side_from_100_columns(self, tmp_path):
+        """Item 8: side by side at 100 columns, stacked below."""
+        for width, side in ((100, True), (99, False)):
+            app, store = build_app(tmp_path / f"p{width}.sqlite3")
+            async with app.run_test(size=(width, 30)) as pilot:
+                await pilot.pause()
+                app.open_chapter("01")
+                screen = await loaded_reader(pilot, app, "01")
+                view = snippet(screen, "hello")
+                view.focus()
+                await pilot.press("x")
+                await wait_for(pilot, lambda: view.state == "done", what="the run")
+                await pilot.pause()
+                exp, act = view.query_one(".expected"), view.query_one(".actual")
+                if side:
+                    assert exp.region.y == act.region.y and act.region.x > exp.region.x
+                else:
+                    assert act.region.y > exp.region.y
+            store.close()

@@ -29,7 +29,7 @@ from torchcourse.tui.widgets.snippet import SnippetView
 
 FIRST_BATCH_CHARS = 900  # a bit more than one screen: mounted before the first paint
 BATCH_CHARS = 4000  # later batches, one per refresh
-NARROW = 110  # below this width expected/actual outputs stack vertically
+NARROW = 100  # below this width expected/actual outputs stack vertically (each column wraps)
 
 
 class PartView(Vertical):
@@ -521,18 +521,46 @@ class ReaderScreen(Screen):
 
     # -- running snippets -------------------------------------------------------------------
 
-    def focused_or_visible_snippet(self) -> SnippetView | None:
-        if isinstance(self.focused, SnippetView):
-            return self.focused
+    def _on_screen(self, view: Widget) -> bool:
         body = self.body
         top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
+        y = self._y(view)
+        return y + view.outer_size.height > top and y < bottom
+
+    def focused_or_visible_snippet(self) -> SnippetView | None:
+        """The snippet x runs: the selected one while it is on screen, else the first on screen
+        (never one selected earlier and scrolled away: the learner reads what is in view)."""
+        if isinstance(self.focused, SnippetView) and self._on_screen(self.focused):
+            return self.focused
         for view in self.query(SnippetView):
-            if not view.snippet.runnable:
-                continue
-            y = self._y(view)
-            if y + view.outer_size.height > top and y < bottom:
+            if view.snippet.runnable and self._on_screen(view):
                 return view
         return None
+
+    def action_next_snippet(self) -> None:
+        self._step_snippet(1)
+
+    def action_prev_snippet(self) -> None:
+        self._step_snippet(-1)
+
+    def _step_snippet(self, step: int) -> None:
+        """Tab / Shift+Tab: the next / previous snippet from the selected one when it is on
+        screen, else from where the learner is reading (the top of the view)."""
+        views = list(self.query(SnippetView))
+        focused = self.focused if isinstance(self.focused, SnippetView) else None
+        if focused is not None and focused in views and self._on_screen(focused):
+            i = views.index(focused) + step
+        else:
+            top = self.body.scroll_y
+            if step > 0:
+                i = next((j for j, v in enumerate(views) if self._y(v) >= top), len(views))
+            else:
+                i = max((j for j, v in enumerate(views) if self._y(v) < top), default=-1)
+        if not 0 <= i < len(views):
+            self.notify("后面没有代码块了。" if step > 0 else "前面没有代码块了。")
+            return
+        views[i].focus()
+        views[i].scroll_visible(animate=False)
 
     def action_run_snippet(self) -> None:
         view = self.focused_or_visible_snippet()
@@ -540,6 +568,22 @@ class ReaderScreen(Screen):
             self.notify("屏幕上没有可以运行的代码块。按 Tab 选一个。")
             return
         view.request_run()
+
+    def action_rerun_fresh(self) -> None:
+        """X: run the snippet in view again without the cache, in a brand-new interpreter."""
+        view = self.focused_or_visible_snippet()
+        if view is None:
+            self.notify("屏幕上没有可以运行的代码块。按 Tab 选一个。")
+            return
+        if view.state != "running":
+            view.fresh_run = True
+        view.request_run()
+
+    def _runner_is_warm(self) -> bool:
+        runner = self.app.runner
+        get = getattr(runner, "get", None)
+        real = get() if get is not None else runner
+        return bool(getattr(real, "warm", False))
 
     @on(SnippetView.RunRequested)
     def _run_requested(self, event: SnippetView.RunRequested) -> None:
@@ -568,11 +612,19 @@ class ReaderScreen(Screen):
     def _run_snippet_blocking(self, view: SnippetView, cancel: threading.Event):
         snippet = view.effective_snippet()  # the learner's edit runs under the same runner and isolation
         edited = snippet is not view.snippet
+        fresh, view.fresh_run = getattr(view, "fresh_run", False), False  # X: no cache, a new interpreter
+        kwargs = {"use_cache": False} if edited else {}
+        if fresh:
+            kwargs = {"use_cache": False, "cold": True}
         try:
-            result = self.app.runner.run(snippet, cancel=cancel, **({"use_cache": False} if edited else {}))
+            result = self.app.runner.run(snippet, cancel=cancel, **kwargs)
         except Exception as exc:  # never crash the UI; show what happened
             result = SimpleNamespace(status="error", actual=None, expected=view.snippet.expected, diff=None,
                                      seconds=None, message=f"{type(exc).__name__}: {exc}", cached=False, truncated=False)
+        try:  # which mode ran, for the verdict line (a cached result names none)
+            result.mode = "cold" if (fresh or snippet.cold or snippet.gpu or not self._runner_is_warm()) else "warm"
+        except Exception:
+            pass
         if edited:
             result.edited = True  # the verdict says the code was changed (not a failure of the book)
         try:

@@ -41,9 +41,12 @@ def verdict_text(result) -> str:
         head = f"{head}：{result.message}"
     tail = []
     if getattr(result, "cached", False):
-        tail.append("缓存结果")
+        tail.append("缓存结果，X 重新运行")
     elif status in ("match", "mismatch") and getattr(result, "seconds", None) is not None:
         tail.append(f"{result.seconds:.2f} 秒")
+        mode = getattr(result, "mode", None)
+        if mode:
+            tail.append("全新解释器" if mode == "cold" else "预热进程")
     if getattr(result, "truncated", False):
         tail.append("输出过长已截断")
     return head + (f"（{'，'.join(tail)}）" if tail else "")
