@@ -194,9 +194,15 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     # 1. Break points split the file into parts (by line, outside code fences).
     tokens = markdown_parser().parse(source)
     fence_lines: set[int] = set()
+    unclosed: int | None = None  # 1-based line of a fence that is never closed
     for tok in tokens:
         if tok.type == "fence" and tok.map:
             fence_lines.update(range(tok.map[0], tok.map[1]))
+            last = lines[tok.map[1] - 1].strip() if tok.map[1] - 1 < len(lines) else ""
+            closed = tok.map[1] - tok.map[0] >= 2 and last.startswith(tok.markup[0] * len(tok.markup)) and not last.strip(tok.markup[0])
+            if not closed and unclosed is None:
+                unclosed = tok.map[0] + 1
+                problems.append(Problem(path, unclosed, f"code fence {lines[tok.map[0]].strip()!r} opened here is never closed: everything after it is code (add a closing {tok.markup})"))
     breaks: list[tuple[int, str]] = []  # (0-based line, label)
     for i, ln in enumerate(lines):
         if i in fence_lines:
@@ -350,7 +356,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     chapter.minutes = minutes_for(chapter.reading_chars, chars_per_minute)
     if chapter.kind == "chapter":
         problems.extend(_anatomy(chapter, lines, fence_lines, breaks))
-    if chapter.kind == "chapter" and not breaks:
+    if chapter.kind == "chapter" and not breaks and unclosed is None:  # an unclosed fence hid them
         problems.append(Problem(path, len(lines) or 1, "chapter has no break point; it must end with <!-- break --> after its checkpoint"))
     elif chapter.minutes >= 110 and len(breaks) < 3:  # one message, the stricter rule
         problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (>= 110) but has {len(breaks)} break point(s); it needs two in the body and one after the checkpoint"))

@@ -89,6 +89,7 @@ def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | Non
     return problems
 
 
+CHAPTER_KEYS = ("id", "file", "title", "promise", "kind", "planned", "target_minutes", "checkpoint")
 COURSE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
@@ -116,16 +117,44 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
     toml_path = root / "course.toml"
     if not toml_path.is_file():
         raise CourseError(f"{toml_path}: no course.toml here (is {root} a course root?)")
-    text = toml_path.read_text(encoding="utf-8")
     problems: list[Problem] = []
+    empty = Course("", root, DEFAULT_CPM, [], [], (root / "checkpoints").resolve(), problems)
+    try:
+        raw_bytes = toml_path.read_bytes()
+    except OSError as exc:
+        problems.append(Problem(toml_path, 1, f"cannot read course.toml: {exc}"))
+        return empty
+    if raw_bytes.startswith(b"\xef\xbb\xbf"):
+        raw_bytes = raw_bytes[3:]  # a UTF-8 byte-order mark (some editors write one): accepted
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes[: exc.start].count(b"\n") + 1
+        problems.append(Problem(toml_path, line, f"course.toml is not valid UTF-8 (byte 0x{raw_bytes[exc.start]:02x} at offset {exc.start}); save it as UTF-8"))
+        return empty
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         problems.append(Problem(toml_path, int(m.group(1)) if m else 1, f"malformed TOML: {exc}"))
-        return Course("", root, DEFAULT_CPM, [], [], (root / "checkpoints").resolve(), problems)
+        return empty
 
-    title = str(data.get("title", ""))
+    def key_line(key: str, after: int = 0) -> int:
+        return _line_of(text, r"^\s*" + re.escape(key) + r"\s*=", after)
+
+    def inside_root(rel, what: str, line: int) -> Path | None:
+        """``root / rel`` resolved, or None (a problem) when it points outside the course root."""
+        target = (root / rel).resolve()
+        base = root.resolve()
+        if target != base and base not in target.parents:
+            problems.append(Problem(toml_path, line, f"{what} {rel!r} is outside the course root {base}; refused"))
+            return None
+        return target
+
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        problems.append(Problem(toml_path, key_line("title"), f"title must be a string, got {title!r}"))
+        title = ""
     if not title:
         problems.append(Problem(toml_path, 1, "course.toml needs a title"))
     course_id = data.get("id")
@@ -135,43 +164,80 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
         problems.append(Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"course id must be 1-64 letters, digits, '.', '-' or '_', got {course_id!r}"))
         course_id = derived_course_id(root)
     cpm = data.get("chars_per_minute", DEFAULT_CPM)
-    if not isinstance(cpm, int) or cpm <= 0:
+    if not isinstance(cpm, int) or isinstance(cpm, bool) or cpm <= 0:
         problems.append(Problem(toml_path, _line_of(text, r"^\s*chars_per_minute"), f"chars_per_minute must be a positive integer, got {cpm!r}"))
         cpm = DEFAULT_CPM
-    checkpoints_dir = (root / str(data.get("checkpoints", "checkpoints"))).resolve()
+    cp_rel = data.get("checkpoints", "checkpoints")
+    if not isinstance(cp_rel, str):
+        problems.append(Problem(toml_path, key_line("checkpoints"), f"checkpoints must be a folder name (a string), got {cp_rel!r}"))
+        cp_rel = "checkpoints"
+    # the checkpoints folder lives inside the course root or beside it (the shipped course keeps
+    # content/ and checkpoints/ side by side); each checkpoint file must be inside that folder
+    checkpoints_dir = (root / cp_rel).resolve()
+    if not (checkpoints_dir == root.resolve().parent or root.resolve().parent in checkpoints_dir.parents):
+        problems.append(Problem(toml_path, key_line("checkpoints"), f"checkpoints folder {cp_rel!r} is outside the course root and the folder around it; refused"))
+        checkpoints_dir = (root / "checkpoints").resolve()
 
     chapters: list[Chapter] = []
     chapter_lines = _table_lines(text, "chapters")
     raw_chapters = data.get("chapters", [])
-    if not isinstance(raw_chapters, list) or not raw_chapters:
-        problems.append(Problem(toml_path, 1, "course.toml lists no [[chapters]]"))
+    if not isinstance(raw_chapters, list) or not raw_chapters or not all(isinstance(r, dict) for r in raw_chapters):
+        if isinstance(raw_chapters, list) and raw_chapters:
+            problems.append(Problem(toml_path, key_line("chapters"), f"chapters must be [[chapters]] tables, got {raw_chapters!r:.80}"))
+        else:
+            problems.append(Problem(toml_path, 1, "course.toml lists no [[chapters]]"))
         raw_chapters = []
     for n, raw in enumerate(raw_chapters):
         line = chapter_lines[n] if n < len(chapter_lines) else 1
+        unknown = sorted(set(raw) - set(CHAPTER_KEYS))
+        for key in unknown:
+            import difflib
+
+            guess = difflib.get_close_matches(key, CHAPTER_KEYS, n=1)
+            hint = f" (did you mean {guess[0]}?)" if guess else ""
+            problems.append(Problem(toml_path, key_line(key, line), f"unknown key {key!r} in a chapter entry{hint} (known: {', '.join(CHAPTER_KEYS)})"))
         missing = [k for k in ("id", "file", "title", "promise") if not raw.get(k)]
         if missing:
             problems.append(Problem(toml_path, line, f"chapter entry lacks {', '.join(missing)}"))
             continue
-        cid = str(raw["id"])
+        wrong = [f"{k} must be a string, got {raw[k]!r}" for k in ("id", "file", "title", "promise", "kind", "checkpoint") if k in raw and not isinstance(raw[k], str)]
+        if "planned" in raw and not isinstance(raw["planned"], bool):
+            wrong.append(f"planned must be true or false, got {raw['planned']!r}")
+        tm = raw.get("target_minutes")
+        if tm is not None and (isinstance(tm, bool) or not isinstance(tm, (int, float)) or not (0 < tm < 100_000)):
+            wrong.append(f"target_minutes must be a positive number of minutes, got {tm!r}")
+        if wrong:
+            for w in wrong:
+                problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"chapter entry: {w}"))
+            continue
+        cid = raw["id"]
         if any(c.id == cid for c in chapters):
             problems.append(Problem(toml_path, line, f"duplicate chapter id {cid!r}"))
             continue
-        kind = str(raw.get("kind", "chapter"))
+        kind = raw.get("kind", "chapter")
         if kind not in ("chapter", "appendix"):
             problems.append(Problem(toml_path, line, f"chapter {cid}: kind must be 'chapter' or 'appendix', got {kind!r}"))
             kind = "chapter"
-        planned = bool(raw.get("planned", False))
-        file = (root / str(raw["file"])).resolve()
+        planned = raw.get("planned", False)
+        file = inside_root(raw["file"], f"chapter {cid}: file", key_line("file", line))
+        if file is None:
+            continue
         checkpoint = raw.get("checkpoint")
+        cp_path = None
+        if checkpoint:
+            cp_path = (checkpoints_dir / checkpoint).resolve()
+            if checkpoints_dir not in cp_path.parents:
+                problems.append(Problem(toml_path, key_line("checkpoint", line), f"chapter {cid}: checkpoint {checkpoint!r} is outside the checkpoints folder {checkpoints_dir}; refused"))
+                cp_path = None
         chapter = Chapter(
             id=cid,
-            title=str(raw["title"]),
-            promise=str(raw["promise"]),
+            title=raw["title"],
+            promise=raw["promise"],
             file=file,
             kind=kind,
             available=not planned,
-            target_minutes=raw.get("target_minutes"),
-            checkpoint=(checkpoints_dir / str(checkpoint)) if checkpoint else None,
+            target_minutes=tm,
+            checkpoint=cp_path,
         )
         chapters.append(chapter)
         if planned:
@@ -181,7 +247,7 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
             chapter.available = False
             continue
         try:
-            source = file.read_text(encoding="utf-8")
+            source = file.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
             chapter.available = False
@@ -193,17 +259,28 @@ def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
     routes: list[Route] = []
     route_lines = _table_lines(text, "routes")
     ids = {c.id for c in chapters}
-    for n, raw in enumerate(data.get("routes", [])):
+    raw_routes = data.get("routes", [])
+    if not isinstance(raw_routes, list) or not all(isinstance(r, dict) for r in raw_routes):
+        problems.append(Problem(toml_path, key_line("routes"), f"routes must be [[routes]] tables, got {raw_routes!r:.80}"))
+        raw_routes = []
+    for n, raw in enumerate(raw_routes):
         line = route_lines[n] if n < len(route_lines) else 1
         missing = [k for k in ("id", "name", "audience", "chapters") if not raw.get(k)]
         if missing:
             problems.append(Problem(toml_path, line, f"route entry lacks {', '.join(missing)}"))
             continue
-        seq = [str(x) for x in raw["chapters"]]
+        wrong = [f"{k} must be a string, got {raw[k]!r}" for k in ("id", "name", "audience") if not isinstance(raw[k], str)]
+        if not isinstance(raw["chapters"], list) or not all(isinstance(x, str) for x in raw["chapters"]):
+            wrong.append(f"chapters must be a list of chapter ids (strings), got {raw['chapters']!r}")
+        if wrong:
+            for w in wrong:
+                problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"route entry: {w}"))
+            continue
+        seq = list(raw["chapters"])
         for cid in seq:
             if cid not in ids:
                 problems.append(Problem(toml_path, _line_of(text, r"^\s*chapters\s*=", line), f"route {raw['id']}: unknown chapter {cid!r} (chapters: {', '.join(sorted(ids))})"))
-        routes.append(Route(str(raw["id"]), str(raw["name"]), str(raw["audience"]), [c for c in seq if c in ids]))
+        routes.append(Route(raw["id"], raw["name"], raw["audience"], [c for c in seq if c in ids]))
 
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id)
     for route in routes:

@@ -1,0 +1,100 @@
+"""Broken course files are problems with file:line, never a traceback (issue 12, items 5-6):
+wrong field types, invalid UTF-8, a BOM, unknown keys, an unclosed fence, paths outside the root."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchcourse.course import load_course
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHAPTER = """# 测试章
+
+🎯 p
+
+```python {#hello}
+print("你好")
+```
+
+```output
+你好
+```
+
+## ✅ 检查点
+
+<!-- break -->
+
+## ⚡ 走神救援
+"""
+
+GOOD_ENTRY = '[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "T"\npromise = "p"\n'
+
+
+def make(root: Path, toml: bytes | str, chapter: str = CHAPTER) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "course.toml").write_bytes(toml if isinstance(toml, bytes) else toml.encode("utf-8"))
+    (root / "01.md").write_text(chapter, encoding="utf-8")
+    return root
+
+
+def tc(*args, home: Path):
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home))
+    env.pop("TORCHCOURSE_CONTENT", None)
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+
+
+BAD = {
+    "chapters-ints": ('title = "t"\nchapters = [1, 2]\n', 2, "chapters must be [[chapters]] tables"),
+    "routes-string": ('title = "t"\nroutes = "D"\n' + GOOD_ENTRY, 2, "routes must be [[routes]] tables"),
+    "invalid-utf8": (b'title = "t"\n# \xff\xfe broken\n' + GOOD_ENTRY.encode(), 2, "not valid UTF-8"),
+    "target-minutes-text": ('title = "t"\n' + GOOD_ENTRY + '\n[[chapters]]\nid = "02"\nfile = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\ntarget_minutes = "abc"\n', 14, "target_minutes must be a positive number"),
+    "unknown-key": ('title = "t"\n' + GOOD_ENTRY + 'plannd = true\n', 7, "unknown key 'plannd' in a chapter entry (did you mean planned?)"),
+    "title-not-string": ('title = 3\n' + GOOD_ENTRY, 1, "title must be a string"),
+    "id-not-string": ('title = "t"\n[[chapters]]\nid = 1\nfile = "01.md"\ntitle = "T"\npromise = "p"\n', 3, "id must be a string"),
+    "route-chapters-string": ('title = "t"\n' + GOOD_ENTRY + '[[routes]]\nid = "A"\nname = "n"\naudience = "a"\nchapters = "01"\n', 11, "chapters must be a list of chapter ids"),
+    "outside-relative": ('title = "t"\n[[chapters]]\nid = "01"\nfile = "../../../../../../../etc/passwd"\ntitle = "T"\npromise = "p"\n', 4, "outside the course root"),
+    "outside-absolute": ('title = "t"\n[[chapters]]\nid = "01"\nfile = "/etc/passwd"\ntitle = "T"\npromise = "p"\n', 4, "outside the course root"),
+    "checkpoint-outside": ('title = "t"\n' + GOOD_ENTRY + 'checkpoint = "../../../../../etc/passwd"\n', 7, "outside the checkpoints folder"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_broken_course_toml_is_a_problem_with_file_and_line(tmp_path, name):
+    toml, line, message = BAD[name]
+    root = make(tmp_path / "c", toml)
+    course = load_course(root)  # what the app and every command do first: must not raise
+    found = [p for p in course.problems if message in p.message]
+    assert found, [str(p) for p in course.problems]
+    assert (found[0].file, found[0].line) == (root / "course.toml", line), str(found[0])
+    assert all(Path(c.file).resolve().is_relative_to(root.resolve()) for c in course.chapters)
+    out = tc("--content", str(root), "check", home=tmp_path / "h")
+    assert out.returncode == 1 and "Traceback" not in out.stderr + out.stdout, out.stderr
+    assert f"course.toml:{line}:" in out.stdout + out.stderr
+    out = tc("--content", str(root), "check", "--json", home=tmp_path / "h")
+    assert "Traceback" not in out.stderr, out.stderr
+    json.loads(out.stdout)
+    out = tc("--content", str(root), "verify", "--json", home=tmp_path / "h")
+    assert "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_utf8_bom_is_accepted(tmp_path):
+    root = make(tmp_path / "c", b"\xef\xbb\xbf" + ('title = "t"\n' + GOOD_ENTRY).encode())
+    course = load_course(root)
+    assert course.title == "t" and [c.id for c in course.chapters] == ["01"]
+    assert not [p for p in course.problems if "course.toml" in str(p.file)]
+
+
+def test_an_unclosed_fence_names_the_fence_line(tmp_path):
+    chapter = CHAPTER.replace("你好\n```\n\n## ✅", "你好\n\n## ✅", 1)  # the output block (line 9) never closes
+    root = make(tmp_path / "c", 'title = "t"\n' + GOOD_ENTRY, chapter)
+    course = load_course(root)
+    msgs = [(p.line, p.message) for p in course.problems]
+    assert any(line == 9 and "never closed" in m for line, m in msgs), msgs
+    assert not any("no break point" in m for _, m in msgs), msgs
