@@ -54,7 +54,13 @@ def test_snippet_result(snap_compare, tmp_path):
         view.focus()
         await pilot.press("x")
         await wait_for(pilot, lambda: view.state == "done", what="the run")
-        pilot.app.screen.body.scroll_to(y=pilot.app.screen._y(view) - 1, animate=False, immediate=True)
+        # the reader scrolls the verdict into view after the result paints: wait for that, or
+        # it may land after the scroll below (the one-line offset seen under load)
+        await wait_for(pilot, lambda: getattr(view, "result_revealed", False), what="the result revealed")
+        screen = pilot.app.screen
+        target = screen._y(view) - 1
+        screen.body.scroll_to(y=target, animate=False, immediate=True)
+        await wait_for(pilot, lambda: screen.body.scroll_y == target, what="scrolled to the block")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)

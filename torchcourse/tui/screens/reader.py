@@ -602,6 +602,7 @@ class ReaderScreen(Screen):
         found = view.query(".verdict")
         if found and view.is_attached:
             found.first().scroll_visible(animate=False)
+        view.result_revealed = view.state == "done"  # tests wait for this state, not for time
 
     @work(thread=True, exit_on_error=False, group="run")
     def _run_one(self, view: SnippetView, cancel: threading.Event) -> None:
