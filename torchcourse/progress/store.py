@@ -118,7 +118,11 @@ def _parse_time(text: str) -> datetime:
 
 
 def _local_day(text: str) -> date:
-    return _parse_time(text).astimezone().date()
+    value = _parse_time(text)
+    try:
+        return value.astimezone().date()
+    except (OverflowError, ValueError):  # a date at the edge of the calendar: its UTC day
+        return value.date()
 
 
 def _error_code(exc: sqlite3.Error) -> int | None:
@@ -613,6 +617,8 @@ class Store:
             raise StoreError(f"无法读取 {path}：{exc}") from exc
         try:
             data = json.loads(raw)
+        except RecursionError:
+            raise StoreError(f"{path}: 括号嵌套太深，不是 torchcourse 导出的进度文件，什么都没有导入。") from None
         except json.JSONDecodeError as exc:
             raise StoreError(
                 f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），什么都没有导入。"
@@ -689,6 +695,10 @@ class Store:
                 c.execute("DELETE FROM settings WHERE course_id = ? AND key IN ('position_chapter', 'position_part')", (self.course_id,))
 
 
+_MIN_YEAR, _MAX_YEAR = 1970, 2999  # any date outside is not a real answer time
+_MAX_COUNT = 1_000_000  # break indexes and part numbers: far above any chapter, far below 64 bits
+
+
 def _validate_export(data: object, path: Path) -> dict:
     """Check an export file's structure; return normalized rows. Raises StoreError naming the item."""
 
@@ -709,9 +719,17 @@ def _validate_export(data: object, path: Path) -> dict:
     def when(item: dict, key: str, where: str) -> str:
         value = text(item, key, where)
         try:
-            return _iso(_parse_time(value))
-        except ValueError:
+            parsed = _parse_time(value)
+            if not (_MIN_YEAR <= parsed.year <= _MAX_YEAR):
+                raise bad(f"{where}.{key}", f"时间 {value!r} 不在 {_MIN_YEAR}–{_MAX_YEAR} 年之间")
+            return _iso(parsed)
+        except (ValueError, OverflowError):
             raise bad(f"{where}.{key}", f"不是 ISO 时间：{value!r}") from None
+
+    def count(value, where: str, low: int) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or not (low <= value <= _MAX_COUNT):
+            raise bad(where, f"应为 {low} 到 {_MAX_COUNT} 之间的整数，实际是 {str(value)[:40]!r}")
+        return value
 
     def items(key: str) -> list[dict]:
         value = data.get(key, [])
@@ -734,13 +752,12 @@ def _validate_export(data: object, path: Path) -> dict:
     pos = data.get("position")
     if pos is not None:
         if not isinstance(pos, dict) or not isinstance(pos.get("chapter"), str) or not isinstance(pos.get("part"), int):
-            raise bad("position", f"应为 {{\"chapter\": 字符串, \"part\": 整数}}，实际是 {pos!r}")
+            raise bad("position", f"应为 {{\"chapter\": 字符串, \"part\": 整数}}，实际是 {str(pos)[:80]!r}")
+        count(pos["part"], "position.part", 0)
         out["position"] = (pos["chapter"], pos["part"])
     for i, ch in enumerate(items("chapters")):
         where = f"chapters[{i}]"
-        fb = ch.get("furthest_break", 0)
-        if not isinstance(fb, int) or isinstance(fb, bool) or fb < 0:
-            raise bad(f"{where}.furthest_break", f"应为非负整数，实际是 {fb!r}")
+        fb = count(ch.get("furthest_break", 0), f"{where}.furthest_break", 0)
         done = ch.get("completed", False)
         if not isinstance(done, bool):
             raise bad(f"{where}.completed", f"应为 true/false，实际是 {done!r}")
@@ -762,9 +779,7 @@ def _validate_export(data: object, path: Path) -> dict:
         )
     for i, b in enumerate(items("breaks")):
         where = f"breaks[{i}]"
-        bi = b.get("break_index")
-        if not isinstance(bi, int) or isinstance(bi, bool) or bi < 1:
-            raise bad(f"{where}.break_index", f"应为正整数，实际是 {bi!r}")
+        bi = count(b.get("break_index"), f"{where}.break_index", 1)
         out["breaks"].append({"chapter_id": text(b, "chapter_id", where), "break_index": bi, "at": when(b, "at", where)})
     for i, e in enumerate(items("edits")):
         where = f"edits[{i}]"

@@ -1,0 +1,62 @@
+"""A faulty or hostile progress store / import file never produces a traceback (issue 12, item 8
+and the smaller one). Real SQLite, real `torchcourse` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchcourse.progress.store import EXPORT_FORMAT, EXPORT_VERSION
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tc(*args, home: Path, tz: str = "Asia/Shanghai"):
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home), TZ=tz)
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+
+
+def export(**extra) -> dict:
+    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, **extra}
+
+
+ANSWER = {"chapter_id": "01", "question_id": "q1", "answer": "A", "correct": True, "at": "2025-01-01T00:00:00+00:00"}
+BAD = {
+    "date-9999": (json.dumps(export(answers=[dict(ANSWER, at="9999-12-31T23:00:00+00:00")])), "answers[0].at"),
+    "date-year-1": (json.dumps(export(answers=[dict(ANSWER, at="0001-01-01T00:00:00+00:00")])), "answers[0].at"),
+    "int-over-64-bits": (json.dumps(export(breaks=[{"chapter_id": "01", "break_index": 1 << 70, "at": "2025-01-01T00:00:00+00:00"}])), "breaks[0].break_index"),
+    "furthest-over-64-bits": (json.dumps(export(chapters=[{"chapter_id": "01", "furthest_break": 1 << 64}])), "chapters[0].furthest_break"),
+    "part-over-64-bits": (json.dumps(export(position={"chapter": "01", "part": 1 << 64})), "position.part"),
+    "deep-nesting": ("[" * 100_000 + "]" * 100_000, "嵌套太深"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_import_refuses_values_that_would_break_the_program(tmp_path, name):
+    content, needle = BAD[name]
+    f = tmp_path / "in.json"
+    f.write_text(content, encoding="utf-8")
+    home = tmp_path / "h"
+    out = tc("import", str(f), home=home)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr and "什么都没有导入" in out.stderr and needle in out.stderr, out.stderr
+    out = tc("progress", home=home)  # east of UTC: the store still reads
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_stored_date_at_the_calendar_edge_does_not_break_progress(tmp_path):
+    home = tmp_path / "h"
+    assert tc("progress", home=home).returncode == 0
+    [db] = list(home.rglob("*.sqlite3"))
+    with sqlite3.connect(db) as c:
+        course = c.execute("SELECT DISTINCT course_id FROM settings UNION SELECT course_id FROM chapters").fetchone()
+        cid = course[0] if course else "torchcourse"
+        c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, '01', 1, '9999-12-31T23:59:59.000000+00:00')", (cid,))
+    out = tc("progress", home=home)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
