@@ -10,6 +10,7 @@ from pathlib import Path
 from torchcourse.tui.screens.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
+from test_tui_pty import term_factory  # noqa: F401  (fixture)
 from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +40,7 @@ def editor_of(view: SnippetView):
 async def open_editor_on(pilot, screen: ReaderScreen, snippet_id: str):
     view = view_of(screen, snippet_id)
     view.focus()
+    await wait_for(pilot, lambda: screen.focused is view, what=f"#{snippet_id} focused")
     await pilot.press("e")
     await wait_for(pilot, lambda: editor_of(view) is not None and screen.focused is editor_of(view).area, what="the editor focused")
     return view, editor_of(view)
@@ -90,6 +92,7 @@ async def test_edit_run_compare_keep_across_restart_and_restore(tmp_path):
         await wait_for(pilot, lambda: "✏️ 已改动" in screen_text(app2) and "box.append(4)" in screen_text(app2), what="edit on screen")
         # u restores the book's version after a confirmation; n keeps the edit
         view.focus()
+        await wait_for(pilot, lambda: screen.focused is view, what="#hello focused")
         await pilot.press("u")
         await wait_for(pilot, lambda: type(app2.screen).__name__ == "ConfirmRestore", what="the confirmation")
         assert "恢复成书上的原文" in screen_text(app2)
@@ -114,7 +117,13 @@ async def test_edit_run_compare_keep_across_restart_and_restore(tmp_path):
 
 @sync
 async def test_gpu_snippet_is_editable_and_says_why_it_does_not_run_norun_is_read_only(tmp_path):
-    app, store = build_app(tmp_path / "p.sqlite3")
+    import shutil
+
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    ch = course / "02-graph.md"
+    ch.write_text(ch.read_text(encoding="utf-8").replace("## 除零 {#divide}", "```python {#show-only norun}\nprint('只读')\n```\n\n## 除零 {#divide}"), encoding="utf-8")
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=course)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_reader(pilot, "02")
         view, editor = await open_editor_on(pilot, screen, "needs-gpu")
@@ -135,11 +144,13 @@ async def test_gpu_snippet_is_editable_and_says_why_it_does_not_run_norun_is_rea
         assert store.edit("02", "zero") is None and view2.edited_code is None
         # norun snippets stay read-only
         norun = [v for v in screen.query(SnippetView) if v.snippet.norun]
+        assert [v.snippet.id for v in norun] == ["show-only"]
         for v in norun:
             v.focus()
+            await wait_for(pilot, lambda: screen.focused is v, what="the norun snippet focused")
             await pilot.press("e")
-            await pilot.pause()
-            assert editor_of(v) is None
+            await wait_for(pilot, lambda: any("只供阅读" in n.message for n in app._notifications), what="the read-only notice")
+            assert editor_of(v) is None and store.edit("02", "show-only") is None
         await pilot.press("q")
     store.close()
 
@@ -201,3 +212,44 @@ def test_run_with_file_runs_the_learners_file_as_the_snippet_and_compares(tmp_pa
     assert r.returncode == 0 and "和书上的预期输出相同" in r.stdout
     r = _cli("run", "01:hello", "--file", str(tmp_path / "missing.py"), home=tmp_path / "home")
     assert r.returncode == 2 and "missing.py" in r.stderr
+
+
+def test_quitting_while_an_edited_snippet_runs_leaves_no_process(tmp_path, term_factory):  # noqa: F811
+    """The edited code runs through the same runner: q kills it and the warm runner's zygote."""
+    import time
+
+    from test_app_quit_midrun import _alive, _course
+
+    pidfile = tmp_path / "pids"
+    course = _course(tmp_path / "course", pidfile, cold=False)
+    term = term_factory(["--content", str(course)], tmp_path / "home")
+    term.read_until("退出测试课")
+    term.drain()
+    term.send("c")
+    term.read_until("01 · 慢代码")
+    term.drain(0.5)
+    term.send("e")
+    term.read_until("Ctrl+R 运行")
+    term.drain(0.3)
+    term.send("# edited\r")  # a change on the first line
+    term.drain(0.3)
+    term.send("\x12")  # Ctrl+R
+    deadline = time.monotonic() + 60
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        term.drain(0.1)
+    pid, ppid = (int(x) for x in pidfile.read_text().split())
+    assert _alive(pid)
+    term.send("\x1b")  # Esc: leave the editor (the edit is kept), then quit
+    term.drain(0.5)
+    term.send("q")
+    assert term.wait() == 0
+    deadline = time.monotonic() + 10
+    while (_alive(pid) or _alive(ppid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the edited snippet's process outlived the app"
+    assert not _alive(ppid), "the warm runner's zygote outlived the app"
+    import sqlite3
+
+    [db] = (tmp_path / "home").rglob("progress.sqlite3")
+    rows = sqlite3.connect(db).execute("SELECT snippet_id, code FROM snippet_edits").fetchall()
+    assert rows and rows[0][0] == "slow" and rows[0][1].startswith("# edited\n")
