@@ -60,3 +60,40 @@ def test_a_stored_date_at_the_calendar_edge_does_not_break_progress(tmp_path):
         c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, '01', 1, '9999-12-31T23:59:59.000000+00:00')", (cid,))
     out = tc("progress", home=home)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+
+
+def _foreign_db(home: Path, version: int) -> Path:
+    db = home / "data" / "progress.sqlite3"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    c = sqlite3.connect(db)
+    c.execute("CREATE TABLE foo (x)")
+    c.execute("INSERT INTO foo VALUES (1)")
+    c.execute(f"PRAGMA user_version = {version}")
+    c.commit()
+    c.close()
+    return db
+
+
+@pytest.mark.parametrize("version", [0, 3])
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, version):
+    home = tmp_path / "h"
+    db = _foreign_db(home, version)
+    before = db.read_bytes()
+    out = tc("progress", home=home)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and "不是 torchcourse 的进度库" in out.stderr, out.stderr
+    assert db.read_bytes() == before  # not switched to WAL, not migrated
+    assert not db.with_name(db.name + "-wal").exists()
+
+
+def test_the_app_refuses_a_wrong_schema_like_the_cli(tmp_path):
+    from test_tui_pty import Terminal
+
+    home = tmp_path / "h"
+    _foreign_db(home, 3)
+    term = Terminal([], home)
+    try:
+        code = term.wait(timeout=120)
+        text = term.text()
+        assert code == 1 and "Traceback" not in text and "不是 torchcourse 的进度库" in text, text[-2000:]
+    finally:
+        term.close()

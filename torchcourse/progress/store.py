@@ -150,9 +150,59 @@ def _check_writable_dir(directory: Path) -> None:
         raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
 
 
+_OUR_TABLES = {"settings", "chapters", "answers"}  # present from version 1 on
+
+
+def _foreign_reason(path: Path) -> str | None:
+    """Look at an existing database READ-ONLY (nothing is switched to WAL, nothing migrated):
+    why it is not a torchcourse progress database, or None when it is one (or empty, or
+    unreadable: those cases are left to :func:`_connect`)."""
+    from urllib.parse import quote
+
+    try:
+        if path.stat().st_size == 0:
+            return None
+    except OSError:
+        return None
+    try:
+        ro = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        version = ro.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version == 0:
+            return f"它已有别的表：{', '.join(sorted(tables))[:200]}" if tables else None
+        if version > CURRENT_VERSION:
+            return None  # reported by _connect as "written by a newer torchcourse"
+        missing = _OUR_TABLES - tables
+        if version >= 4:
+            missing |= {"snippet_edits"} - tables
+        if missing:
+            return f"结构版本 {version}，却缺少表 {', '.join(sorted(missing))}"
+        if version >= 3:
+            cols = {r[1] for r in ro.execute("PRAGMA table_info(chapters)")}
+            if "course_id" not in cols:
+                return "chapters 表缺少 course_id 列"
+        return None
+    except sqlite3.Error as exc:
+        if _error_code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED):
+            raise _Busy(str(exc)) from exc
+        return None  # corrupt / unreadable: _connect decides
+    finally:
+        ro.close()
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     """Open, verify and migrate ``path``. Raises _Unusable for a corrupt/unreadable file."""
     existed = path.exists()
+    if existed:
+        why = _foreign_reason(path)
+        if why is not None:
+            raise StoreError(
+                f"{path} 是一个 SQLite 数据库，但不是 torchcourse 的进度库（{why}）。文件没有被改动；"
+                f"请移走它，或者把环境变量 TORCHCOURSE_HOME 指向别的目录。"
+            )
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
