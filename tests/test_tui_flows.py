@@ -713,8 +713,10 @@ class TestHomeArrows:
             assert app.focused.id == "review"
             await pilot.press("down")
             assert app.focused.id == "routes"
-            # routes ↔ chapter map: ↓ on the last route (D, the default) leaves the list, no wrap
+            # ↓ on the last route (D, the default) stays in the route list (issue 13 item 12); Tab moves on
             await pilot.press("down")
+            assert app.focused.id == "routes"
+            await pilot.press("tab")
             assert app.focused.id == "chapters"
             chapters = app.focused
             chapters.highlighted = 0

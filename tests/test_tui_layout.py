@@ -243,11 +243,13 @@ class TestHomeSingleScroll:
             def on_screen(ch) -> bool:
                 return f"{ch.id:>2} {ch.title}"[:20] in screen_text(app)
 
-            # r → the routes; ↓ past the last route enters the chapter map on its highlighted chapter
+            # r → the routes; ↓ past the last route stays there (issue 13 item 12); Tab enters the chapter map
             await pilot.press("r")
             await wait_for(pilot, lambda: app.focused is routes, what="routes focused")
             for _ in range(len(app.course.routes)):
                 await pilot.press("down")
+            assert app.focused is routes
+            await pilot.press("tab")
             await wait_for(pilot, lambda: app.focused is chapters, what="the chapter map focused")
             chapters.highlighted = 0
             await pilot.pause()

@@ -190,3 +190,34 @@ class TestSnippetInView:
                 else:
                     assert act.region.y > exp.region.y
             store.close()
+
+
+class TestHomeListsAndPalette:
+    @sync
+    async def test_down_past_the_last_route_stays_in_the_route_list(self, tmp_path):
+        """Item 12: r ↓↓↓ Enter switches route, never opens a chapter."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("r", "up", "down", "down", "down", "enter")
+            await wait_for(pilot, lambda: store.get_route() == "D", what="route D chosen")
+            await pilot.pause()
+            assert isinstance(app.screen, HomeScreen)
+            assert app.screen.focused.id == "routes"
+        store.close()
+
+    @sync
+    async def test_palette_finds_a_chapter_by_what_it_is_about_and_promises_no_error_search(self, tmp_path):
+        """Item 10: the placeholder promised error keywords the palette never searched."""
+        from textual.command import CommandPalette
+        from textual.widgets import Input
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+            assert "报错关键词" not in app.screen.query_one(Input).placeholder
+            await pilot.press(*"第二次调用")  # words of chapter 02's promise, not of its title
+            await wait_for(pilot, lambda: "打开章节 02" in screen_text(app), what="02 found by its promise")
+        store.close()

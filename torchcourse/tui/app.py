@@ -117,7 +117,7 @@ class TorchCourseApp(App):
         from torchcourse.tui.commands import CoursePalette
 
         if self.use_command_palette and not CoursePalette.is_open(self):
-            self.push_screen(CoursePalette(id="--command-palette", placeholder="输入章节名、测验、路线或报错关键词…"))
+            self.push_screen(CoursePalette(id="--command-palette", placeholder="输入章节名或它讲什么、测验、路线…（反查报错按 e）"))
 
     def today(self) -> date:
         return self._today or date.today()

@@ -55,6 +55,7 @@ class CourseCommands(Provider):
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for label, cb, help_text in self._commands():
-            score = matcher.match(label)
+            # a chapter is found by what it is about too (its promise), not only by its title
+            score = max(matcher.match(label), 0.9 * matcher.match(help_text or ""))
             if score > 0:
                 yield Hit(score, matcher.highlight(label), cb, help=help_text)

@@ -92,7 +92,7 @@ def key_table() -> list[tuple[str, str, str]]:
     """(scope, key as written, description) for every key, in help-screen order."""
     rows = [(k.scope, display_key(k), k.description) for k in KEYS]
     rows.insert(next(i for i, r in enumerate(rows) if r[0] == "阅读") + 5, ("阅读", "↑ ↓ PgUp PgDn", "滚动正文"))
-    rows.insert(next(i for i, r in enumerate(rows) if r[0] == "首页") + 3, ("首页", "↑ ↓", "在路线和章节之间移动"))
+    rows.insert(next(i for i, r in enumerate(rows) if r[0] == "首页") + 3, ("首页", "↑ ↓ Tab", "↑↓ 在一个列表里移动（路线列表到底就停住），Tab 换到下一个列表"))
     return rows
 
 

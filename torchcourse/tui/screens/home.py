@@ -84,7 +84,13 @@ class HomeList(OptionList):
             return True
         return False
 
+    # the route list keeps its cursor to itself: ↓ past its last route does not slip into the
+    # chapter map (r ↓↓↓ Enter opened a chapter instead of switching route); Tab moves on
+    keeps_cursor = False
+
     def action_cursor_down(self) -> None:
+        if self.keeps_cursor and self.highlighted is not None and self.highlighted >= self.option_count - 1:
+            return
         if self.highlighted is not None and self.highlighted >= self.option_count - 1 and self._leave(1):
             return
         super().action_cursor_down()
@@ -198,7 +204,9 @@ class HomeScreen(Screen):
                     yield ActionLine(view.review, "review", id="review")
                 yield calendar
             yield Label("路线（r 选择，回车切换；换路线不会丢进度）", classes="home-heading")
-            yield HomeList(*view.routes, id="routes")
+            routes = HomeList(*view.routes, id="routes")
+            routes.keeps_cursor = True
+            yield routes
             yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
             yield HomeList(*view.chapters, id="chapters")
         yield KeyBar("首页")
