@@ -221,3 +221,12 @@ class TestHomeListsAndPalette:
             await pilot.press(*"第二次调用")  # words of chapter 02's promise, not of its title
             await wait_for(pilot, lambda: "打开章节 02" in screen_text(app), what="02 found by its promise")
         store.close()
+
+
+def test_search_results_render_table_rows_as_text():
+    """Item 11: no raw Markdown table rows in the search results."""
+    from torchcourse.tui.screens.search import plain_excerpt
+
+    assert plain_excerpt("| retain_graph | 0 次 |") == "retain_graph · 0 次"
+    assert plain_excerpt("| a | b |\n|---|:--:|\n| `x` | 1 |") == "a · b x · 1"
+    assert plain_excerpt("普通的一句 `code`") == "普通的一句 code"

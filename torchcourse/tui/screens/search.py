@@ -10,6 +10,23 @@ from textual.widgets.option_list import Option
 from torchcourse.tui.screens.dialogs import Finder
 
 
+def plain_excerpt(text: str) -> str:
+    """A search excerpt as text: a Markdown table row reads 「retain_graph · 0 次」, not 「| retain_graph | 0 次 |」;
+    separator rows (|---|) and backticks go."""
+    import re
+
+    out = []
+    for line in text.strip().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|") or stripped.endswith("|"):
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                continue
+            line = " · ".join(c for c in cells if c)
+        out.append(line.replace("`", ""))
+    return " ".join(out).strip()
+
+
 class SearchScreen(Finder):
     NAME = "search"
     HEADING = "搜索全文（输入关键词，回车跳到第一条；↓ 进入结果列表，Esc 关闭）"
@@ -32,7 +49,7 @@ class SearchScreen(Finder):
         title = f"{hit.chapter_id} {ch.title if ch else ''}"
         sec = ch.section(hit.anchor) if ch and hit.anchor else None
         where = f" · {sec.title}" if sec else ""
-        return Option(Content.assemble((title + where, "bold"), "\n  ", hit.excerpt.strip()), id=f"hit-{index}")
+        return Option(Content.assemble((title + where, "bold"), "\n  ", plain_excerpt(hit.excerpt)), id=f"hit-{index}")
 
     def found_text(self, count: int) -> str:
         return f"找到 {count} 处"
