@@ -144,8 +144,9 @@ class Zygote:
         except (OSError, ValueError, KeyError) as exc:
             raise ZygoteError(f"warm runner protocol error: {exc}", before_fork=pid is None) from exc
         finally:
-            if pid is not None and not state["reaped"]:
-                execute.stop_supervisor(pid)  # it kills the snippet's tree and exits
+            if pid is not None:
+                if not state["reaped"]:
+                    execute.stop_supervisor(pid)  # it kills the snippet's tree and exits
                 if on_end:
                     on_end(pid)
             if w >= 0:
