@@ -28,6 +28,7 @@ import re
 import sys
 from typing import Callable, TextIO
 
+from torchcourse.progress.store import StoreError
 from torchcourse.course.model import Snippet
 from torchcourse.quiz.grading import correct_answer_text, parse_choices
 from torchcourse.quiz.review import INTERVALS
@@ -119,7 +120,7 @@ class TerminalQuiz:
             self.summary(True)
             return 1
         self.summary(stopped)
-        return 0
+        return 1 if s.unsaved else 0
 
     def question(self) -> None:
         s = self.session
@@ -175,6 +176,9 @@ class TerminalQuiz:
                     break
                 self.refuse(typed, "答案是空的：请输入答案，不会就输入 ?")
 
+        if result.save_error:
+            self.say(f"⚠️ 这道题的作答没有保存：{result.save_error}")
+            self.say(f"   答案先记在内存里（共 {len(s.unsaved)} 题未保存），下一题和结束时会再试。")
         if result.grade.correct:
             self.say("✓ 正确")
         elif q.kind == "open":
@@ -201,8 +205,12 @@ class TerminalQuiz:
         s = self.session
         self.say()
         self.say("═" * 48)
+        try:
+            s.save()
+        except StoreError as exc:
+            self.say(f"⚠️ 还有 {len(s.unsaved)} 题的作答没能保存：{exc}")
         if stopped and s.answered:
-            self.say(f"输入结束：已保存 {s.answered}/{s.total} 题的作答。")
+            self.say(f"输入结束：已保存 {s.answered - len(s.unsaved)}/{s.total} 题的作答。")
         if s.answered:
             pct = round(100 * s.score / s.answered)
             if s.answered < s.total:  # one denominator per line: this time's answers, said as such
@@ -218,6 +226,16 @@ class TerminalQuiz:
                 self.say(f"    回看：{s.where(r)}")
             days = "、".join(str(d) for d in INTERVALS)
             self.say(f"答错的题会进入复习，按 {days} 天的间隔再出现。")
+        if s.unsaved:
+            self.say("这些作答没有记进进度，本章是否完成这次没有计算；进度库能写入后重新测一次即可。")
+            return
+        try:
+            self._completion()
+        except StoreError as exc:
+            self.say(f"⚠️ 读写进度时出错，本章是否完成这次没有计算：{exc}")
+
+    def _completion(self) -> None:
+        s = self.session
         completed = s.finish()
         if s.chapter_id is not None:
             course = s.course

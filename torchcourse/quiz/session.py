@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+import threading
+from datetime import date, datetime, timezone
 
 from torchcourse.course.model import Course, Snippet
+from torchcourse.progress.store import StoreError
 from torchcourse.quiz.bank import Question, checkpoint_for
 from torchcourse.quiz.completion import update_completion
 from torchcourse.quiz.grading import Grade, grade
@@ -40,6 +42,7 @@ class Result:
     chapter_id: str
     question: Question
     grade: Grade
+    save_error: str = ""  # why this answer is not stored yet (it stays in memory, retried)
 
 
 def chapter_label(course: Course, chapter_id: str) -> str:
@@ -74,6 +77,13 @@ class QuizSession:
         self.index = 0
         self.results: list[Result] = []
         self.completed: list[str] = []
+        # answers graded but not stored yet: (chapter_id, question_id, answer, correct, at),
+        # oldest first. A failed write (locked, full disk, read-only file) keeps them here and
+        # every later save() tries them again.
+        self.unsaved: list[tuple] = []
+        self.autosave = True  # False: the caller runs save() itself (the app, off the UI thread)
+        self.writer = None  # a store for writes (the app gives one of its own); default self.store
+        self._save_lock = threading.Lock()
 
     # -- construction -------------------------------------------------------------------
 
@@ -142,17 +152,35 @@ class QuizSession:
             raise IndexError("the quiz is over")
         chapter_id, question = item
         g = grade(question, response)
-        at = self.clock() if self.clock is not None else None
-        self.store.record_answer(chapter_id, question.id, g.answer, g.correct, at=at)
+        at = self.clock() if self.clock is not None else datetime.now(timezone.utc)
+        with self._save_lock:
+            self.unsaved.append((chapter_id, question.id, g.answer, g.correct, at))
         result = Result(chapter_id, question, g)
         self.results.append(result)
         self.index += 1
+        if self.autosave:
+            try:
+                self.save()
+            except StoreError as exc:
+                result.save_error = str(exc)
         return result
+
+    def save(self) -> None:
+        """Store the answers not stored yet, oldest first. Raises StoreError when a write fails;
+        the answers not written stay in memory for the next try."""
+        store = self.writer or self.store
+        with self._save_lock:
+            while self.unsaved:
+                cid, qid, answer, correct, at = self.unsaved[0]
+                store.record_answer(cid, qid, answer, correct, at=at)
+                self.unsaved.pop(0)
 
     def finish(self) -> list[str]:
         """Update completion of the chapters involved; return the ids now completed."""
+        self.save()  # raises StoreError: completion is never computed without every answer
         chapter_ids = sorted({cid for cid, _ in self.items[: max(self.index, 0)]} | ({self.chapter_id} if self.chapter_id else set()))
-        self.completed = [cid for cid in chapter_ids if update_completion(self.course, self.store, cid)]
+        store = self.writer or self.store
+        self.completed = [cid for cid in chapter_ids if update_completion(self.course, store, cid)]
         return self.completed
 
     def outcome(self, goto: tuple[str, str] | None = None) -> QuizOutcome:

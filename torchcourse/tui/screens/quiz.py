@@ -32,6 +32,8 @@ from torchcourse.quiz.session import QuizError, QuizOutcome, QuizSession, Result
 __all__ = ["QuizScreen", "ReviewScreen", "QuizOutcome"]
 
 RUN_GROUP = "quiz-predict"
+SAVE_GROUP = "quiz-save"
+_WRITER_LOCK = threading.Lock()
 
 # phases
 ANSWER = "answer"  # choosing / typing / thinking (open, before the reveal)
@@ -74,6 +76,9 @@ class QuizScreen(Screen[QuizOutcome]):
             self.session = self._make_session(chapter_id)
         except QuizError as exc:
             self.error = str(exc)
+        if self.session is not None:
+            self.session.autosave = False  # writes run off the UI thread: _save_in_background
+        self._summary_lines: list[str] = []
         self.phase = EMPTY
         self.picked: set[int] = set()
         self.cursor = 0
@@ -337,7 +342,48 @@ class QuizScreen(Screen[QuizOutcome]):
         assert self.session is not None
         self._after_answer(self.session.answer(value))
 
+    def _save_in_background(self, finish: bool = False) -> None:
+        """Store the answers given (``finish``: and the chapter's completion) on a thread, never
+        the UI's: a locked, full or read-only database must not freeze the screen. A failure is
+        a notification saying what was not saved and why; the answers stay in the session and
+        the next answer or the end of the quiz tries again."""
+        s = self.session
+        if s is None:
+            return
+        app, store = self.app, self.store
+
+        def job():
+            try:
+                with _WRITER_LOCK:
+                    if s.writer is None:  # its own connection: UI reads never queue behind it
+                        from torchcourse.progress import open_store
+
+                        s.writer, _ = open_store(store.path, course_id=store.course_id)
+                if not finish:
+                    s.save()
+                    return
+                completed = s.finish()
+                if self.is_attached:
+                    app.call_from_thread(self._completion_known, completed)
+            except Exception as exc:  # noqa: BLE001 - StoreError or an OS error: say it, keep going
+                n = len(s.unsaved)
+                what = f"{n} 题的作答" if n else "本章的完成状态"
+                app.call_from_thread(
+                    app.notify, f"{what}没有保存：{exc}。答案先留在内存里，下次作答或结束测验时会再试。",
+                    title="进度没有保存", severity="error", timeout=15,
+                )
+
+        app.run_worker(job, thread=True, group=SAVE_GROUP, exit_on_error=False)
+
+    def _completion_known(self, completed: list[str]) -> None:
+        s = self.session
+        if s is None or self.phase != SUMMARY or s.chapter_id not in completed:
+            return
+        self._summary_lines.insert(1, f"🎉 {chapter_label(self.course, s.chapter_id)}已完成。")
+        self.query_one("#quiz-summary", Static).update(Text("\n".join(self._summary_lines)))
+
     def _after_answer(self, result: Result) -> None:
+        self._save_in_background()
         q = result.question
         self.last = result
         fill = self.query_one("#quiz-fill", Input)
@@ -432,13 +478,12 @@ class QuizScreen(Screen[QuizOutcome]):
         assert s is not None
         self._cancel_run()
         self._hide_all()
-        completed = s.finish()
+        self._save_in_background(finish=True)  # "已完成" is added when the store has answered
         self.query_one("#quiz-head", Static).update(Text(f"{self._title()}   结果"))
         lines = [f"得分：{s.score}/{s.total}（{round(100 * s.score / s.total) if s.total else 0}%）"]
+        self._summary_lines = lines
         if s.chapter_id is not None:
-            if s.chapter_id in completed:
-                lines.append(f"🎉 {chapter_label(self.course, s.chapter_id)}已完成。")
-            elif s.total and s.score < PASS_RATIO * s.total:
+            if s.total and s.score < PASS_RATIO * s.total:
                 lines.append("达到 80% 才算通过本章检查点：回看下面的小节后再测一次。")
         if s.missed:
             days = "、".join(str(d) for d in INTERVALS)
@@ -484,7 +529,7 @@ class QuizScreen(Screen[QuizOutcome]):
             self.dismiss(QuizOutcome(None, 0, 0, None))
             return
         if self.phase != SUMMARY and s.answered:
-            s.finish()  # a half-done quiz still counts what was answered
+            self._save_in_background(finish=True)  # a half-done quiz still counts what was answered
         self.dismiss(s.outcome(goto))
 
     def on_unmount(self) -> None:
