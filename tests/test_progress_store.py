@@ -26,7 +26,7 @@ def test_fresh_database_is_current_schema_in_wal_mode(tmp_path):
     s.close()
     assert notice is None
     conn = sqlite3.connect(tmp_path / "data" / "p.sqlite3")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 5
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"settings", "chapters", "answers", "runs", "breaks", "snippet_edits"} <= tables
@@ -342,3 +342,61 @@ def test_exact_reading_place_is_kept_and_a_later_break_replaces_it(store):
     assert store.reading_place() == {"chapter": "03", "part": 2, "line": None, "offset": 0, "digest": None}
     store.set_position("03", 0)
     assert store.reading_place()["line"] is None
+
+
+def test_parts_read_are_kept_per_chapter_reset_and_exported(store, tmp_path):
+    """Issue 13 item 5: the parts really read (minutes are counted from them), not the breaks."""
+    store.reach_break("01", 2)
+    assert store.parts_read() == {}  # reaching a break (``n``) is not reading
+    assert store.mark_part_read("01", 0) is True
+    assert store.mark_part_read("01", 0) is False
+    store.mark_part_read("01", 2)
+    store.mark_part_read("02", 1)
+    assert store.parts_read() == {"01": {0, 2}, "02": {1}}
+    assert store.parts_read("02") == {"02": {1}}
+    out = tmp_path / "e.json"
+    store.export_json(out)
+    other, _ = open_store(tmp_path / "other.sqlite3")
+    other.import_json(out)
+    assert other.parts_read() == {"01": {0, 2}, "02": {1}}
+    other.close()
+    store.reset("01")
+    assert store.parts_read() == {"02": {1}}
+
+
+def test_an_export_without_parts_read_counts_its_breaks_as_read(store, tmp_path):
+    f = tmp_path / "old.json"
+    f.write_text(json.dumps({"format": "torchcourse-progress", "version": 3, "chapters": [
+        {"chapter_id": "01", "furthest_break": 2, "completed": False},
+        {"chapter_id": "02", "furthest_break": 1, "completed": True, "completed_at": "2025-01-02T00:00:00+00:00"}]}))
+    store.import_json(f)
+    assert store.parts_read() == {"01": {0, 1}, "02": {0, 1}}
+
+
+def test_v4_database_back_fills_parts_read_from_its_breaks(tmp_path):
+    """Learners upgrading keep their minutes: every part before the furthest break (at the time
+    that break was first reached), every part of a completed chapter."""
+    from torchcourse.progress.schema import MIGRATIONS
+
+    db = tmp_path / "v4.sqlite3"
+    conn = sqlite3.connect(db, isolation_level=None)
+    for v in range(4):
+        MIGRATIONS[v](conn)
+    conn.execute("PRAGMA user_version = 4")
+    conn.execute("INSERT INTO chapters (course_id, chapter_id, furthest_break, completed, completed_at) VALUES ('torchcourse', '01', 2, 0, NULL)")
+    conn.execute("INSERT INTO chapters (course_id, chapter_id, furthest_break, completed, completed_at) VALUES ('torchcourse', '02', 3, 1, '2025-02-01T00:00:00.000000+00:00')")
+    conn.execute("INSERT INTO chapters (course_id, chapter_id, furthest_break, completed, completed_at) VALUES ('other', '01', 1, 0, NULL)")
+    for k, at in ((1, "2025-01-01T10:00:00.000000+00:00"), (2, "2025-01-03T10:00:00.000000+00:00"), (1, "2025-01-05T10:00:00.000000+00:00")):
+        conn.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES ('torchcourse', '01', ?, ?)", (k, at))
+    conn.close()
+    s, notice = open_store(db)
+    assert notice is None
+    assert s.parts_read() == {"01": {0, 1}, "02": {0, 1, 2, 3}}
+    conn = sqlite3.connect(db)
+    assert dict(conn.execute("SELECT part_index, at FROM parts_read WHERE course_id = 'torchcourse' AND chapter_id = '01'").fetchall()) == {
+        0: "2025-01-01T10:00:00.000000+00:00", 1: "2025-01-03T10:00:00.000000+00:00"}
+    conn.close()
+    s.close()
+    other, _ = open_store(db, course_id="other")
+    assert other.parts_read() == {"01": {0}}
+    other.close()

@@ -688,11 +688,13 @@ class TestRobust:
 
 class TestReadMinutes:
     @sync
-    async def test_a_chapter_read_to_its_last_break_counts_as_read(self, tmp_path):
-        # fixture 02 (3 minutes) has one break point near its end and a 15-character tail:
-        # reaching it means the chapter was read, not half of it
+    async def test_a_chapter_whose_parts_were_read_counts_as_read(self, tmp_path):
+        # fixture 02 has one break point near its end and a 15-character tail: its two parts read
+        # (issue 13 item 5: parts read, not breaks reached, give the minutes) are the whole chapter
         app, store = build_app(tmp_path / "p.sqlite3")
         store.reach_break("02", 1)
+        store.mark_part_read("02", 0)
+        store.mark_part_read("02", 1)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             text = screen_text(app)

@@ -119,6 +119,7 @@ class TestNarrow:
         for width, height in SIZES:
             app, store = build_app(tmp_path / f"{width}.sqlite3")
             store.reach_break("01", 1)
+            store.mark_part_read("01", 0)  # minutes come from parts read (issue 13 item 5)
             async with app.run_test(size=(width, height)) as pilot:
                 await pilot.pause()
                 text = screen_text(app)

@@ -27,6 +27,7 @@ async def _open(pilot, chapter_id: str):
 def test_home(snap_compare, tmp_path):
     app, store = build_app(tmp_path / "p.sqlite3")
     store.reach_break("01", 1)
+    store.mark_part_read("01", 0)  # minutes read come from parts read (issue 13 item 5)
     assert snap_compare(app, terminal_size=SIZE)
 
 

@@ -13,6 +13,11 @@ path is exercised on every fresh install, not only on upgrades.
   belong to the shipped course (:data:`SHIPPED_COURSE_ID`).
 - v4: ``snippet_edits``: the learner's own version of a snippet (edited in the reader), one row
   per course, chapter and snippet id; deleting the row restores the book's version.
+- v5: ``parts_read``: the parts (text between two break points, 0-based) of a chapter the
+  learner really read — scrolled through or stayed long enough in (the reader decides). The
+  minutes read are counted from these rows, not from the furthest break, which ``n`` reaches
+  in a second. Back-filled from what v4 counted as read: every part before the furthest break
+  reached, and all parts of a completed chapter, each at the time its break was first reached.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-CURRENT_VERSION = 4
+CURRENT_VERSION = 5
 SHIPPED_COURSE_ID = "torchcourse"  # the ``id`` in the shipped content/course.toml
 
 V1_SQL = """
@@ -138,9 +143,46 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
         conn.execute(stmt)
 
 
+V4_TO_V5_SQL = """
+CREATE TABLE parts_read (
+    course_id  TEXT NOT NULL,
+    chapter_id TEXT NOT NULL,
+    part_index INTEGER NOT NULL,
+    at         TEXT NOT NULL,
+    PRIMARY KEY (course_id, chapter_id, part_index)
+)
+"""
+
+
+def backfill_parts(furthest_break: int, completed: bool) -> range:
+    """Parts counted as read for a chapter known only by its furthest break and completed flag
+    (a v4 database, an export file without ``parts_read``): the parts before that break; all of
+    them, the tail after the last break included, for a completed chapter."""
+    return range(max(0, furthest_break) + (1 if completed else 0))
+
+
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    for stmt in _statements(V4_TO_V5_SQL):
+        conn.execute(stmt)
+    rows = conn.execute("SELECT course_id, chapter_id, furthest_break, completed, completed_at FROM chapters").fetchall()
+    for course_id, chapter_id, furthest, completed, completed_at in rows:
+        firsts = dict(
+            conn.execute(
+                "SELECT break_index, min(at) FROM breaks WHERE course_id = ? AND chapter_id = ? GROUP BY break_index",
+                (course_id, chapter_id),
+            ).fetchall()
+        )
+        fallback = completed_at or max(firsts.values(), default=None) or "1970-01-01T00:00:00.000000+00:00"
+        for part in backfill_parts(int(furthest), bool(completed)):
+            conn.execute(
+                "INSERT OR IGNORE INTO parts_read (course_id, chapter_id, part_index, at) VALUES (?, ?, ?, ?)",
+                (course_id, chapter_id, part, firsts.get(part + 1) or fallback),
+            )
+
+
 def _statements(sql: str) -> list[str]:
     return [s.strip() for s in sql.split(";") if s.strip()]
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 assert len(MIGRATIONS) == CURRENT_VERSION

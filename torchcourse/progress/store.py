@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
-from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS, SHIPPED_COURSE_ID
+from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS, SHIPPED_COURSE_ID, backfill_parts
 
 BUSY_TIMEOUT_S = 30.0
 EXPORT_FORMAT = "torchcourse-progress"
-EXPORT_VERSION = 3  # 2: the file names its course ("course"); version 1 files carry none; 3: "edits"
+EXPORT_VERSION = 4  # 2: the file names its course ("course"); version 1 files carry none; 3: "edits"; 4: "parts_read"
 
 # SQLite primary result codes that mean "this file is not a usable database".
 _SQLITE_CORRUPT = 11
@@ -178,6 +178,8 @@ def _foreign_reason(path: Path) -> str | None:
         missing = _OUR_TABLES - tables
         if version >= 4:
             missing |= {"snippet_edits"} - tables
+        if version >= 5:
+            missing |= {"parts_read"} - tables
         if missing:
             return f"结构版本 {version}，却缺少表 {', '.join(sorted(missing))}"
         if version >= 3:
@@ -489,6 +491,35 @@ class Store:
             rows = c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE course_id = ? ORDER BY chapter_id", (self.course_id,)).fetchall()
         return {r[0]: ChapterProgress(r[0], r[1], bool(r[2]), r[3]) for r in rows}
 
+    # -- parts really read (the minutes read are counted from these) -------------------------
+
+    def mark_part_read(self, chapter_id: str, part_index: int, at: datetime | None = None) -> bool:
+        """Part ``part_index`` (0-based) of the chapter was really read (scrolled through, or
+        stayed in long enough: the reader decides). True when it was not recorded before."""
+        part_index = int(part_index)
+        if part_index < 0:
+            raise ValueError(f"part_index is 0-based, got {part_index}")
+        with self._tx(True) as c:
+            cur = c.execute(
+                "INSERT OR IGNORE INTO parts_read (course_id, chapter_id, part_index, at) VALUES (?, ?, ?, ?)",
+                (self.course_id, chapter_id, part_index, _iso(at)),
+            )
+            return cur.rowcount > 0
+
+    def parts_read(self, chapter_id: str | None = None) -> dict[str, set[int]]:
+        """{chapter id: the 0-based indexes of its parts read} (one chapter when ``chapter_id``)."""
+        sql = "SELECT chapter_id, part_index FROM parts_read WHERE course_id = ?"
+        params: tuple = (self.course_id,)
+        if chapter_id is not None:
+            sql += " AND chapter_id = ?"
+            params = (self.course_id, chapter_id)
+        with self._tx(False) as c:
+            rows = c.execute(sql, params).fetchall()
+        out: dict[str, set[int]] = {}
+        for cid, part in rows:
+            out.setdefault(cid, set()).add(int(part))
+        return out
+
     # -- answers and runs -------------------------------------------------------------------
 
     def record_answer(self, chapter_id: str, question_id: str, answer: str, correct: bool, at: datetime | None = None) -> None:
@@ -631,6 +662,10 @@ class Store:
                     {"chapter_id": r[0], "snippet_id": r[1], "code": r[2], "updated_at": r[3]}
                     for r in c.execute("SELECT chapter_id, snippet_id, code, updated_at FROM snippet_edits WHERE course_id = ? ORDER BY chapter_id, snippet_id", (self.course_id,))
                 ],
+                "parts_read": [
+                    {"chapter_id": r[0], "part": r[1], "at": r[2]}
+                    for r in c.execute("SELECT chapter_id, part_index, at FROM parts_read WHERE course_id = ? ORDER BY chapter_id, part_index", (self.course_id,))
+                ],
             }
         return data
 
@@ -729,16 +764,28 @@ class Store:
                     (cid, e["chapter_id"], e["snippet_id"], e["code"], e["updated_at"]),
                 )
                 counts["edits"] += cur.rowcount
+            # a file written before "parts_read" existed: its chapters count as a v4 database did
+            parts = rows["parts_read"]
+            if parts is None:
+                parts = [
+                    {"chapter_id": ch["chapter_id"], "part": i, "at": ch["completed_at"] or _iso(None)}
+                    for ch in rows["chapters"] for i in backfill_parts(ch["furthest_break"], ch["completed"])
+                ]
+            for pr in parts:
+                c.execute(
+                    "INSERT OR IGNORE INTO parts_read (course_id, chapter_id, part_index, at) VALUES (?, ?, ?, ?)",
+                    (cid, pr["chapter_id"], pr["part"], pr["at"]),
+                )
         return counts
 
     def reset(self, chapter_id: str | None = None) -> None:
         """Forget one chapter's progress (answers, runs, breaks, edited snippets included), or everything."""
         with self._tx(True) as c:
             if chapter_id is None:
-                for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "settings"):
+                for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "settings"):
                     c.execute(f"DELETE FROM {table} WHERE course_id = ?", (self.course_id,))
                 return
-            for table in ("chapters", "answers", "runs", "breaks", "snippet_edits"):
+            for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read"):
                 c.execute(f"DELETE FROM {table} WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
             pos = self._position(c)
             if pos is not None and pos[0] == chapter_id:
@@ -793,7 +840,8 @@ def _validate_export(data: object, path: Path) -> dict:
     course = data.get("course")
     if course is not None and (not isinstance(course, str) or not course):
         raise bad("course", f"应为非空字符串，实际是 {course!r}")
-    out: dict = {"course": course, "route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": [], "edits": []}
+    out: dict = {"course": course, "route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": [], "edits": [],
+                 "parts_read": None}
     route = data.get("route")
     if route is not None:
         if not isinstance(route, str):
@@ -838,4 +886,10 @@ def _validate_export(data: object, path: Path) -> dict:
         out["edits"].append(
             {"chapter_id": text(e, "chapter_id", where), "snippet_id": text(e, "snippet_id", where), "code": e["code"], "updated_at": when(e, "updated_at", where)}
         )
+    if "parts_read" in data:  # None: an older file; import derives them from its chapters
+        out["parts_read"] = []
+        for i, pr in enumerate(items("parts_read")):
+            where = f"parts_read[{i}]"
+            part = count(pr.get("part"), f"{where}.part", 0)
+            out["parts_read"].append({"chapter_id": text(pr, "chapter_id", where), "part": part, "at": when(pr, "at", where)})
     return out

@@ -42,7 +42,7 @@ KEYS: tuple[Key, ...] = (
     Key("k", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
     # reader
     Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
-    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下进度）", "阅读"),
+    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下读到哪里；跳过的段不算读过的分钟）", "阅读"),
     Key("s", "stop_here", "停在这里", "停在这里，保存并回到首页（Esc、q 也会记下读到的那一行）", "阅读"),
     Key("right_square_bracket", "next_chapter", "下一章", "按当前路线打开下一章", "阅读", display="]"),
     Key("left_square_bracket", "prev_chapter", "上一章", "按当前路线打开上一章", "阅读", show=False, display="["),

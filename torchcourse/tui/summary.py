@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torchcourse.course import Chapter, Course, Route, chapter_minutes
-from torchcourse.course.chapter import reading_chars
+from torchcourse.progress.reading import minutes_read
 
 DEFAULT_ROUTE = Course.DEFAULT_ROUTE
 
@@ -23,39 +23,23 @@ STATUS_TEXT = {"todo": "未开始", "doing": "读到一半", "done": "已完成"
 STATUS_ICON = {"todo": "○", "doing": "◐", "done": "●", "unavailable": "·"}
 
 
-def read_fraction(chapter: Chapter, furthest: int) -> float:
-    """Share of the chapter's ⏱ characters that lie before its break point ``furthest``.
-
-    Parts differ a lot in length (the tail after the last 🛑 is a short recap), so counting
-    parts would say 「half read」 for a chapter read to its 读完了 break point.
-    """
-    if not chapter.parts or furthest <= 0:
-        return 0.0
-    if furthest >= chapter.break_points:
-        return 1.0
-    sizes = [reading_chars(p.text) for p in chapter.parts]
-    total = sum(sizes)
-    return sum(sizes[:furthest]) / total if total else 0.0
-
-
-def chapter_status(chapter: Chapter, progress) -> ChapterStatus:
+def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = None) -> ChapterStatus:
+    """``parts_read``: the parts the learner really read (scrolled through or stayed in, see
+    :mod:`torchcourse.progress.reading`); the minutes read count those, never the breaks
+    reached with ``n``, and a completed chapter only what of it was read."""
     minutes = chapter_minutes(chapter)
     if not chapter.available:
         return ChapterStatus(chapter, minutes, "unavailable", 0, 0.0)
     furthest = progress.furthest_break if progress else 0
     done = bool(progress and progress.completed)
-    if done:
-        read = float(minutes)
-        status = "done"
-    else:
-        read = minutes * read_fraction(chapter, furthest)
-        status = "doing" if furthest > 0 else "todo"
-    return ChapterStatus(chapter, minutes, status, furthest, read)
+    status = "done" if done else "doing" if furthest > 0 or parts_read else "todo"
+    return ChapterStatus(chapter, minutes, status, furthest, minutes_read(chapter, parts_read))
 
 
 def all_statuses(course: Course, store) -> dict[str, ChapterStatus]:
     progress = store.all_progress()
-    return {c.id: chapter_status(c, progress.get(c.id)) for c in course.chapters}
+    parts = store.parts_read()
+    return {c.id: chapter_status(c, progress.get(c.id), parts.get(c.id)) for c in course.chapters}
 
 
 def current_route(course: Course, store) -> Route | None:

@@ -153,6 +153,11 @@ def help_content() -> Content:
         lines.append(Content.assemble(("  " + key, "bold $accent"), pad, desc))
     lines.append(Content(""))
     lines.append(Content("点击 ▶ 运行 按钮也能运行代码块；鼠标滚轮滚动正文。"))
+    from torchcourse.progress.reading import HOW_IT_COUNTS
+
+    lines.append(Content(""))
+    lines.append(Content.styled("【已读的分钟怎么算】", "bold"))
+    lines.append(Content(HOW_IT_COUNTS))
     return Content("\n").join(lines)
 
 
