@@ -13,7 +13,7 @@ import pytest
 from torchcourse import paths
 from torchcourse.course import chapter_minutes, load_course
 from torchcourse.course.chapter import minutes_for, reading_chars
-from torchcourse.course.check import all_problems
+from torchcourse.check import all_problems
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures"

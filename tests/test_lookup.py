@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from torchcourse.course import load_course
+from torchcourse.check import excerpt_problems, excerpt_sources
 from torchcourse.course.appendix import appendix_problems
 from torchcourse.lookup import error_entries, errors_in_output, lookup_error, normalize, search_text
 
@@ -156,12 +157,12 @@ def test_appendix_problems_name_file_and_line(tmp_path):
         encoding="utf-8",
     )
     course = load_course(root)
-    got = [(p.file, p.line, p.message) for p in appendix_problems(course)]
+    got = [(p.file, p.line, p.message) for p in sorted(appendix_problems(course) + excerpt_problems(course), key=lambda p: p.line)]
     assert [(f, ln) for f, ln, _ in got] == [(appendix, n + k) for k in range(1, 6)]
     assert "needs a link" in got[0][2] and "unknown chapter '09'" in got[1][2] and "#no-such-anchor" in got[2][2]
     assert "needs 4 cells" in got[3][2]
     assert "occurs in no snippet's expected output" in got[4][2] and "vector outputs" in got[4][2]
-    assert appendix_problems(load_course(FIXTURE)) == []
+    assert appendix_problems(load_course(FIXTURE)) == [] and excerpt_problems(load_course(FIXTURE)) == []
 
 
 def test_an_excerpt_matches_the_output_as_the_runner_normalizes_it(tmp_path):
@@ -176,10 +177,9 @@ def test_an_excerpt_matches_the_output_as_the_runner_normalizes_it(tmp_path):
         "| `torch/autograd/__init__.py\", line 208, in _make_grads` | 原因 | 先查 | [02 §非标量输出](02#non-scalar) |",  # a frame line: collapsed to "  ..."
     ]
     appendix.write_text(text + "\n".join(rows) + "\n", encoding="utf-8")
-    got = appendix_problems(load_course(root))
+    got = appendix_problems(load_course(root)) + excerpt_problems(load_course(root))
     n = len(text.splitlines())
     assert [p.line for p in got] == [n + 3]
-    from torchcourse.course.appendix import excerpt_sources
 
     assert excerpt_sources(load_course(root), "grad can be implicitly created") == ["02:non-scalar-backward"]
 

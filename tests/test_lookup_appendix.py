@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from torchcourse.course import load_course
-from torchcourse.course.appendix import appendix_entries, appendix_problems, excerpt_sources, snippet_outputs
+from torchcourse.check import excerpt_problems, excerpt_sources, snippet_outputs
+from torchcourse.course.appendix import appendix_entries, appendix_problems
 from torchcourse.lookup import error_entries, error_index, errors_in_output, lookup_error
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def entries(course):
 def test_the_appendix_has_at_least_40_entries_each_from_a_real_run(course, entries):
     assert len(entries) >= 40
     assert error_entries(course) == entries  # the lookup answers over the appendix, nothing else
-    assert [p for p in appendix_problems(course)] == []
+    assert [p for p in appendix_problems(course)] == [] and excerpt_problems(course) == []
     outputs = snippet_outputs(course)
     for e in entries:
         assert excerpt_sources(course, e.text, outputs), e.text
@@ -131,7 +132,7 @@ def test_entries_are_normalized_once_per_course(course):
 
 def test_check_does_not_import_the_lookup():
     code = (
-        "import sys; from torchcourse.course import load_course; from torchcourse.course.check import all_problems; "
+        "import sys; from torchcourse.course import load_course; from torchcourse.check import all_problems; "
         f"all_problems(load_course({str(CONTENT)!r})); print('lookup' in ' '.join(sys.modules))"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),

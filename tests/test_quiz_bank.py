@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from torchcourse.course import load_course
-from torchcourse.course.check import all_problems
+from torchcourse.check import all_problems
 from torchcourse.quiz.bank import load_checkpoint, questions_for, validate_checkpoints
 
 FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"

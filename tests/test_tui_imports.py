@@ -57,7 +57,7 @@ CORE_SCRIPT = r"""
 import json, sys
 import torchcourse.cli, torchcourse.paths, torchcourse.course, torchcourse.progress, torchcourse.runner
 import torchcourse.quiz, torchcourse.quiz.review, torchcourse.quiz.completion, torchcourse.quiz.session, torchcourse.lookup
-import torchcourse.progress.cli, torchcourse.runner.cli, torchcourse.course.check, torchcourse.app_entry
+import torchcourse.progress.cli, torchcourse.runner.cli, torchcourse.check, torchcourse.app_entry
 torchcourse.cli.build_parser()
 print(json.dumps(sorted(m for m in sys.modules if m == "textual" or m.startswith("textual."))))
 """

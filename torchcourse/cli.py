@@ -9,52 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from torchcourse import __version__, paths
-
-
-def _course(args, *, need_chapters: bool = True):
-    """The course for a subcommand; exits 2 with ``file:line: message`` when it cannot serve.
-
-    With ``need_chapters`` a course.toml that yields no chapter at all (malformed TOML, no
-    ``[[chapters]]``) stops here with its own problems, instead of every chapter id on the
-    command line being reported as unknown.
-    """
-    from torchcourse.course import CourseError, load_course
-
-    root = paths.content_dir(getattr(args, "content", None))
-    try:
-        course = load_course(root)
-    except CourseError as exc:
-        print(f"torchcourse: {exc}", file=sys.stderr)
-        raise SystemExit(2)
-    if need_chapters and not course.chapters:
-        for problem in course.problems:
-            print(f"torchcourse: {problem}", file=sys.stderr)
-        print(f"torchcourse: {root / 'course.toml'} 里没有一章可用（torchcourse check 列出全部问题）", file=sys.stderr)
-        raise SystemExit(2)
-    return course
-
-
-def chapter_arg(course, text: str, command: str, *, written: bool = True):
-    """The chapter named on the command line (``1`` finds ``01``); exits 2 naming the value and
-    the known chapters when there is none, or (``written``) when it is not written yet."""
-    chapter = course.find_chapter(text)
-    if chapter is None:
-        known = "、".join(c.id for c in course.chapters)
-        print(f"torchcourse {command}: 没有这一章：{text!r}。已有的章节：{known}", file=sys.stderr)
-        raise SystemExit(2)
-    if written and not chapter.available:
-        print(f"torchcourse {command}: 第 {chapter.id} 章「{chapter.title}」（{chapter.file.name}）还没有写好。", file=sys.stderr)
-        raise SystemExit(2)
-    return chapter
+from torchcourse.commandline import course_or_exit
 
 
 def cmd_check(args) -> int:
-    from torchcourse.course.check import all_problems, shape
+    from torchcourse.check import all_problems, shape
 
-    course = _course(args, need_chapters=False)
+    course = course_or_exit(args, need_chapters=False)
     problems = all_problems(course)
     if args.json:
         print(json.dumps(shape(course, problems), ensure_ascii=False, indent=2))
@@ -158,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")
     p.add_argument("text", nargs="+", metavar="TEXT", help="报错原文；- 表示从标准输入读")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
-    p.set_defaults(func=_delegate("torchcourse.lookup", "cmd_why"))
+    p.set_defaults(func=_delegate("torchcourse.lookup.cli", "cmd_why"))
 
     p = sub.add_parser("quiz", help="在普通终端里做一章的检查点测验")
     p.add_argument("chapter", metavar="CHAPTER", help="章节编号，如 01")

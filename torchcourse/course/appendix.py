@@ -101,7 +101,7 @@ def appendix_rows(chapter: Chapter):
         yield Row(i, cells, in_table)
 
 
-def _appendices(course: Course):
+def appendices(course: Course):
     return [ch for ch in course.chapters if ch.kind == "appendix" and ch.available]
 
 
@@ -114,7 +114,7 @@ def _section_title(course: Course, chapter_id: str, anchor: str, fallback: str) 
 def appendix_entries(course: Course) -> list[ErrorEntry]:
     """The usable rows of the appendix tables, in file order."""
     out = []
-    for ch in _appendices(course):
+    for ch in appendices(course):
         for row in appendix_rows(ch):
             cells = row.cells
             if len(cells) != row.columns:
@@ -137,57 +137,20 @@ def flat(text: str) -> str:
     return _WS_RE.sub(" ", text).strip()
 
 
-def snippet_outputs(course: Course) -> list[tuple[str, str]]:
-    """(snippet key, expected output as the runner compares it, whitespace flattened) for every
-    snippet with an expected output, in course order."""
-    from torchcourse.runner.normalize import normalize
-
-    out = []
-    for ch in course.chapters:
-        if not ch.available:
-            continue
-        for snip in ch.snippets:
-            if snip.expected:
-                out.append((snip.key, flat(normalize(snip.expected, side="expected"))))
-    return out
-
-
-def excerpt_sources(course: Course, excerpt: str, outputs: list[tuple[str, str]] | None = None) -> list[str]:
-    """Keys of the snippets whose expected output holds ``excerpt`` (normalized like them)."""
-    from torchcourse.runner.normalize import normalize
-
-    outputs = snippet_outputs(course) if outputs is None else outputs
-    needle = flat(normalize(excerpt, side="expected"))
-    if not needle:
-        return []
-    return [key for key, text in outputs if needle in text]
-
-
 def appendix_problems(course: Course) -> list[Problem]:
-    """Rows of the appendix tables that the lookup cannot use or that no run printed, with file
-    and line."""
+    """Rows of the appendix tables that the lookup cannot use (cells, links), with file and line.
+    Whether each excerpt was really printed by a run is checked above the model, where the
+    runner's normalization is at hand (:func:`torchcourse.check.excerpt_problems`)."""
     problems = []
-    outputs = None
-    for ch in _appendices(course):
+    for ch in appendices(course):
         for row in appendix_rows(ch):
             cells = row.cells
             header = "| 报错原文 | 原因 | 先查 | 讲解 |" if row.columns == 4 else "| 报错原文 | 原因 | 讲解 |"
             if len(cells) != row.columns:
                 problems.append(Problem(ch.file, row.line, f"error table row needs {row.columns} cells ({header}), got {len(cells)}"))
                 continue
-            excerpt = strip_code(cells[0])
-            if not excerpt:
+            if not strip_code(cells[0]):
                 problems.append(Problem(ch.file, row.line, "error table row has an empty 报错原文 cell"))
-            else:
-                if outputs is None:
-                    outputs = snippet_outputs(course)
-                if not excerpt_sources(course, excerpt, outputs):
-                    short = excerpt if len(excerpt) <= 80 else excerpt[:77] + "..."
-                    problems.append(Problem(
-                        ch.file, row.line,
-                        f"报错原文 {short!r} occurs in no snippet's expected output: copy it from an output block "
-                        "that verify --accept wrote (whitespace may differ, nothing else)",
-                    ))
             m = LINK_RE.search(cells[-1])
             if m is None:
                 problems.append(Problem(ch.file, row.line, f"讲解 cell needs a link like [03 §标题](03#anchor), got {cells[-1]!r}"))
@@ -203,5 +166,5 @@ def appendix_problems(course: Course) -> list[Problem]:
 
 __all__ = [
     "APPENDIX_HEADER", "APPENDIX_HEADER_CHECK", "ErrorEntry", "Row", "appendix_entries", "appendix_problems",
-    "appendix_rows", "excerpt_sources", "flat", "plain_cell", "snippet_outputs", "split_row", "strip_code",
+    "appendix_rows", "flat", "plain_cell", "split_row", "strip_code",
 ]

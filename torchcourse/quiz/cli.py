@@ -32,7 +32,7 @@ from torchcourse.progress.store import StoreError
 from torchcourse.course.model import Snippet
 from torchcourse.quiz.grading import correct_answer_text, parse_choices
 from torchcourse.quiz.review import INTERVALS
-from torchcourse.quiz.session import QuizError, QuizSession, chapter_label
+from torchcourse.quiz.session import QuizError, QuizSession, chapter_label, run_output
 
 RULE = "─" * 48
 DONT_KNOW = {"?", "？"}
@@ -283,20 +283,6 @@ def _first_line(text: str, width: int = 40) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def run_output(result) -> tuple[str, str | None]:
-    """(text to show, note) for a ``RunResult``: the real output, and a note when the run did
-    not finish normally (error, timeout, skipped) or came from the cache."""
-    status = str(getattr(result, "status", ""))
-    actual = getattr(result, "actual", "") or ""
-    message = getattr(result, "message", "") or ""
-    if status in ("match", "mismatch"):
-        note = "（来自本机上一次的真实运行）" if getattr(result, "cached", False) else None
-        return actual, note
-    if not actual and getattr(result, "expected", None):
-        return result.expected, f"（{message or status}；下面是书中记录的输出）"
-    return actual, f"（{message or status}）"
-
-
 class _LazyRunner:
     """The snippet runner for predict questions: warmed up in the background as the quiz
     starts (when it has predict questions), so the first run does not wait for ``import torch``."""
@@ -340,10 +326,10 @@ class _LazyRunner:
 
 
 def cmd_quiz(args) -> int:
-    from torchcourse.cli import _course
+    from torchcourse.commandline import course_or_exit
     from torchcourse.progress.cli import open_or_report
 
-    course = _course(args)
+    course = course_or_exit(args)
     store = open_or_report("torchcourse quiz", course_id=course.id)
     if store is None:
         return 1
@@ -362,4 +348,4 @@ def cmd_quiz(args) -> int:
         store.close()
 
 
-__all__ = ["cmd_quiz", "TerminalQuiz", "run_output"]
+__all__ = ["cmd_quiz", "TerminalQuiz"]

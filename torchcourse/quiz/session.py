@@ -187,4 +187,18 @@ class QuizSession:
         return QuizOutcome(self.chapter_id, self.score, self.total, goto)
 
 
-__all__ = ["QuizSession", "QuizOutcome", "QuizError", "Result", "section_label", "chapter_label"]
+__all__ = ["QuizSession", "QuizOutcome", "QuizError", "Result", "section_label", "chapter_label", "run_output"]
+
+
+def run_output(result) -> tuple[str, str | None]:
+    """(text to show, note) for a ``RunResult``: the real output, and a note when the run did
+    not finish normally (error, timeout, skipped) or came from the cache."""
+    status = str(getattr(result, "status", ""))
+    actual = getattr(result, "actual", "") or ""
+    message = getattr(result, "message", "") or ""
+    if status in ("match", "mismatch"):
+        note = "（来自本机上一次的真实运行）" if getattr(result, "cached", False) else None
+        return actual, note
+    if not actual and getattr(result, "expected", None):
+        return result.expected, f"（{message or status}；下面是书中记录的输出）"
+    return actual, f"（{message or status}）"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from torchcourse import paths
-from torchcourse.cli import _course
+from torchcourse.commandline import chapter_or_exit, course_or_exit
 from torchcourse.runner.normalize import visible
 from torchcourse.textwidth import char_width, display_width
 
@@ -33,11 +33,9 @@ def _runner(args, warm: bool, course_id: str):
 
 def _select(course, wanted: list[str]):
     """Written chapters to verify (all of them when none is named)."""
-    from torchcourse.cli import chapter_arg
-
     if not wanted:
         return [c for c in course.chapters if c.available]
-    return [chapter_arg(course, cid, "verify") for cid in wanted]
+    return [chapter_or_exit(course, cid, "verify") for cid in wanted]
 
 
 class _Progress:
@@ -127,7 +125,7 @@ class _Progress:
 def cmd_verify(args) -> int:
     from torchcourse.runner import run_many
 
-    course = _course(args)
+    course = course_or_exit(args)
     chapters = _select(course, list(getattr(args, "chapters", []) or []))
     snippets = [s for ch in chapters for s in ch.snippets]
     as_json = bool(getattr(args, "json", False))
@@ -295,15 +293,13 @@ def side_by_side(left_title: str, left: str, right_title: str, right: str, colum
 
 
 def cmd_run(args) -> int:
-    from torchcourse.cli import chapter_arg
-
     key = args.snippet
     if ":" not in key:
         print(f"torchcourse run: 要写成 章:代码块，例如 01:view-error（收到的是 {key!r}）", file=sys.stderr)
         return 2
-    course = _course(args)
+    course = course_or_exit(args)
     cid, _, sid = key.partition(":")
-    ch = chapter_arg(course, cid, "run")
+    ch = chapter_or_exit(course, cid, "run")
     snip = ch.snippet(sid)
     if snip is None:
         ids = "、".join(s.id for s in ch.snippets) or "（没有）"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def cmd_run_file(args) -> int:
-    from torchcourse.cli import _course, chapter_arg
+    from torchcourse.commandline import chapter_or_exit, course_or_exit
     from torchcourse.runner.cli import ICONS, _runner, s_file, side_by_side
     from torchcourse.runner.normalize import normalize
 
@@ -36,9 +36,9 @@ def cmd_run_file(args) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         print(f"torchcourse run: 读不了 --file {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 2
-    course = _course(args)
+    course = course_or_exit(args)
     cid, _, sid = key.partition(":")
-    ch = chapter_arg(course, cid, "run")
+    ch = chapter_or_exit(course, cid, "run")
     book = ch.snippet(sid)
     if book is None:
         ids = "、".join(s.id for s in ch.snippets) or "（没有）"

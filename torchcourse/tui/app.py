@@ -338,7 +338,7 @@ def run_app(args) -> int:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1
     if course.problems:  # only then is the whole check worth its time at start-up
-        from torchcourse.course.check import all_problems
+        from torchcourse.check import all_problems
 
         problems = all_problems(course)  # the same count as `torchcourse check`
         first = problems[0]

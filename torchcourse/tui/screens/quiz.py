@@ -438,7 +438,7 @@ class QuizScreen(Screen[QuizOutcome]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=RUN_GROUP)
     def _run_worker(self, token: int, snippet, cancel: threading.Event):
-        from torchcourse.quiz.cli import run_output
+        from torchcourse.quiz.session import run_output
 
         result = self.runner.run(snippet, cancel=cancel)
         text, note = run_output(result)

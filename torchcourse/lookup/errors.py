@@ -1,4 +1,4 @@
-"""Error lookup ("which section explains this error?") and full-text search of the course.
+"""Error lookup: which section explains this error?
 
 No textual, no torch. The entries are the appendix's rows (parsed and validated by
 ``torchcourse.course.appendix``: the appendix is content, like a chapter). Only a course without
@@ -15,13 +15,11 @@ that scores under ``MIN_SCORE`` against every entry gets no hit: the course does
 
 from __future__ import annotations
 
-import json
 import re
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from torchcourse.course.appendix import APPENDIX_HEADER, ErrorEntry, appendix_entries, appendix_problems  # noqa: F401 (re-exported)
+from torchcourse.course.appendix import ErrorEntry, appendix_entries
 from torchcourse.course.model import Course
 
 # A line naming an exception or warning: "RuntimeError: …", "torch.OutOfMemoryError: …",
@@ -39,15 +37,6 @@ MIN_SCORE = 0.3  # below this a hit is noise: the answer is "not in this course"
 class Hit:
     entry: ErrorEntry
     score: float
-
-
-@dataclass(frozen=True)
-class TextHit:
-    chapter_id: str
-    part: int  # 0-based part index
-    line: int  # 1-based line in the chapter file
-    anchor: str | None  # the enclosing section, if any
-    excerpt: str
 
 
 # ---------------------------------------------------------------------------------------
@@ -294,127 +283,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
 # Full-text search
 
 
-_MD_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
-_MD_ANCHOR_RE = re.compile(r"\s*\{#[^}]*\}\s*$")
-_MD_LEAD_RE = re.compile(r"^\s*(?:#{1,6}\s+|>\s?|[-*+]\s+)+")
-_MD_COMMENT_RE = re.compile(r"<!--(?P<body>.*?)-->")
-_BREAK_LABEL_RE = re.compile(r"\s*break\s*:\s*(?P<label>.*?)\s*$")
-
-
-def _plain(line: str) -> str:
-    """A Markdown line as the reader shows it: no link targets, backticks, bold marks, heading
-    hashes or anchors; of an HTML comment only a break point's label (the reader shows it in
-    the 🛑 banner). Searched and shown in search results."""
-    def comment(m: re.Match) -> str:
-        label = _BREAK_LABEL_RE.match(m.group("body"))
-        return label.group("label") if label else ""
-
-    line = _MD_COMMENT_RE.sub(comment, line)
-    if line.lstrip().startswith("```"):  # a fence delimiter: ```python {#id timeout=…}
-        return ""
-    line = _MD_LINK_RE.sub(r"\1", line)
-    line = _MD_ANCHOR_RE.sub("", line)
-    line = _MD_LEAD_RE.sub("", line)
-    return line.replace("`", "").replace("**", "")
-
-
-def _excerpt(line: str, start: int, length: int, width: int = 100) -> str:
-    line = line.strip()
-    if len(line) <= width:
-        return line
-    start = max(0, min(start - width // 3, len(line) - width))
-    out = line[start : start + width]
-    return ("…" if start > 0 else "") + out + ("…" if start + width < len(line) else "")
-
-
-def search_text(course: Course, query: str, limit: int = 50) -> list[TextHit]:
-    """Case-insensitive search of every written chapter's text (Chinese included), in course order.
-
-    A line matches when it holds the whole query, or every one of its space-separated words.
-    """
-    q = query.strip().casefold()
-    if not q:
-        return []
-    words = q.split()
-    hits: list[TextHit] = []
-    for ch in course.chapters:
-        if not ch.available or not ch.source:
-            continue
-        sections = sorted(ch.sections, key=lambda s: s.line)
-        for n, raw in enumerate(ch.source.splitlines(), start=1):
-            raw = _plain(raw)
-            low = raw.casefold()
-            pos = low.find(q)
-            if pos < 0:
-                if len(words) < 2 or not all(w in low for w in words):
-                    continue
-                pos = low.find(words[0])
-            part = ch.part_at(n)
-            if part is None:
-                part = ch.parts[-1].index if ch.parts else 0
-            anchor = None
-            for s in sections:
-                if s.line <= n:
-                    anchor = s.anchor
-                else:
-                    break
-            hits.append(TextHit(ch.id, part, n, anchor, _excerpt(raw, pos, len(q))))
-            if len(hits) >= limit:
-                return hits
-    return hits
-
-
-# ---------------------------------------------------------------------------------------
-# torchcourse why
-
-
-NOT_COVERED = (
-    "本教程没有讲到这条报错：附录 A 里没有和它相近的条目，硬凑一条只会把你带偏。\n"
-    "下一步可以这样查：\n"
-    "  1. 读 traceback 的最后一行（异常类型和消息），再往上找第一行属于你自己代码的 File \"…\"；\n"
-    "  2. 把最后一行里你自己的形状、数字和变量名去掉，拿剩下的原文去 PyTorch 文档（docs.pytorch.org）、\n"
-    "     github.com/pytorch/pytorch/issues 和 discuss.pytorch.org 搜；\n"
-    "  3. 带 CUDA、cuDNN、NCCL、out of memory 的多半是显卡、驱动、显存或分布式的事，不在本教程范围里\n"
-    "     （见第 00 章 §不讲的五件事）。"
-)
-EMPTY_INPUT = "输入是空的：把报错原文（最后一行或整段 traceback）作为参数传进来，或者 torchcourse why - < 报错.txt"
-
-
 def where_label(course: Course, entry: ErrorEntry) -> str:
     """Where an entry is explained, as the learner finds it: chapter and section (and the link
     the app and ``torchcourse read`` understand), never a file line."""
     return f"→ {course.chapter_label(entry.chapter_id)} §{entry.section_title} ({entry.link})"
-
-
-def cmd_why(args) -> int:
-    from torchcourse.cli import _course
-
-    text = " ".join(args.text)
-    if text.strip() == "-":
-        text = sys.stdin.read()
-    if not text.strip():
-        if getattr(args, "json", False):
-            print("[]")
-        print(EMPTY_INPUT, file=sys.stderr)
-        return 1
-    course = _course(args)
-    index = error_index(course)
-    hits = lookup_error(course, text, entries=index)
-    if getattr(args, "json", False):
-        print(json.dumps([{**asdict(h.entry), "link": h.entry.link, "score": h.score} for h in hits], ensure_ascii=False, indent=2))
-        return 0 if hits else 1
-    if not hits:
-        if not index.entries:
-            print("课程里还没有可查的报错条目（附录 A 还没写，写好的章节里也还没有报错示例）。", file=sys.stderr)
-        else:
-            print(NOT_COVERED, file=sys.stderr)
-        return 1
-    for n, h in enumerate(hits[:5], start=1):
-        excerpt = h.entry.text if len(h.entry.text) <= 160 else h.entry.text[:157] + "..."
-        print(f"{n}. {excerpt}")
-        if h.entry.cause and h.entry.cause != h.entry.section_title:
-            print(f"   原因：{h.entry.cause}")
-        if h.entry.check:
-            print(f"   先查：{h.entry.check}")
-        print(f"   {where_label(course, h.entry)}")
-    return 0

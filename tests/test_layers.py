@@ -1,0 +1,100 @@
+"""Imports run one way (read with ``ast``, nothing is imported or run):
+
+    base      torchcourse, paths, textwidth
+    course    torchcourse.course.*            (the content model: chapters, links, the appendix table)
+    features  runner, progress, quiz, lookup, torchcourse.check (the whole-course check)
+    commands  torchcourse.cli, commandline, cli_zh, app_entry, */cli.py, runner.learner
+    tui       torchcourse.tui.*
+
+A layer imports only from its own layer and the ones below it; ``tui`` and the commands sit side
+by side on top and never import each other (the app is started through ``app_entry``), and nothing
+but ``__main__`` imports ``torchcourse.cli``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "torchcourse"
+COMMANDS = {"torchcourse.cli", "torchcourse.commandline", "torchcourse.cli_zh", "torchcourse.app_entry", "torchcourse.runner.learner"}
+ORDER = {"base": 0, "course": 1, "features": 2, "commands": 3, "tui": 3}
+
+
+def module_name(path: Path, pkg: Path = PKG) -> str:
+    parts = list(path.relative_to(pkg.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer(module: str) -> str:
+    if module in COMMANDS or module.endswith(".cli"):
+        return "commands"
+    if module == "torchcourse.__main__":
+        return "entry"
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("paths", "textwidth"):
+        return "base"
+    return {"course": "course", "tui": "tui"}.get(parts[1], "features")
+
+
+def imports(path: Path, pkg: Path = PKG) -> list[tuple[int, str]]:
+    """(line, module) of every torchcourse module this file imports, at any depth of the file."""
+    here = module_name(path, pkg)
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "torchcourse"]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                pkg = here.split(".")[: len(here.split(".")) - node.level + (1 if path.name == "__init__.py" else 0)]
+                base = ".".join(pkg + ([base] if base else []))
+            if base.split(".")[0] != "torchcourse":
+                continue
+            for a in node.names:  # `from torchcourse import paths` names a module
+                full = f"{base}.{a.name}"
+                is_module = (pkg.parent / (full.replace(".", "/") + ".py")).exists() or (pkg.parent / full.replace(".", "/")).is_dir()
+                out.append((node.lineno, full if is_module else base))
+    return out
+
+
+def violations(pkg: Path = PKG) -> list[str]:
+    bad = []
+    for path in sorted(pkg.rglob("*.py")):
+        here = module_name(path, pkg)
+        mine = layer(here)
+        for line, target in imports(path, pkg):
+            theirs = layer(target)
+            where = f"{path.relative_to(pkg.parent)}:{line}: {here} ({mine}) imports {target} ({theirs})"
+            if target == "torchcourse.cli" and here != "torchcourse.__main__":
+                bad.append(where + " — only __main__ may import torchcourse.cli")
+            elif mine == "entry":
+                continue
+            elif {mine, theirs} == {"tui", "commands"} and not (here == "torchcourse.app_entry" and theirs == "tui"):
+                bad.append(where + " — the app and the commands never import each other")
+            elif ORDER[theirs] > ORDER[mine]:
+                bad.append(where + " — a lower layer imports a higher one")
+    return bad
+
+
+def test_imports_follow_the_layers():
+    assert violations() == []
+
+
+def test_the_rule_catches_an_upward_import(tmp_path):
+    # the checker itself can fail: on a copy of the package, a model module importing a feature,
+    # a screen importing a CLI module, a feature importing torchcourse.cli
+    import shutil
+
+    copy = tmp_path / "torchcourse"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert violations(copy) == violations()
+    (copy / "course" / "probe.py").write_text("from torchcourse.quiz.bank import validate_checkpoints\n", encoding="utf-8")
+    (copy / "tui" / "probe.py").write_text("def f():\n    from torchcourse.quiz.cli import cmd_quiz\n", encoding="utf-8")
+    (copy / "runner" / "probe.py").write_text("from torchcourse import cli\n", encoding="utf-8")
+    found = violations(copy)
+    assert any(v.startswith("torchcourse/course/probe.py:1:") and "a lower layer imports a higher one" in v for v in found), found
+    assert any(v.startswith("torchcourse/tui/probe.py:2:") and "never import each other" in v for v in found), found
+    assert any(v.startswith("torchcourse/runner/probe.py:1:") and "only __main__ may import torchcourse.cli" in v for v in found), found
