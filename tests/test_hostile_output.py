@@ -9,7 +9,7 @@ from pathlib import Path
 
 from test_tui_pty import term_factory  # noqa: F401  (fixture)
 
-from torchcourse.runner.normalize import compare, normalize, visible
+from torchcourse.runner.normalize import compare, normalize
 
 EVIL = r'''print("A\x1bc" "\x1b#8" "\x1b(0" "\x0e" "\x9b2J" "\x9d0;t\x07" "abc\x08\x08\x08XYZ" "\x00" "\x7f" "\tB")'''
 # what a terminal must never receive from the snippet (ESC c reset, DECALN, line drawing, SO, C1…)
@@ -44,6 +44,8 @@ def _course(root: Path, cold: bool = True) -> Path:
 
 
 def test_visible_forms_and_comparisons_unchanged():
+    from torchcourse.runner.normalize import visible
+
     assert visible("a\x1bc\x0e\x9b\x9d\x08\x07\x00\x7f\tb\nc") == "a␛c^N\\x9b\\x9d^H^G^@^?\tb\nc"
     assert visible("") == "" and visible(None) == ""
     raw = "x\x1bc\x0ey"
