@@ -117,7 +117,7 @@ class TorchCourseApp(App):
         from torchcourse.tui.commands import CoursePalette
 
         if self.use_command_palette and not CoursePalette.is_open(self):
-            self.push_screen(CoursePalette(id="--command-palette", placeholder="输入章节名或它讲什么、测验、路线…（反查报错按 e）"))
+            self.push_screen(CoursePalette(id="--command-palette", placeholder="输入章节名或它讲什么、测验、路线、报错反查…（阅读页外也可以直接按 e 反查报错）"))
 
     def today(self) -> date:
         return self._today or date.today()
