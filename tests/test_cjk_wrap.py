@@ -46,3 +46,21 @@ async def _paragraph_fills_its_lines():
     for ln in lines[:-1]:
         assert cell_len(ln) >= 37, f"ragged line ({cell_len(ln)} cells): {ln!r}"
         assert not ln.startswith(CLOSING), ln
+
+
+def test_a_glued_phrase_is_never_broken_inside():
+    """Issue 13 item 15: 「断点 1/2 之后」 written with no-break spaces wraps as one word."""
+    from rich.text import Text
+
+    from torchcourse.tui.cjkwrap import glued, install
+
+    install()
+    label = "▶ 继续 (c)：02 autograd：图什么时候建，什么时候没的 · " + glued("断点", "1/2", "之后")
+    from rich.console import Console
+
+    console = Console(width=200)
+    for width in range(20, 70):
+        lines = [ln.plain.strip() for ln in Text(label).wrap(console, width)]
+        assert any(ln.endswith(glued("断点", "1/2", "之后")) for ln in lines), (width, lines)
+    # without glue, CJK text still breaks between any two characters
+    assert len(Text("一二三四五六七八九十").wrap(console, 10)) == 2

@@ -53,7 +53,8 @@ async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "conditi
 def screen_text(app) -> str:
     """Everything currently painted on the terminal, as plain text (what the learner sees)."""
     update = app.screen._compositor.render_update(full=True)
-    return "\n".join("".join(seg.text for seg in strip) for strip in update.strips)
+    # a no-break space (cjkwrap.GLUE: a phrase kept on one line) looks like a space
+    return "\n".join("".join(seg.text for seg in strip) for strip in update.strips).replace("\u00a0", " ")
 
 
 def widget_text(widget) -> str:

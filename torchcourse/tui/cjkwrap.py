@@ -7,6 +7,10 @@ half-empty lines all over a chapter. Here every CJK character is a word of its o
 usual line-breaking courtesy: closing punctuation (，。）」…) stays with the character before it
 and opening punctuation (（「“) with the character after it, so no line starts with "，".
 
+A phrase that must stay on one line (``断点 1/2 之后``) is written with no-break spaces
+(:data:`GLUE`, U+00A0) instead of spaces: everything between two ordinary spaces that holds a
+no-break space is one word, so the line breaks before the phrase, never inside it.
+
 :func:`install` swaps Rich's word splitter for this one; it is idempotent and leaves Rich alone
 if its internals ever change shape. Only the app process installs it.
 """
@@ -27,6 +31,12 @@ _CJK_RANGES = (
 )
 _CLOSE = frozenset("，。、；：！？）」』》〉】〕”’…·％")
 _OPEN = frozenset("（「『《〈【〔“‘")
+GLUE = "\u00a0"  # a no-break space: the text around it is one phrase
+
+
+def glued(*words: str) -> str:
+    """``words`` joined by no-break spaces: a phrase the wrapping never breaks (when it fits)."""
+    return GLUE.join(words)
 
 
 def _is_cjk(ch: str) -> bool:
@@ -40,6 +50,32 @@ def _is_cjk(ch: str) -> bool:
 
 
 def words(text: str) -> Iterable[tuple[int, int, str]]:
+    """:func:`_words`, with every run between ordinary spaces that holds a no-break space merged
+    into one word (a glued phrase; text without one pays a single ``in`` test)."""
+    if GLUE not in text:
+        yield from _words(text)
+        return
+    group: list[tuple[int, int, str]] = []
+    for word in _words(text):
+        group.append(word)
+        tail = word[2][len(word[2].rstrip()):]  # trailing whitespace: ordinary space ends the run
+        if tail and tail.replace(GLUE, ""):
+            yield from _flush(group, text)
+            group = []
+    yield from _flush(group, text)
+
+
+def _flush(group: list[tuple[int, int, str]], text: str) -> Iterable[tuple[int, int, str]]:
+    if not group:
+        return
+    if any(GLUE in w[2].rstrip(" \t\n") for w in group):
+        start, end = group[0][0], group[-1][1]
+        yield start, end, text[start:end]
+    else:
+        yield from group
+
+
+def _words(text: str) -> Iterable[tuple[int, int, str]]:
     """Rich's ``words`` contract: (start, end, word-with-trailing-space) covering the text.
 
     A word is: leading spaces, opening punctuation, then one CJK character or a run of other

@@ -16,6 +16,7 @@ from torchcourse.course import chapter_minutes
 from torchcourse.tui import keys
 from torchcourse.tui.widgets.actionline import ActionLine
 from torchcourse.tui.widgets.keybar import KeyBar
+from torchcourse.tui.cjkwrap import glued
 from torchcourse.tui.summary import (
     STATUS_ICON,
     STATUS_TEXT,
@@ -126,7 +127,8 @@ class HomeView:
         else:
             cid, part = target
             ch = course.chapter(cid)
-            where = f" · 断点 {part}/{ch.break_points} 之后" if part > 0 else ""
+            # one phrase: at 100 columns the line must not break between 之 and 后 (cjkwrap.GLUE)
+            where = " · " + glued("断点", f"{part}/{ch.break_points}", "之后") if part > 0 else ""
             verb = "继续" if store.last_position() else "开始"
             self.button = f"▶ {verb} (c)：{cid} {ch.title}{where}"
 
