@@ -344,3 +344,26 @@ def test_progress_json_names_the_default_route_as_not_chosen(home):
     seed(home)
     data = json.loads(tc("progress", "--json", home=home).stdout)
     assert data["route"]["id"] == "A" and data["route"]["chosen"] is True
+
+
+def test_progress_counts_minutes_from_parts_read_like_the_home_screen(home, course):
+    """Issue 13 item 5: reaching breaks (``n``) credits no minutes; parts read do, the same
+    figure as the home's 已读约 N/M 分钟."""
+    from torchcourse.progress.reading import minutes_read
+
+    s, _ = open_store(db(home))
+    s.reach_break("01", 2)  # jumped through 01
+    s.mark_part_read("02", 0)
+    s.close()
+    total = sum(ch.minutes if ch.available else int(ch.target_minutes or 0) for ch in course.chapters)
+    read = round(minutes_read(course.chapter("02"), {0}))
+    r = tc("progress", home=home)
+    assert r.returncode == 0, r.stderr
+    assert f"已读约 {read}/{total} 分钟" in r.stdout and "按 n 跳过的不算" in r.stdout, r.stdout
+    line02 = next(ln for ln in r.stdout.splitlines() if course.chapter("02").title in ln)
+    assert f"读过 1/{len(course.chapter('02').parts)} 段" in line02, line02
+    line01 = next(ln for ln in r.stdout.splitlines() if course.chapter("01").title in ln)
+    assert "读过" not in line01, line01
+    data = json.loads(tc("progress", "--json", home=home).stdout)
+    assert data["read_minutes"] == read and data["total_minutes"] == total
+    assert next(c for c in data["chapters"] if c["id"] == "01")["read_minutes"] == 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from torchcourse import paths
+from torchcourse.commandline import course_or_none
 from torchcourse.course.model import chapter_label
 from torchcourse.progress.store import Store, StoreError, open_store
 from torchcourse.textwidth import display_width
@@ -51,17 +52,6 @@ def _with_store(args, action):
         store.close()
 
 
-def _load_course(args):
-    """The course model for titles and order; None (with a note) when it cannot be loaded."""
-    from torchcourse.course import CourseError, load_course
-
-    try:
-        return load_course(paths.content_dir(getattr(args, "content", None)))
-    except CourseError as exc:
-        _err(f"torchcourse: 无法读取课程（{exc}），只显示章节编号。")
-        return None
-
-
 def summary(store: Store, course) -> dict:
     """Everything ``torchcourse progress`` shows, as plain data (also the ``--json`` output)."""
     progress = store.all_progress()
@@ -72,9 +62,21 @@ def summary(store: Store, course) -> dict:
     rows = []
     known: set[str] = set()
     chapters = course.chapters if course is not None else []
+    # minutes read: the parts really read (scrolled through or stayed in), as on the home screen
+    from torchcourse.course.loader import chapter_minutes
+    from torchcourse.progress.reading import minutes_read
+
+    parts_read = store.parts_read()
+    read_total = 0.0
     for ch in chapters:
         known.add(ch.id)
         rows.append(_chapter_row(ch.id, ch.title, ch.kind, ch.available, ch.break_points if ch.available else None, progress, answers, runs))
+        read = parts_read.get(ch.id, set())
+        read_total += minutes_read(ch, read)
+        rows[-1].update({
+            "minutes": chapter_minutes(ch), "read_minutes": round(minutes_read(ch, read), 1),
+            "parts": len(ch.parts) if ch.available else None, "parts_read": len({i for i in read if i < len(ch.parts)}),
+        })
     extra = sorted({*progress, *(a.chapter_id for a in answers), *(r.chapter_id for r in runs)} - known)
     for cid in extra:
         rows.append(_chapter_row(cid, None, "chapter", None, None, progress, answers, runs))
@@ -94,6 +96,9 @@ def summary(store: Store, course) -> dict:
         "answers": len(answers),
         "correct": sum(a.correct for a in answers),
         "runs": len(runs),
+        "read_minutes": round(read_total),
+        "total_minutes": sum(r.get("minutes", 0) for r in rows),
+        "planned_minutes": any(r["available"] is False for r in rows),  # targets, not measured text
         "chapters": rows,
     }
 
@@ -151,6 +156,12 @@ def format_summary(data: dict) -> str:
         else:
             where = " · 开头"
         lines.append(f"上次读到：{label}{where}")
+    if data["total_minutes"]:
+        planned = "，未写的章按目标计" if data["planned_minutes"] else ""
+        lines.append(
+            f"阅读：已读约 {data['read_minutes']}/{data['total_minutes']} 分钟"
+            f"（和首页一样只算真正读过的段：约九成的行在屏幕上停留过，或待够它预计时间的三分之一；按 n 跳过的不算{planned}）"
+        )
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")
@@ -164,14 +175,18 @@ def format_summary(data: dict) -> str:
         title = r["title"] or ""
         pad = " " * (width - display_width(title))
         quiz = f"   测验答过 {r['questions']} 题，作答 {r['answers']} 次，答对 {r['correct']} 次" if r["answers"] else ""
-        lines.append(f"  {r['id']:>3}  {title}{pad}  {_status(r)}{quiz}")
+        status = _status(r)
+        if r.get("parts_read"):
+            read = f"读过 {r['parts_read']}/{r['parts']} 段（约 {r['read_minutes']:g} 分钟）"
+            status = read if status == "未开始" else f"{status}，{read}"
+        lines.append(f"  {r['id']:>3}  {title}{pad}  {status}{quiz}")
     if not rows:
         lines.append("（还没有任何进度）")
     return "\n".join(lines)
 
 
 def cmd_progress(args) -> int:
-    course = _load_course(args)
+    course = course_or_none(args)
     data = _with_store(args, lambda store: summary(store, course))
     if data is _FAILED:
         return 1
@@ -191,7 +206,7 @@ def cmd_reset(args) -> int:
     if not args.all:
         # the course's own id (``1`` is chapter 01); an id the course no longer has is still
         # resettable while the store holds progress for it
-        course = _load_course(args)
+        course = course_or_none(args)
         chapter = course.find_chapter(args.chapter) if course is not None else None
         chapter_id = chapter.id if chapter is not None else args.chapter
         label = chapter.label if chapter is not None else chapter_label(chapter_id)
