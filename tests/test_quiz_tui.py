@@ -58,7 +58,9 @@ def runner(tmp_path):
 
 
 def text(screen, wid: str) -> str:
-    return str(screen.query_one(wid).render())
+    widget = screen.query_one(wid)
+    content = getattr(widget, "content", None)  # the choices are a renderable whose str() is their text
+    return str(content if content is not None else widget.render())
 
 
 async def wait_for(pilot, predicate, timeout=60.0):

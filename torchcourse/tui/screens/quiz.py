@@ -36,6 +36,35 @@ SAVE_GROUP = "quiz-save"
 _WRITER_LOCK = threading.Lock()
 
 # phases
+class HangingChoices:
+    """The choices of a question: each wrapped line of a choice starts under its text, not under
+    its ``❯ (•) 1)`` marker (a two-column grid). ``str()`` is the plain text, one choice a line."""
+
+    def __init__(self, rows: list[tuple[Text, Text]]) -> None:
+        self.rows = rows
+
+    def __str__(self) -> str:
+        return "\n".join(mark.plain + body.plain for mark, body in self.rows)
+
+    def _grid(self):
+        from rich.table import Table
+
+        grid = Table.grid()
+        grid.add_column(no_wrap=True)
+        grid.add_column(ratio=1)
+        for mark, body in self.rows:
+            grid.add_row(mark, body)
+        return grid
+
+    def __rich_console__(self, console, options):
+        yield self._grid()
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self._grid())
+
+
 ANSWER = "answer"  # choosing / typing / thinking (open, before the reveal)
 JUDGE = "judge"  # open: reference shown, waiting for y / n
 FEEDBACK = "feedback"  # verdict and explanation shown; Enter goes on
@@ -208,7 +237,7 @@ class QuizScreen(Screen[QuizOutcome]):
         assert s is not None and s.current is not None or result is not None
         q = result.question if result is not None else s.current[1]  # type: ignore[index]
         right = set(q.answer_indexes)
-        text = Text()
+        rows: list[tuple[Text, Text]] = []
         for i, choice in enumerate(q.choices):
             chosen = i in self.picked
             if q.multiple:
@@ -229,12 +258,8 @@ class QuizScreen(Screen[QuizOutcome]):
                     style = "dim"
             elif chosen:
                 style = "bold"
-            if i:
-                text.append("\n")
-            text.append(f"{pointer}{mark} {i + 1}) ", style=style)
-            text.append(choice, style=style)
-            text.append(suffix, style=style)
-        self.query_one("#quiz-choices", Static).update(text)
+            rows.append((Text(f"{pointer}{mark} {i + 1}) ", style=style), Text(choice + suffix, style=style)))
+        self.query_one("#quiz-choices", Static).update(HangingChoices(rows))
 
     def _current(self):
         s = self.session
