@@ -208,17 +208,18 @@ class ReaderScreen(Screen):
                 return
             pv.mounted = True
             part = self.chapter.parts[index]
-            widgets = [segment_widget(s) for s in split_part(self.chapter, part)]
-            for w in widgets:
-                if isinstance(w, SnippetView):
-                    w.edited_code = getattr(self, "edits", {}).get(w.snippet.id)
+            edits = getattr(self, "edits", {})
             banner = self.banner(index + 1)
             batch: list[Widget] = []
             size = 0
             limit = FIRST_BATCH_CHARS if first_batch else BATCH_CHARS
-            for w in widgets:
+            # widgets are built batch by batch: the first screen never waits for the rest's Markdown
+            for seg in split_part(self.chapter, part):
+                w = segment_widget(seg)
+                if isinstance(w, SnippetView):
+                    w.edited_code = edits.get(w.snippet.id)
                 batch.append(w)
-                size += segment_size(w.seg)  # type: ignore[attr-defined]
+                size += segment_size(seg)
                 if size >= limit:
                     await pv.mount_all(batch, before=banner) if banner else await pv.mount_all(batch)
                     await self._wait_refresh()
