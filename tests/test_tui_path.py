@@ -230,3 +230,159 @@ def test_search_results_render_table_rows_as_text():
     assert plain_excerpt("| retain_graph | 0 次 |") == "retain_graph · 0 次"
     assert plain_excerpt("| a | b |\n|---|:--:|\n| `x` | 1 |") == "a · b x · 1"
     assert plain_excerpt("普通的一句 `code`") == "普通的一句 code"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class TestReadingCredit:
+    """Item 5: minutes read come from parts scrolled through or stayed in, never from jumping."""
+
+    @sync
+    async def test_jumping_with_n_credits_no_minutes(self, tmp_path, monkeypatch):
+        from torchcourse.tui.readcredit import ReadingTracker
+
+        clock = FakeClock()  # frozen: every view is left at once, as when n is pressed in a row
+        monkeypatch.setattr(ReadingTracker, "clock", clock)
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("c")
+            await loaded_reader(pilot, app, "01")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 2, what="break 2")
+            await pilot.press("escape")
+            await home(pilot, app)
+            assert store.parts_read() == {}
+            assert "已读约 0/46 分钟" in screen_text(app), screen_text(app)
+        store.close()
+
+    @sync
+    async def test_rows_on_screen_or_time_spent_count_a_part(self, tmp_path, monkeypatch):
+        from torchcourse.progress.reading import part_seconds
+        from torchcourse.tui.readcredit import ReadingTracker
+
+        clock = FakeClock()
+        monkeypatch.setattr(ReadingTracker, "clock", clock)
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("c")
+            screen = await loaded_reader(pilot, app, "01")
+            # at 80×24 part 1 (24 rows) fills the 22-row view: >90% of its rows, shown 1.5 s
+            assert screen.part_view(0).outer_size.height <= screen.body.scrollable_content_region.height / 0.9
+            screen.reading.account()
+            clock.now += 1.5
+            screen.reading.account()
+            await wait_for(pilot, lambda: store.parts_read() == {"01": {0}}, what="part 1 read by its rows")
+            # part 2 (30 rows) is not shown whole by one page: its rows alone do not count it …
+            await pilot.press("pagedown")
+            await wait_for(pilot, lambda: screen.body.scroll_y > 0, what="a page down")
+            clock.now += 1.5
+            screen.reading.account()
+            assert store.parts_read() == {"01": {0}}
+            assert 0 < len(screen.reading.seen[1]) < 90
+            # time after five minutes without any scrolling is not reading (a long part here)
+            import torchcourse.tui.readcredit as readcredit
+
+            real = readcredit.part_seconds
+            monkeypatch.setattr(readcredit, "part_seconds", lambda ch, i: 3000.0)
+            clock.now += 3600
+            screen.reading.account()
+            assert 1 not in screen.reading.read and screen.reading.dwell[1] <= 300
+            monkeypatch.setattr(readcredit, "part_seconds", real)
+            # … a third of its computed minutes on screen does count it (after a scroll: reading again)
+            screen.reading.dwell.clear()
+            await pilot.press("down")
+            await wait_for(pilot, lambda: screen.body.scroll_y == 23, what="one row down")
+            clock.now += part_seconds(screen.chapter, 1) / 3 * screen.body.scrollable_content_region.height / 20 + 1
+            screen.reading.account()
+            await wait_for(pilot, lambda: store.parts_read() == {"01": {0, 1}}, what="part 2 read by time")
+            await pilot.press("escape")
+            await home(pilot, app)
+            expected = round(sum(part_seconds(app.course.chapter("01"), i) for i in (0, 1)) / 60)
+            assert f"已读约 {expected}/46 分钟" in screen_text(app), screen_text(app)
+        store.close()
+
+    @sync
+    async def test_help_says_how_minutes_read_are_counted(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: "按键一览" in screen_text(app), what="help")
+            help_text = app.screen.query_one("#help-table").render()
+            assert "已读的分钟怎么算" in str(help_text) and "不算读过" in str(help_text)
+        store.close()
+
+
+class TestSmallLayout:
+    """Item 15: phrases, overlays, choices and inline code at 100 columns."""
+
+    @sync
+    async def test_continue_line_keeps_断点_k_n_之后_together_at_100_columns(self, tmp_path):
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        store.reach_break("02", 1)  # 02's long title put 「之」 and 「后」 on two lines
+        async with app.run_test(size=(100, 30)) as pilot:
+            await home(pilot, app)
+            lines = app.screen.query_one("#continue").render_lines(app.screen.query_one("#continue").region.reset_offset)
+            text = [ln.text.replace("\u00a0", " ").strip() for ln in lines]
+            assert any("断点 1/2 之后" in ln for ln in text), text
+            assert not any(ln.endswith("之") or ln.startswith("后") for ln in text), text
+        store.close()
+
+    @sync
+    async def test_help_overlay_lets_nothing_of_home_show_beside_it(self, tmp_path):
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        store.reach_break("02", 1)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await home(pilot, app)
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: "按键一览" in screen_text(app), what="help")
+            box = app.screen.query_one("#help-box").region
+            rows = screen_text(app).splitlines()
+            from rich.cells import cell_len
+
+            for y, row in enumerate(rows):
+                x, outside = 0, []
+                for ch in row:  # cells, not characters: a Chinese character is two cells wide
+                    if not (box.y <= y < box.bottom and box.x <= x < box.right):
+                        outside.append(ch)
+                    x += cell_len(ch)
+                assert not "".join(outside).strip(), (y, row)
+        store.close()
+
+    @sync
+    async def test_a_wrapped_choice_continues_under_its_text(self, tmp_path):
+        from torchcourse.tui.screens.quiz import HangingChoices
+        from rich.text import Text
+        from textual.app import App
+        from textual.widgets import Static
+
+        long = "切片只改说明书，不搬数据：" * 6
+        choices = HangingChoices([(Text("❯ ( ) 1) "), Text(long)), (Text("  ( ) 2) "), Text("短"))])
+
+        class One(App):
+            def compose(self):
+                yield Static(choices, id="c")
+
+        app = One()
+        async with app.run_test(size=(60, 12)) as pilot:
+            await pilot.pause()
+            rows = [ln.rstrip() for ln in screen_text(app).splitlines() if ln.strip()]
+            assert rows[0].startswith("❯ ( ) 1) 切片") and len(rows) >= 3, rows
+            indent = len("❯ ( ) 1) ")
+            assert rows[1].startswith(" " * indent) and not rows[1][:indent].strip(), rows
+            assert rows[-1].startswith("  ( ) 2) 短"), rows
+        assert str(choices).splitlines()[1] == "  ( ) 2) 短"

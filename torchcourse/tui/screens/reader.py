@@ -129,6 +129,12 @@ class ReaderScreen(Screen):
         self.set_class(self.app.size.width < NARROW, "-narrow")
         body = self.query_one("#body", VerticalScroll)
         self.watch(body, "scroll_y", self._scrolled, init=False)
+        # reading credit (issue 13 item 5): parts scrolled through or stayed in, never jumped to
+        from torchcourse.tui.readcredit import ReadingTracker
+
+        self.reading = ReadingTracker(self)
+        self.reading.load()
+        self.set_interval(2.0, self.reading.account, name="reading credit")
         self.load_parts()
 
     def on_resize(self) -> None:
@@ -186,6 +192,7 @@ class ReaderScreen(Screen):
         self.loaded_at = time.perf_counter()
         self._loaded_event.set()
         self._last_scroll_y = self.body.scroll_y
+        self.reading.account()  # the first view starts counting now
 
     async def _first_screen(self) -> None:
         """Scroll to where the learner should land and let that screen paint."""
@@ -322,6 +329,7 @@ class ReaderScreen(Screen):
     def _scrolled(self, old: float, new: float) -> None:
         if not self.loaded:
             return
+        self.reading.scrolled()
         # the place is saved once the view rests (a closed terminal loses at most the last second)
         if self._save_timer is not None:
             self._save_timer.stop()
@@ -408,6 +416,7 @@ class ReaderScreen(Screen):
         if self._save_timer is not None:
             self._save_timer.stop()
             self._save_timer = None
+        self.reading.account()  # the time up to this exit counts
         place = self.current_place()
         if place is None:
             return True
