@@ -269,3 +269,15 @@ def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
     assert any("01.toml:9: question 'q': the key is choice 0 ('tensor([1., 1.])')" in ln and "choice 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
     (course / "cp" / "01.toml").write_text(quiz.format(key=1), encoding="utf-8")
     assert check_lines(course, tmp_path / "h")[-1].endswith("：0 处问题")
+
+
+def test_minutes_outside_twenty_percent_of_the_target_are_a_warning_not_a_problem(tmp_path):
+    course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+    toml = course / "course.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ntarget_minutes = 30\n', 1), encoding="utf-8")
+    out = tc("--content", str(course), "check", home=tmp_path / "h")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "01.md: ⚠️ 第 01 章算出来读 1 分钟，短于目标 30 分钟的 ±20%（24–36）" in out.stdout
+    assert out.stdout.strip().split("\n")[-1].endswith("：0 处问题")
+    toml.write_text(toml.read_text(encoding="utf-8").replace("target_minutes = 30", "target_minutes = 1"), encoding="utf-8")
+    assert "⚠️" not in tc("--content", str(course), "check", home=tmp_path / "h").stdout

@@ -24,6 +24,20 @@ def all_problems(course: Course) -> list[Problem]:
     return problems
 
 
+def minute_warnings(course: Course) -> list[str]:
+    """Written chapters whose computed minutes fall outside ±20 % of ``target_minutes`` (the
+    band the course brief allows). A warning, not a problem: the depth decides, never padding."""
+    out = []
+    for c in course.chapters:
+        if not c.available or not c.target_minutes:
+            continue
+        low, high = round(c.target_minutes * 0.8), round(c.target_minutes * 1.2)
+        if not low <= c.minutes <= high:
+            where = "长于" if c.minutes > high else "短于"
+            out.append(f"{c.file}: ⚠️ {c.label}算出来读 {c.minutes} 分钟，{where}目标 {c.target_minutes} 分钟的 ±20%（{low}–{high}）")
+    return out
+
+
 def shape(course: Course, problems: list[Problem]) -> dict:
     return {
         "id": course.id,
@@ -43,6 +57,7 @@ def shape(course: Course, problems: list[Problem]) -> dict:
         ],
         "routes": [{"id": r.id, "name": r.name, "chapters": r.chapters, "minutes": r.minutes} for r in course.routes],
         "problems": [str(p) for p in problems],
+        "warnings": minute_warnings(course),
     }
 
 
