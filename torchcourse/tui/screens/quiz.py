@@ -31,6 +31,12 @@ from torchcourse.quiz.session import QuizError, QuizOutcome, QuizSession, Result
 
 __all__ = ["QuizScreen", "ReviewScreen", "QuizOutcome"]
 
+def _refresh_current(app) -> None:
+    screen = app.screen
+    if not isinstance(screen, QuizScreen) and hasattr(screen, "refresh_data"):
+        screen.refresh_data()
+
+
 RUN_GROUP = "quiz-predict"
 SAVE_GROUP = "quiz-save"
 _WRITER_LOCK = threading.Lock()
@@ -390,6 +396,8 @@ class QuizScreen(Screen[QuizOutcome]):
                 completed = s.finish()
                 if self.is_attached:
                     app.call_from_thread(self._completion_known, completed)
+                else:  # the quiz is closed: the screen below (home) shows the stored state again
+                    app.call_from_thread(_refresh_current, app)
             except Exception as exc:  # noqa: BLE001 - StoreError or an OS error: say it, keep going
                 n = len(s.unsaved)
                 what = f"{n} 题的作答" if n else "本章的完成状态"
