@@ -64,3 +64,29 @@ def test_a_glued_phrase_is_never_broken_inside():
         assert any(ln.endswith(glued("断点", "1/2", "之后")) for ln in lines), (width, lines)
     # without glue, CJK text still breaks between any two characters
     assert len(Text("一二三四五六七八九十").wrap(console, 10)) == 2
+
+
+def test_inline_code_with_spaces_stays_on_one_line():
+    # issue 13 item 15: `x.view(4, 3)` broke at its inner space (e.g. at width 20, 21, 39)
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from torchcourse.tui import cjkwrap
+
+    cjkwrap.install()
+    text = "先看这一行：转置之后再调用一次`x.view(4, 3)`会报错，因为每个新维度。"
+    for width in range(16, 60):
+        md = Markdown(text)
+        cjkwrap.glue_inline_code(md.parsed)
+        console = Console(width=width, file=io.StringIO(), color_system=None)
+        console.print(md)
+        shown = console.file.getvalue()
+        assert "x.view(4,\xa03)" in shown, (width, shown)  # whole, on one line
+        assert "会报错" in shown.replace("\n", "").replace(" ", "")  # the sentence around it still wraps freely
+    long_code = Markdown("很长的代码 `" + " ".join(["torch.ones(2)"] * 6) + "` 照常折行。")
+    cjkwrap.glue_inline_code(long_code.parsed)
+    console = Console(width=30, file=io.StringIO(), color_system=None)
+    console.print(long_code)
+    assert "\xa0" not in console.file.getvalue()  # longer than 40 cells: left to wrap

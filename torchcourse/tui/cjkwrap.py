@@ -39,6 +39,30 @@ def glued(*words: str) -> str:
     return GLUE.join(words)
 
 
+def glue_inline_code(parsed, longest: int = 40) -> None:
+    """Keep short inline code spans on one line (Rich's Markdown tokens, changed in place).
+
+    A code span with spaces inside (``x.view(4, 3)``) would otherwise break at them. Its spaces
+    become no-break spaces, and where it touches a CJK character an ordinary space is put
+    between them, so the glued phrase is exactly the code span (never the sentence around it).
+    Spans longer than ``longest`` cells are left to wrap.
+    """
+    for tok in parsed:
+        children = tok.children
+        if not children:
+            continue
+        for k, child in enumerate(children):
+            if child.type != "code_inline" or " " not in child.content or len(child.content) > longest:
+                continue
+            child.content = child.content.replace(" ", GLUE)
+            before = children[k - 1] if k > 0 else None
+            after = children[k + 1] if k + 1 < len(children) else None
+            if before is not None and before.type == "text" and before.content and _is_cjk(before.content[-1]):
+                before.content += " "
+            if after is not None and after.type == "text" and after.content and _is_cjk(after.content[0]):
+                after.content = " " + after.content
+
+
 def _is_cjk(ch: str) -> bool:
     o = ord(ch)
     if o < 0x2E80:

@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from torchcourse.course.model import Chapter
 from torchcourse.tui import keys
+from torchcourse.tui.cjkwrap import glue_inline_code
 from torchcourse.tui.links import ClickableLinks, Link, course_link, prepare_links
 from torchcourse.tui.widgets.keybar import KeyBar
 from torchcourse.tui.segments import Segment, split_part
@@ -54,6 +55,7 @@ class Prose(Static):
         if seg.kind == "callout":  # the border and tint mark the callout; drop the quote markers
             text = "\n".join(line[1:].lstrip(" ") if line.startswith(">") else line for line in text.splitlines())
         md = RichMarkdown(text, code_theme="monokai", hyperlinks=True)
+        glue_inline_code(md.parsed)  # `x.view(4, 3)` never breaks at its inner spaces
         self.links: list[Link] = prepare_links(md.parsed)
         super().__init__(ClickableLinks(md) if self.links else md, **kwargs)
         self.seg = seg
