@@ -68,16 +68,19 @@ def test_a_child_in_its_own_session_dies_with_the_run(runner, cold):
 
 @pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
 def test_each_snippet_has_its_own_empty_home_and_tmpdir(runner, cold, tmp_path):
-    code = """\
+    marker = f"tc-marker-{os.getpid()}-{tmp_path.name}"
+    code = f"""\
     import os, tempfile
     from pathlib import Path
     print(sorted(os.listdir(Path.home())), sorted(os.listdir(tempfile.gettempdir())))
-    (Path.home() / "marker").write_text("x")
+    (Path.home() / {marker!r}).write_text("x")
     print(Path.home().parent == Path.cwd().parent == Path(tempfile.gettempdir()).parent)
     """
     res = runner.run(snip(code), cold=cold, use_cache=False)
     assert res.actual == "[] []\nTrue", res.actual
-    assert not (Path.home() / "marker").exists()
+    assert not (Path.home() / marker).exists()
+    shown = runner.run(snip("import os, tempfile\nprint(os.environ['HOME'], tempfile.gettempdir())\n"), cold=cold, use_cache=False)
+    assert shown.actual == "../home ../tmp"  # the same in every run and both modes
 
 
 @pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])

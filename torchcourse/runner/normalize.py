@@ -79,6 +79,10 @@ def _replace_paths(text: str, run_dir: str | None) -> str:
     if run_dir:
         for d in sorted({run_dir.rstrip("/"), os.path.realpath(run_dir)}, key=len, reverse=True):
             text = text.replace(d + "/", "").replace(d, ".")
+            base = os.path.dirname(d)
+            if os.path.basename(base).startswith("tc-run-"):
+                # the snippet's own HOME and TMPDIR sit beside its run directory: ../home, ../tmp
+                text = text.replace(base + "/", "../")
     for path, token in _environment_paths():
         text = text.replace(path, token)
     return text
