@@ -16,8 +16,9 @@ Both sides
      of the same torch release.
 
 Actual side only (what the snippet printed)
-  7. The temporary run directory disappears: ``/tmp/tc-run-x/snippet.py`` prints as
-     ``snippet.py`` and the bare directory as ``.``.
+  7. The temporary run directory disappears: ``/tmp/tc-run-x/run/snippet.py`` prints as
+     ``snippet.py`` and the bare directory as ``.``; the snippet's own HOME and TMPDIR beside
+     it print as ``../home`` and ``../tmp``.
   8. Site-packages directories become ``<site-packages>``; ``sys.prefix`` (and the base
      prefix of a venv) become ``<prefix>``. Outputs are then equal across machines and venvs.
 
