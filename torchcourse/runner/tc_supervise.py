@@ -70,8 +70,45 @@ def _parents():
     return out
 
 
+def _children(pid):
+    """Children of ``pid`` from /proc/PID/task/TID/children (every thread's); None when the
+    kernel has no such file (CONFIG_PROC_CHILDREN) — then the caller scans all of /proc."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []  # gone meanwhile
+    out = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out.extend(int(c) for c in fh.read().split())
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+                return None
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def descendants(root):
-    """Every living descendant of ``root`` (by parent pid), not ``root`` itself."""
+    """Every living descendant of ``root`` (by parent pid), not ``root`` itself.
+
+    Walks down from ``root`` (a few reads: the supervisor is a subreaper, so even a process that
+    escaped into its own session is still below it) instead of reading every process's
+    /proc/PID/stat (~3-15 ms on a desktop, on every run's critical path)."""
+    found, todo = [], [root]
+    while todo:
+        kids = _children(todo.pop())
+        if kids is None:
+            return _descendants_by_scan(root)
+        for c in kids:
+            if c not in found:
+                found.append(c)
+                todo.append(c)
+    return found
+
+
+def _descendants_by_scan(root):
     parents = _parents()
     children = {}
     for pid, ppid in parents.items():
