@@ -137,6 +137,90 @@ def _remember_torch_finalizers():
             _ZYGOTE_FINALIZERS.append(ref)
 
 
+def _snippet_main(req, outfd):
+    """In the snippet's process (after tc_supervise.child_setup): run it like ``python file``."""
+    rc = 70
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(outfd, 1)
+        os.dup2(outfd, 2)
+        os.close(outfd)
+        os.chdir(req["dir"])
+        for key in ("HOME", "TMPDIR"):
+            if req.get(key):
+                os.environ[key] = req[key]
+        import tempfile
+
+        tempfile.tempdir = None  # computed again from the new TMPDIR
+        rc = _run_main(req["dir"], req.get("file", "snippet.py"))
+    finally:
+        os._exit(rc)
+
+
+def _spare(sock, to_close):
+    """A supervisor forked ahead of the next request, with its snippet process forked too.
+
+    Both forks of a torch-sized process (~6 ms each) happen while nobody waits; a request then
+    costs two socket hops. The supervisor waits on ``sock`` for the request (JSON + the output
+    pipe's write end), hands it to its waiting child, then supervises exactly like :func:`_child`.
+    EOF on ``sock`` (the zygote is gone or retires the spare) ends both."""
+    import signal
+    import socket
+
+    import tc_supervise
+
+    try:
+        os.setsid()  # the supervisor's own group, so the driver can always kill it as a group
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for obj in to_close:
+            try:
+                obj.close() if hasattr(obj, "close") else os.close(obj)
+            except OSError:
+                pass
+        tc_supervise._prctl(tc_supervise.PR_SET_CHILD_SUBREAPER, 1)
+        tc_supervise._SUPERVISOR_PID[0] = os.getpid()
+        mine, theirs = socket.socketpair()
+        pid = os.fork()
+    except BaseException:
+        os._exit(70)
+    if pid == 0:
+        try:
+            tc_supervise.child_setup()
+            sock.close()
+            mine.close()
+            msg, fds, _flags, _addr = socket.recv_fds(theirs, 65536, 1)
+            theirs.close()
+            if not msg or len(fds) != 1:
+                os._exit(0)
+            import json
+
+            req = json.loads(msg.decode("utf-8"))
+        except BaseException:
+            os._exit(70)
+        _snippet_main(req, fds[0])
+    try:
+        theirs.close()
+        msg, fds, _flags, _addr = socket.recv_fds(sock, 65536, 1)
+        sock.close()
+        if not msg or len(fds) != 1:  # retired: the waiting child dies with us (PDEATHSIG)
+            os._exit(0)
+        import json
+
+        req = json.loads(msg.decode("utf-8"))
+        socket.send_fds(mine, [msg], fds)
+        os.close(fds[0])
+        mine.close()
+    except BaseException:
+        os._exit(70)
+    try:
+        tc_supervise.supervise(lambda: pid, timeout=float(req.get("timeout", 600.0)))
+    finally:
+        os._exit(70)
+
+
 def _child(req, outfd, to_close):
     """The forked process: a supervisor (tc_supervise) whose own child runs the snippet."""
     import signal
@@ -232,6 +316,32 @@ def main(argv=None):
 
     children = {}  # pid -> connection waiting for the status
     dirs = {}  # pid -> the tc-run-* directory to remove if the driver goes away mid-run
+    spare = []  # [(pid, socket)]: a supervisor + snippet process forked ahead of the next request
+
+    def make_spare():
+        ours, its = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _spare(its, [listener, wake_r, wake_w, *children.values(), *(s for _p, s in spare)])
+        its.close()
+        spare.append((pid, ours))
+
+    def use_spare(msg, outfd):
+        """Hand the request to the spare; its pid, or None when there is none (or it died)."""
+        while spare:
+            pid, ours = spare.pop()
+            try:
+                socket.send_fds(ours, [msg], [outfd])
+                return pid
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            finally:
+                ours.close()
+        return None
 
     def send(conn, obj):
         try:
@@ -252,8 +362,14 @@ def main(argv=None):
             if conn is not None:
                 send(conn, {"status": status})
                 conn.close()
+                if not spare:  # forked while no run waits on us: the next request finds it ready
+                    make_spare()
 
     def shutdown():
+        for pid, ours in spare:  # a spare has run nothing: EOF ends it and its waiting child
+            ours.close()
+            children.setdefault(pid, None)
+        spare.clear()
         # each child is a supervisor: SIGTERM makes it kill its snippet's whole tree and exit
         for pid in list(children):
             try:
@@ -288,6 +404,7 @@ def main(argv=None):
             pass
         os._exit(0)
 
+    make_spare()  # the first request finds its processes forked already
     while True:
         try:
             ready, _, _ = select.select([listener, wake_r, 0], [], [])
@@ -329,10 +446,12 @@ def main(argv=None):
                     os.close(fd)
                 continue
             outfd = fds[0]
-            to_close = [listener, wake_r, wake_w, conn, *children.values()]
-            pid = os.fork()
-            if pid == 0:
-                _child(req, outfd, to_close)
+            pid = use_spare(msg, outfd)
+            if pid is None:
+                to_close = [listener, wake_r, wake_w, conn, *children.values()]
+                pid = os.fork()
+                if pid == 0:
+                    _child(req, outfd, to_close)
             os.close(outfd)
             children[pid] = conn
             if req.get("cleanup"):
