@@ -88,7 +88,7 @@ def test_parts_sections_and_snippets_of_a_fixture_chapter():
     assert ch.break_points == 1
     assert [s.anchor for s in ch.sections][:3] == ["视图与形状", "view-vs-reshape", "shape-mismatch"]
     snip = ch.snippet("view-error")
-    assert snip.line == line_of(path, "```python {#view-error}")
+    assert snip.line == line_of(path, "```python {#view-error raises=RuntimeError}")
     assert snip.section == "view-vs-reshape" and snip.part == 0
     assert snip.expected.startswith("Traceback (most recent call last):")
     assert snip.key == "01:view-error" and course.snippet("01:view-error") is snip
