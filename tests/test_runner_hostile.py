@@ -254,3 +254,11 @@ def test_a_cache_record_of_wrong_types_is_a_miss(tmp_path, bad):
         assert (res.status, res.cached, res.actual) == ("match", False, "fresh")
     finally:
         r.close()
+
+
+def test_the_compile_cache_stays_shared_while_tmpdir_is_private(runner):
+    import getpass
+    import tempfile
+
+    res = runner.run(snip("import os\nprint(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n"), cold=True, use_cache=False)
+    assert res.actual == os.path.join(tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")

@@ -43,6 +43,17 @@ def snippet_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV and not k.startswith("LC_")}
     env.pop("LANG", None)
     env.update(FIXED_ENV)
+    if "TORCHINDUCTOR_CACHE_DIR" not in env:
+        # each snippet's TMPDIR is private and removed with it; torch.compile's kernel cache keeps
+        # its usual shared place (tempdir/torchinductor_<user>) so compiled kernels are reused
+        import getpass
+        import tempfile
+
+        try:
+            user = getpass.getuser()
+        except Exception:  # pragma: no cover - no user name in this environment
+            user = str(os.getuid())
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
     return env
 
 
