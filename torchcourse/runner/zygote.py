@@ -23,6 +23,7 @@ import os
 import sys
 
 _THIS_FILE = os.path.abspath(__file__)
+SPARE_DELAY = 0.03  # seconds of quiet after a run before the next spare is forked
 
 
 def _exit_code(exc):
@@ -137,8 +138,10 @@ def _remember_torch_finalizers():
             _ZYGOTE_FINALIZERS.append(ref)
 
 
-def _snippet_main(req, outfd):
-    """In the snippet's process (after tc_supervise.child_setup): run it like ``python file``."""
+def _snippet_main(req, outfd, done_fd=None):
+    """In the snippet's process (after tc_supervise.child_setup): run it like ``python file``.
+    ``done_fd``: tell the supervisor the exit code and close the output before ``os._exit``
+    (tearing down this torch-sized process takes tens of ms that nobody needs to wait for)."""
     rc = 70
     try:
         null = os.open(os.devnull, os.O_RDONLY)
@@ -155,6 +158,13 @@ def _snippet_main(req, outfd):
 
         tempfile.tempdir = None  # computed again from the new TMPDIR
         rc = _run_main(req["dir"], req.get("file", "snippet.py"))
+        if done_fd is not None:
+            try:
+                os.close(1)
+                os.close(2)
+                os.write(done_fd, b"%d\n" % (rc & 0xFF))
+            except OSError:
+                pass
     finally:
         os._exit(rc)
 
@@ -183,6 +193,7 @@ def _spare(sock, to_close):
         tc_supervise._prctl(tc_supervise.PR_SET_CHILD_SUBREAPER, 1)
         tc_supervise._SUPERVISOR_PID[0] = os.getpid()
         mine, theirs = socket.socketpair()
+        done_r, done_w = os.pipe()
         pid = os.fork()
     except BaseException:
         os._exit(70)
@@ -191,6 +202,7 @@ def _spare(sock, to_close):
             tc_supervise.child_setup()
             sock.close()
             mine.close()
+            os.close(done_r)
             msg, fds, _flags, _addr = socket.recv_fds(theirs, 65536, 1)
             theirs.close()
             if not msg or len(fds) != 1:
@@ -200,11 +212,11 @@ def _spare(sock, to_close):
             req = json.loads(msg.decode("utf-8"))
         except BaseException:
             os._exit(70)
-        _snippet_main(req, fds[0])
+        _snippet_main(req, fds[0], done_w)
     try:
         theirs.close()
+        os.close(done_w)
         msg, fds, _flags, _addr = socket.recv_fds(sock, 65536, 1)
-        sock.close()
         if not msg or len(fds) != 1:  # retired: the waiting child dies with us (PDEATHSIG)
             os._exit(0)
         import json
@@ -215,8 +227,9 @@ def _spare(sock, to_close):
         mine.close()
     except BaseException:
         os._exit(70)
-    try:
-        tc_supervise.supervise(lambda: pid, timeout=float(req.get("timeout", 600.0)))
+    try:  # the status goes to the zygote over ``sock`` as soon as the snippet says it is done
+        tc_supervise.supervise(lambda: pid, timeout=float(req.get("timeout", 600.0)), done_fd=done_r,
+                               report=lambda status: sock.sendall(b"%d\n" % status))
     finally:
         os._exit(70)
 
@@ -317,13 +330,15 @@ def main(argv=None):
     children = {}  # pid -> connection waiting for the status
     dirs = {}  # pid -> the tc-run-* directory to remove if the driver goes away mid-run
     spare = []  # [(pid, socket)]: a supervisor + snippet process forked ahead of the next request
+    early = {}  # socket -> pid: a spare-run supervisor that sends the status before its exit
+    need_spare = [False]  # forked once nothing happened for SPARE_DELAY: never beside a driver's wrap-up
 
     def make_spare():
         ours, its = socket.socketpair()
         pid = os.fork()
         if pid == 0:
             ours.close()
-            _spare(its, [listener, wake_r, wake_w, *children.values(), *(s for _p, s in spare)])
+            _spare(its, [listener, wake_r, wake_w, *children.values(), *(s for _p, s in spare), *early])
         its.close()
         spare.append((pid, ours))
 
@@ -333,15 +348,34 @@ def main(argv=None):
             pid, ours = spare.pop()
             try:
                 socket.send_fds(ours, [msg], [outfd])
+                early[ours] = pid
                 return pid
             except OSError:
+                ours.close()
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-            finally:
-                ours.close()
         return None
+
+    def early_status(sock):
+        """A supervisor's status, sent before it (and its snippet process) finished exiting."""
+        pid = early.pop(sock)
+        try:
+            data = sock.recv(64)
+        except OSError:
+            data = b""
+        sock.close()
+        try:
+            status = int(data.split()[0])
+        except (ValueError, IndexError):
+            return  # none: the status comes when the supervisor is reaped
+        conn = children.pop(pid, None)
+        dirs.pop(pid, None)
+        if conn is not None:
+            send(conn, {"status": status})
+            conn.close()
+            need_spare[0] = True
 
     def send(conn, obj):
         try:
@@ -362,10 +396,12 @@ def main(argv=None):
             if conn is not None:
                 send(conn, {"status": status})
                 conn.close()
-                if not spare:  # forked while no run waits on us: the next request finds it ready
-                    make_spare()
+                need_spare[0] = True
 
     def shutdown():
+        for sock in list(early):
+            sock.close()
+        early.clear()
         for pid, ours in spare:  # a spare has run nothing: EOF ends it and its waiting child
             ours.close()
             children.setdefault(pid, None)
@@ -407,8 +443,12 @@ def main(argv=None):
     make_spare()  # the first request finds its processes forked already
     while True:
         try:
-            ready, _, _ = select.select([listener, wake_r, 0], [], [])
+            ready, _, _ = select.select([listener, wake_r, 0, *early], [], [], SPARE_DELAY if need_spare[0] and not spare else None)
         except InterruptedError:
+            continue
+        if not ready:
+            need_spare[0] = False
+            make_spare()
             continue
         if 0 in ready:
             try:
@@ -424,6 +464,9 @@ def main(argv=None):
             except OSError:
                 pass
             reap()
+        for sock in ready:
+            if sock in early:
+                early_status(sock)
         if listener in ready:
             try:
                 conn, _ = listener.accept()
@@ -448,7 +491,7 @@ def main(argv=None):
             outfd = fds[0]
             pid = use_spare(msg, outfd)
             if pid is None:
-                to_close = [listener, wake_r, wake_w, conn, *children.values()]
+                to_close = [listener, wake_r, wake_w, conn, *children.values(), *early]
                 pid = os.fork()
                 if pid == 0:
                     _child(req, outfd, to_close)
