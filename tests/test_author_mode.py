@@ -281,3 +281,33 @@ def test_minutes_outside_twenty_percent_of_the_target_are_a_warning_not_a_proble
     assert out.stdout.strip().split("\n")[-1].endswith("：0 处问题")
     toml.write_text(toml.read_text(encoding="utf-8").replace("target_minutes = 30", "target_minutes = 1"), encoding="utf-8")
     assert "⚠️" not in tc("--content", str(course), "check", home=tmp_path / "h").stdout
+
+
+def test_a_gpu_snippets_accepted_output_records_where_it_ran(tmp_path):
+    # only a machine with CUDA can produce this output; the file says which one, once
+    from torchcourse.course import load_course
+    from torchcourse.runner.accept import rewrite_outputs
+
+    text = chapter(
+        """
+        ```python {#cuda gpu}
+        import torch
+        print(torch.ones(1, device="cuda"))
+        ```
+        """
+    )
+    course = make_course(tmp_path / "c", text)
+    path = course / "01.md"
+    snip = load_course(course).chapter("01").snippet("cuda")
+    rewrite_outputs(path, [(snip, "tensor([1.], device='cuda:0')")], gpu_origin="torch 2.13.0+cu126 · NVIDIA T4 · 2026-11-30")
+    written = path.read_text(encoding="utf-8")
+    assert "<!-- gpu 输出记录于：torch 2.13.0+cu126 · NVIDIA T4 · 2026-11-30 -->\n```python {#cuda gpu}" in written
+    again = load_course(course)
+    snip = again.chapter("01").snippet("cuda")
+    assert snip.expected.strip() == "tensor([1.], device='cuda:0')" and not again.problems
+    rewrite_outputs(path, [(snip, "tensor([2.], device='cuda:0')")], gpu_origin="torch 2.13.0+cu126 · NVIDIA A100 · 2026-12-01")
+    written = path.read_text(encoding="utf-8")
+    assert written.count("gpu 输出记录于") == 1 and "NVIDIA A100" in written and "NVIDIA T4" not in written
+    # a gpu snippet without an output block is fine for check (an author without a GPU leaves it empty)
+    plain = make_course(tmp_path / "d", text)
+    assert check_lines(plain, tmp_path / "h")[-1].endswith("：0 处问题")

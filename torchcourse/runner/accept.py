@@ -34,8 +34,18 @@ def _block(indent: str, text: str, eol: str) -> list[str]:
     return [f"{indent}{fence}output{eol}", *(ln + eol for ln in body), f"{indent}{fence}{eol}"]
 
 
-def rewrite_outputs(path: Path, outputs: list[tuple[Snippet, str]]) -> int:
-    """Write ``outputs`` (snippet, normalized output) into the chapter file; return blocks changed."""
+GPU_ORIGIN_PREFIX = "<!-- gpu 输出记录于："
+_GPU_ORIGIN_RE = re.compile(r"^\s*<!-- gpu 输出记录于：.*-->\s*$")
+
+
+def rewrite_outputs(path: Path, outputs: list[tuple[Snippet, str]], gpu_origin: str | None = None) -> int:
+    """Write ``outputs`` (snippet, normalized output) into the chapter file; return blocks changed.
+
+    A ``gpu`` snippet's output can only come from a machine with CUDA: with ``gpu_origin`` (what
+    that machine was, e.g. ``torch 2.13.0+cu126 · NVIDIA A100 · 2026-11-30``) a comment line
+    ``<!-- gpu 输出记录于：… -->`` right above its fence records where it ran (replaced, never
+    duplicated, on the next accept). HTML comments are not shown and not counted as reading.
+    """
     raw = path.read_bytes().decode("utf-8")
     lines = raw.splitlines(keepends=True)
     eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
@@ -67,6 +77,12 @@ def rewrite_outputs(path: Path, outputs: list[tuple[Snippet, str]]) -> int:
                 new.append(eol)
             lines[end + 1 : end + 1] = new
         changed += 1
+        if snip.gpu and gpu_origin:
+            note = f"{indent}{GPU_ORIGIN_PREFIX}{gpu_origin} -->{eol}"
+            if open_idx > 0 and _GPU_ORIGIN_RE.match(lines[open_idx - 1]):
+                lines[open_idx - 1] = note
+            else:
+                lines[open_idx:open_idx] = [note]
     if changed:
         path.write_bytes("".join(lines).encode("utf-8"))
     return changed

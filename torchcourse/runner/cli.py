@@ -190,6 +190,22 @@ def _accept_blockers(course, chapters) -> list:
     return [p for p in course.problems if p.file in files and "has no ```output block" not in p.message]
 
 
+def _gpu_origin(runner_args) -> str:
+    """What machine a gpu snippet's accepted output came from: torch build, device, date."""
+    import datetime
+    import subprocess
+
+    from torchcourse.runner import execute
+
+    code = "import torch; print(torch.__version__, '·', torch.cuda.get_device_name(0))"
+    try:
+        out = subprocess.run([execute.default_python(), "-c", code], capture_output=True, text=True, timeout=120, env=execute.snippet_env())
+        what = out.stdout.strip() or "未知设备"
+    except (OSError, subprocess.SubprocessError):
+        what = "未知设备"
+    return f"{what} · {datetime.date.today().isoformat()}"
+
+
 def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_json: bool, accepted: set) -> int:
     """Write real outputs into the chapter files; refuse broken or unrepeatable runs.
 
@@ -231,7 +247,8 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
         if not rows:
             continue
         try:
-            n = rewrite_outputs(ch.file, [(s, r.actual) for s, r in rows])
+            origin = _gpu_origin(runner_args) if any(s.gpu for s, _ in rows) else None
+            n = rewrite_outputs(ch.file, [(s, r.actual) for s, r in rows], gpu_origin=origin)
         except (OSError, ValueError) as exc:
             print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
             return 2
