@@ -151,6 +151,7 @@ def _check_writable_dir(directory: Path) -> None:
 
 
 _OUR_TABLES = {"settings", "chapters", "answers"}  # present from version 1 on
+_ALL_OUR_TABLES = {"settings", "chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "settings_v3", "chapters_v3"}
 
 
 def _foreign_reason(path: Path) -> str | None:
@@ -169,10 +170,14 @@ def _foreign_reason(path: Path) -> str | None:
     except sqlite3.Error:
         return None
     try:
+        ro.execute("BEGIN")  # one snapshot: another process may be creating the schema right now
         version = ro.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        ro.execute("COMMIT")
         if version == 0:
-            return f"它已有别的表：{', '.join(sorted(tables))[:200]}" if tables else None
+            if tables <= _ALL_OUR_TABLES:  # ours, half-created by a process that died or is at it: _connect migrates under the lock
+                return None
+            return f"它已有别的表：{', '.join(sorted(tables))[:200]}"
         if version > CURRENT_VERSION:
             return None  # reported by _connect as "written by a newer torchcourse"
         missing = _OUR_TABLES - tables
