@@ -132,11 +132,58 @@ def _shadows(run_dir: str, preloaded: set[str]) -> bool:
 
 _live_runners: "weakref.WeakSet[Runner]" = weakref.WeakSet()
 
+# Run directories are removed by a background thread, off the run's critical path: on some file
+# systems each rmdir of a directory a process just used takes ~4 ms (16 ms for base, run, home,
+# tmp), most of a warm run. Runner.close() and interpreter exit wait until all are gone.
+_removals: list[str] = []
+_removals_cv = threading.Condition()
+_remover: threading.Thread | None = None
+
+
+def _remove_later(path: str) -> None:
+    """Make ``path`` vanish now (one rename, ~0.1 ms) and remove it in the background."""
+    global _remover
+    gone = os.path.join(os.path.dirname(path), ".tc-done-" + os.path.basename(path))
+    try:
+        os.rename(path, gone)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    path = gone
+    with _removals_cv:
+        _removals.append(path)
+        if _remover is None or not _remover.is_alive():
+            _remover = threading.Thread(target=_remove_loop, name="tc-run-cleanup", daemon=True)
+            _remover.start()
+        _removals_cv.notify_all()
+
+
+def _remove_loop() -> None:
+    while True:
+        with _removals_cv:
+            while not _removals:
+                _removals_cv.wait()
+            path = _removals[0]
+        shutil.rmtree(path, ignore_errors=True)
+        with _removals_cv:
+            _removals.remove(path)
+            _removals_cv.notify_all()
+
+
+def drain_removals(timeout: float = 10.0) -> None:
+    """Wait until every run directory handed to the background thread is removed."""
+    with _removals_cv:
+        _removals_cv.wait_for(lambda: not _removals, timeout)
+        left = list(_removals)
+    for path in left:  # the thread is stuck: remove them here
+        shutil.rmtree(path, ignore_errors=True)
+
 
 @atexit.register
 def _close_all() -> None:
     for r in list(_live_runners):
         r.close()
+    drain_removals()
 
 
 class Runner:
@@ -206,6 +253,7 @@ class Runner:
             execute.stop_supervisor(g)  # each supervisor kills its snippet's tree and exits
         if z is not None:
             z.close()
+        drain_removals()
 
     def _track(self, pgid: int) -> None:
         with self._groups_lock:
@@ -272,7 +320,7 @@ class Runner:
         except OSError as exc:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
         finally:
-            shutil.rmtree(base, ignore_errors=True)
+            _remove_later(base)
         text = raw.output.decode("utf-8", errors="replace")
         actual = normalize(text, side="actual", run_dir=run_dir)
         if raw.truncated:
