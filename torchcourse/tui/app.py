@@ -96,7 +96,12 @@ class TorchCourseApp(App):
         _freeze_startup_objects()
         super().__init__()
         self.course = course
-        self.store = store
+        from torchcourse.tui.writer import PendingView, ProgressWriter
+
+        # every progress write goes through one queue served off the UI thread, in order
+        self.writer = ProgressWriter(store, notify=self.notify, landed=self._writes_landed)
+        self.store = PendingView(store, self.writer)  # reads see the queued route and place
+        self.unsaved_at_exit: list[str] = []
         if runner is None:
             runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id)))
         self.runner = runner
@@ -128,6 +133,7 @@ class TorchCourseApp(App):
         return HomeScreen(id="home")
 
     def on_mount(self) -> None:
+        self.writer.attach()
         if self.notice:
             self.notify(self.notice, severity="warning", timeout=15)
         self.screen_change_signal.subscribe(self, lambda _screen: self.call_later(self.guard_size))
@@ -175,6 +181,35 @@ class TorchCourseApp(App):
         from rich.markdown import Markdown
 
         Markdown("# warm\n\ntext `code`")
+        self.call_from_thread(self._preload_reader_css)
+
+    def _preload_reader_css(self) -> None:
+        """Add the reader's stylesheet while the home screen is idle. Textual re-parses every
+        stylesheet when a screen brings a CSS file it has not seen (~20-40 ms of the UI thread),
+        which would otherwise delay the reader's first screen."""
+        from textual.containers import Horizontal, Vertical, VerticalScroll
+        from textual.widgets import Button, Static
+
+        from torchcourse.tui.screens.reader import PartView, Prose, ReaderScreen
+        from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
+        from torchcourse.tui.widgets.keybar import KeyBar
+        from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
+
+        sheet = self.stylesheet
+        path = ReaderScreen.CSS_PATH
+        if sheet.has_source(str(path), ""):
+            return
+        try:
+            sheet.read(path)
+            # the default CSS of the reader's widgets too, so that mounting them adds nothing new
+            for cls in (VerticalScroll, Vertical, Horizontal, Static, Button, PartView, Prose, BreakBanner,
+                        ChapterEnd, KeyBar, SnippetHead, SnippetView):
+                for read_from, css, tie_breaker, scope in cls.__new__(cls)._get_default_css():
+                    sheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker, scope=scope)
+            sheet.parse()  # fills this stylesheet's own parse cache (reparse() would use a throwaway one)
+            sheet.update(self)
+        except Exception:  # the reader loads it itself then (and reports a real CSS error)
+            pass
 
     # -- navigation ---------------------------------------------------------------------------
 
@@ -211,15 +246,37 @@ class TorchCourseApp(App):
         self.go_home()
         self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
 
+    # -- progress writes (never on the UI thread) ---------------------------------------------
+
+    def save_progress(self, what: str, fn, done=None, *, key: tuple | None = None) -> None:
+        """Queue the write ``fn(store)`` (``what`` names it if it fails); from any thread."""
+        try:
+            self.writer.submit(what, fn, done, key=key)
+        except RuntimeError:  # the app is closing: the writer has made its last try
+            pass
+
+    def save_place(self, chapter_id: str, part: int, line: int | None, offset: int, digest: str | None) -> None:
+        """The exact reading place for 继续; reads see it at once, the store when it lands."""
+        self.store.pending_place = {"chapter": chapter_id, "part": part, "line": line,
+                                    "offset": max(0, offset) if line is not None else 0,
+                                    "digest": digest if line is not None else None}
+        self.save_progress(f"阅读位置（{chapter_id} 章）",
+                           lambda s: s.set_position(chapter_id, part, line=line, offset=offset, digest=digest),
+                           key=("place",))
+
+    def _writes_landed(self) -> None:
+        """Everything queued is written: the home screen, when on top, shows the stored state."""
+        screen = self.screen_stack[0] if self.screen_stack else None
+        refresh = getattr(screen, "refresh_data", None)
+        if refresh is not None and screen is self.screen and screen.is_mounted:
+            refresh()
+
     def set_route(self, route_id: str) -> None:
         route = self.course.route(route_id)
         if route is None:
             return
-        try:
-            self.store.set_route(route_id)
-        except Exception as exc:
-            self.notify(str(exc), severity="error")
-            return
+        self.store.pending_route = route_id
+        self.save_progress(f"路线切换（{route.id} {route.name}）", lambda s: s.set_route(route_id), key=("route",))
         self.notify(f"已切换到路线 {route.id}：{route.name}（已读的章节照样算数）")
         home = self.screen_stack[0]
         refresh = getattr(home, "refresh_data", None)
@@ -232,10 +289,8 @@ class TorchCourseApp(App):
             from torchcourse.quiz.completion import update_completion
         except ImportError:
             return
-        try:
-            update_completion(self.course, self.store, chapter_id)
-        except Exception as exc:
-            self.notify(f"更新完成状态时出错：{exc}", severity="error")
+        course = self.course
+        self.save_progress(f"{chapter_id} 章的完成状态", lambda s: update_completion(course, s, chapter_id))
 
     # -- global actions -----------------------------------------------------------------------
 
@@ -312,6 +367,7 @@ class TorchCourseApp(App):
         close = getattr(self.runner, "close", None)
         if close is not None:
             close()
+        self.unsaved_at_exit = self.writer.close()  # one last try for what is still queued
 
 
 def make_app(course: Course, store, runner=None, *, notice: str | None = None,
@@ -352,5 +408,10 @@ def run_app(args) -> int:
         try:
             app.runner.close()
         finally:
-            store.close()
+            try:
+                unsaved = app.unsaved_at_exit or app.writer.close()
+            finally:
+                store.close()
+    if unsaved:
+        print(f"torchcourse: 以下进度没能保存：{'；'.join(unsaved)}", file=sys.stderr)
     return int(app.return_code or 0)

@@ -81,12 +81,9 @@ class ReadingTracker:
                 enough_time = self.dwell[index] >= DWELL_SHARE * part_seconds(screen.chapter, index)
                 if enough_rows or enough_time:
                     newly.append(index)
-        for index in newly:
-            try:
-                screen.app.store.mark_part_read(screen.chapter.id, index)
-            except Exception as exc:  # StoreError: say so, never crash
-                screen.notify(str(exc), severity="error")
-                return []
+        cid = screen.chapter.id
+        for index in newly:  # queued off the UI thread (the app's one write path)
+            screen.app.save_progress(f"{cid} 章第 {index + 1} 段的阅读记录", lambda s, i=index: s.mark_part_read(cid, i))
             self.read.add(index)
         body = screen.body
         view = (int(body.scroll_y), int(body.scroll_y) + body.scrollable_content_region.height)

@@ -344,16 +344,12 @@ class ReaderScreen(Screen):
 
     def reach(self, k: int) -> None:
         """Break point k was reached: record it (the store also sets the resume position)."""
-        store, course = self.app.store, self.app.course
-        try:
-            store.reach_break(self.chapter.id, k)
-        except Exception as exc:  # StoreError: say so, never crash
-            self.notify(str(exc), severity="error")
-            return
+        cid = self.chapter.id
         b = self.banner(k)
         if b is not None:
-            b.mark_reached()
-        self.app.after_progress(self.chapter.id)
+            b.mark_reached()  # shown at once; the write is queued off the UI thread
+        self.app.save_progress(f"{cid} 章的断点 {k}", lambda s: s.reach_break(cid, k))
+        self.app.after_progress(cid)
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -425,11 +421,7 @@ class ReaderScreen(Screen):
         from torchcourse.tui.summary import chapter_digest
 
         part, line, offset = place
-        try:
-            self.app.store.set_position(self.chapter.id, part, line=line, offset=offset, digest=chapter_digest(self.chapter))
-        except Exception as exc:  # StoreError: say so, never crash
-            self.notify(str(exc), severity="error")
-            return False
+        self.app.save_place(self.chapter.id, part, line, offset, chapter_digest(self.chapter))  # queued
         return True
 
     def _part_at_top(self) -> int:
@@ -640,10 +632,9 @@ class ReaderScreen(Screen):
             pass
         if edited:
             result.edited = True  # the verdict says the code was changed (not a failure of the book)
-        try:
-            self.app.store.record_run(self.chapter.id, view.snippet.id, f"edited-{result.status}" if edited else result.status)
-        except Exception:
-            pass
+        cid, sid = self.chapter.id, view.snippet.id
+        verdict = f"edited-{result.status}" if edited else result.status
+        self.app.save_progress(f"#{sid} 的运行记录", lambda s: s.record_run(cid, sid, verdict))  # queued
         return result
 
     def _finish(self, view: SnippetView, result) -> None:
@@ -676,14 +667,11 @@ class ReaderScreen(Screen):
 
     def _keep_edit(self, view: SnippetView, code: str) -> bool:
         """Store the learner's version (or forget it when it is the book's again); show it."""
-        try:
-            if code == view.snippet.code:
-                self.app.store.delete_edit(self.chapter.id, view.snippet.id)
-            else:
-                self.app.store.save_edit(self.chapter.id, view.snippet.id, code)
-        except Exception as exc:
-            self.notify(f"没能保存改过的代码：{exc}", severity="error")
-            return False
+        cid, sid = self.chapter.id, view.snippet.id
+        if code == view.snippet.code:
+            self.app.save_progress(f"#{sid} 恢复原文", lambda s: s.delete_edit(cid, sid))
+        else:
+            self.app.save_progress(f"#{sid} 改过的代码", lambda s: s.save_edit(cid, sid, code))
         view.set_edited(code)
         return True
 
@@ -727,11 +715,8 @@ class ReaderScreen(Screen):
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
-            try:
-                self.app.store.delete_edit(self.chapter.id, view.snippet.id)
-            except Exception as exc:
-                self.notify(f"没能恢复：{exc}", severity="error")
-                return
+            cid, sid = self.chapter.id, view.snippet.id
+            self.app.save_progress(f"#{sid} 恢复原文", lambda s: s.delete_edit(cid, sid))
             close_editor(view)
             view.set_edited(None)
             view.focus()
