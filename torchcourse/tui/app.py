@@ -210,35 +210,6 @@ class TorchCourseApp(App):
             sheet.update(self)
         except Exception:  # the reader loads it itself then (and reports a real CSS error)
             pass
-        self.call_from_thread(self._preload_reader_css)
-
-    def _preload_reader_css(self) -> None:
-        """Add the reader's stylesheet while the home screen is idle. Textual re-parses every
-        stylesheet when a screen brings a CSS file it has not seen (~20-40 ms of the UI thread),
-        which would otherwise delay the reader's first screen."""
-        from textual.containers import Horizontal, Vertical, VerticalScroll
-        from textual.widgets import Button, Static
-
-        from torchcourse.tui.screens.reader import PartView, Prose, ReaderScreen
-        from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
-        from torchcourse.tui.widgets.keybar import KeyBar
-        from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
-
-        sheet = self.stylesheet
-        path = ReaderScreen.CSS_PATH
-        if sheet.has_source(str(path), ""):
-            return
-        try:
-            sheet.read(path)
-            # the default CSS of the reader's widgets too, so that mounting them adds nothing new
-            for cls in (VerticalScroll, Vertical, Horizontal, Static, Button, PartView, Prose, BreakBanner,
-                        ChapterEnd, KeyBar, SnippetHead, SnippetView):
-                for read_from, css, tie_breaker, scope in cls.__new__(cls)._get_default_css():
-                    sheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker, scope=scope)
-            sheet.parse()  # fills this stylesheet's own parse cache (reparse() would use a throwaway one)
-            sheet.update(self)
-        except Exception:  # the reader loads it itself then (and reports a real CSS error)
-            pass
 
     # -- navigation ---------------------------------------------------------------------------
 
