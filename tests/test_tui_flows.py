@@ -95,6 +95,7 @@ class TestRouteReadBreakResume:
             await wait_for(pilot, lambda: screen.banner(1) in screen.visible_banners(), what="break 1 on screen")
             await pilot.press("s")
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+            await wait_for(pilot, app.writer.idle, what="the queued writes")  # written off the UI thread
             assert store.last_position() == ("01", 1)
             assert store.chapter_progress("01").furthest_break == 1
             await wait_for(pilot, lambda: "读到一半 1/2" in screen_text(app), what="home refreshed")
@@ -424,6 +425,7 @@ class TestSnippets:
             # wide: real output next to the expected output
             exp, act = view.query_one(".expected"), view.query_one(".actual")
             assert exp.region.y == act.region.y and act.region.x > exp.region.x
+            await wait_for(pilot, app.writer.idle, what="the queued writes")  # written off the UI thread
             assert [(r.snippet_id, r.verdict) for r in store.runs("01")] == [("hello", "match")]
 
     @sync
