@@ -274,7 +274,7 @@ def main() -> int:
     print(f"RSS at home                      : {med(rss_home):7.1f} MB")
     print(f"RSS after the longest chapter    : {max(rss_ch):7.1f} MB (goal ≤ 120)  {'OK' if max(rss_ch) <= 120 else 'OVER'}")
     print(f"torch in sys.modules             : {any(torch_home) or any(torch_ch)}   (goal False)")
-    src = 'fixture course' if content else 'shipped course'
+    src = 'shipped course' if not content else ('fixture course' if 'fixtures' in content else content)
     print(f"longest chapter                  : {cid} {title} ({chars} chars, {src})")
     print(f"key press → first screen painted : {med(first):7.0f} ms   (goal ≤ 80)  {'OK' if med(first) <= 80 else 'OVER'}"
           f"   ratio to goal {med(first) / 80:.2f}")
