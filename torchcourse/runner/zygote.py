@@ -255,25 +255,11 @@ def _child(req, outfd, to_close):
     def start():
         pid = os.fork()
         if pid == 0:
-            rc = 70
             try:
                 tc_supervise.child_setup()
-                null = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(null, 0)
-                os.close(null)
-                os.dup2(outfd, 1)
-                os.dup2(outfd, 2)
-                os.close(outfd)
-                os.chdir(req["dir"])
-                for key in ("HOME", "TMPDIR"):
-                    if req.get(key):
-                        os.environ[key] = req[key]
-                import tempfile
-
-                tempfile.tempdir = None  # computed again from the new TMPDIR
-                rc = _run_main(req["dir"], req.get("file", "snippet.py"))
-            finally:
-                os._exit(rc)
+            except BaseException:
+                os._exit(70)
+            _snippet_main(req, outfd)  # runs the snippet and never returns
         os.close(outfd)
         return pid
 
