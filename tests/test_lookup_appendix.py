@@ -84,7 +84,26 @@ def _flat(output):
     return flat(normalize(output, side="expected"))
 
 
-@pytest.mark.parametrize("case", VARIANTS, ids=[c["name"] for c in VARIANTS])
+# variants whose right entry does not come first today (kept, so the miss stays visible)
+KNOWN_MISSES = {
+    # a whole custom module saved and loaded with the default weights_only=True: the message opens
+    # with "Weights only load failed." (06#weights-only's excerpt, found whole); the GLOBAL it names
+    # (blocks.Head, not numpy's scalar) is what says 10#weights-only-failed, and that line pasted
+    # alone does find it (see the per-entry test below)
+    "whole-model-default-load": "lands on 06#weights-only",
+    # the exception that ends an ONNX export of a custom op is the generic "ConversionError: Failed
+    # to convert the exported program to an ONNX model ... step 3/3": alone it finds nothing (the
+    # whole paste, whose summary names "No ONNX function found for <OpOverload(...)>", does)
+    "onnx-custom-gelu": "its final error line alone gets no hit",
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_MISSES[c["name"]], strict=True)) if c["name"] in KNOWN_MISSES else c
+     for c in VARIANTS],
+    ids=[c["name"] for c in VARIANTS],
+)
 def test_the_same_error_from_other_code_finds_the_entry(course, case):
     assert errors_in_output(case["output"]), "the stored run must show an error or a warning"
     # the whole pasted output, and the line that names the error alone: the first error line of the
@@ -98,13 +117,20 @@ def test_the_same_error_from_other_code_finds_the_entry(course, case):
         assert hits[0].entry.link == case["link"], (case["name"], [(h.entry.link, h.score) for h in hits[:3]])
 
 
-def test_every_entry_has_a_variant_from_other_code_or_is_specific_to_its_section(entries):
-    # the variants cover every section of the appendix from chapters 01-09
-    covered = {c["link"] for c in VARIANTS}
-    missing = {e.link for e in entries if e.chapter_id <= "09"} - covered
-    # left out: errors whose other code would need minutes of waiting (a hung or spawned worker)
-    # or reproduces the course's own snippet (mark_dirty, export of a Function)
-    assert missing <= {"08#spawn", "08#hang", "09#mark-dirty", "09#custom-op"}, missing
+def test_every_entry_has_a_variant_from_other_code(course, entries):
+    # every section of the appendix, every chapter, has a variant from other code
+    links = {c["link"] for c in VARIANTS}
+    assert not [e.origin for e in entries if e.link not in links], [(e.origin, e.link) for e in entries if e.link not in links]
+    # and every entry is what comes first for some variant of its section: the whole pasted
+    # output, or one of its lines pasted alone (two entries of a section quote different lines)
+    first: dict[str, set[str]] = {}
+    for c in VARIANTS:
+        for text in [c["output"], *c["output"].splitlines()]:
+            hits = lookup_error(course, text) if text.strip() else []
+            if hits and hits[0].entry.link == c["link"]:
+                first.setdefault(hits[0].entry.origin, set()).add(c["name"])
+    lacking = [(e.origin, e.link, e.text[:60]) for e in entries if e.origin not in first]
+    assert lacking == [], lacking
 
 
 NOT_COVERED = [
