@@ -169,6 +169,22 @@ def _snippet_main(req, outfd, done_fd=None):
         os._exit(rc)
 
 
+def _become_supervisor(to_close) -> None:
+    """First steps of a freshly forked supervisor (per-run or spare): its own process group, so
+    the driver can always kill it as a group; no zygote signal plumbing; the zygote's sockets
+    and pipes closed."""
+    import signal
+
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for obj in to_close:
+        try:
+            obj.close() if hasattr(obj, "close") else os.close(obj)
+        except OSError:
+            pass
+
+
 def _spare(sock, to_close):
     """A supervisor forked ahead of the next request, with its snippet process forked too.
 
@@ -176,20 +192,12 @@ def _spare(sock, to_close):
     costs two socket hops. The supervisor waits on ``sock`` for the request (JSON + the output
     pipe's write end), hands it to its waiting child, then supervises exactly like :func:`_child`.
     EOF on ``sock`` (the zygote is gone or retires the spare) ends both."""
-    import signal
     import socket
 
     import tc_supervise
 
     try:
-        os.setsid()  # the supervisor's own group, so the driver can always kill it as a group
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        for obj in to_close:
-            try:
-                obj.close() if hasattr(obj, "close") else os.close(obj)
-            except OSError:
-                pass
+        _become_supervisor(to_close)
         tc_supervise._prctl(tc_supervise.PR_SET_CHILD_SUBREAPER, 1)
         tc_supervise._SUPERVISOR_PID[0] = os.getpid()
         mine, theirs = socket.socketpair()
@@ -236,19 +244,10 @@ def _spare(sock, to_close):
 
 def _child(req, outfd, to_close):
     """The forked process: a supervisor (tc_supervise) whose own child runs the snippet."""
-    import signal
-
     import tc_supervise
 
     try:
-        os.setsid()  # the supervisor's own group, so the driver can always kill it as a group
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        for obj in to_close:
-            try:
-                obj.close() if hasattr(obj, "close") else os.close(obj)
-            except OSError:
-                pass
+        _become_supervisor(to_close)
     except BaseException:
         os._exit(70)
 
