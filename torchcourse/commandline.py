@@ -48,6 +48,22 @@ def chapter_or_exit(course, text: str, command: str, *, written: bool = True):
     return chapter
 
 
+def snippet_or_exit(course, key: str, command: str = "run"):
+    """The snippet named ``CHAPTER:SNIPPET`` on the command line; exits 2 naming the form, the
+    chapter or the snippets that exist when there is none."""
+    if ":" not in key:
+        print(f"torchcourse {command}: 要写成 章:代码块，例如 01:view-error（收到的是 {key!r}）", file=sys.stderr)
+        raise SystemExit(2)
+    cid, _, sid = key.partition(":")
+    ch = chapter_or_exit(course, cid, command)
+    snip = ch.snippet(sid)
+    if snip is None:
+        ids = "、".join(s.id for s in ch.snippets) or "（没有）"
+        print(f"torchcourse {command}: 第 {ch.id} 章没有代码块 {sid!r}。这一章的代码块：{ids}", file=sys.stderr)
+        raise SystemExit(2)
+    return snip
+
+
 def course_or_none(args):
     """The course model for titles and order; None (with a note) when it cannot be loaded — for
     commands that still work without it (``progress``)."""
@@ -60,4 +76,4 @@ def course_or_none(args):
         return None
 
 
-__all__ = ["course_or_exit", "chapter_or_exit", "course_or_none"]
+__all__ = ["course_or_exit", "chapter_or_exit", "snippet_or_exit", "course_or_none"]

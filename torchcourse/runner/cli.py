@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from torchcourse import paths
-from torchcourse.commandline import chapter_or_exit, course_or_exit
+from torchcourse.commandline import chapter_or_exit, course_or_exit, snippet_or_exit
 from torchcourse.runner.normalize import visible
 from torchcourse.textwidth import char_width, display_width
 
@@ -310,18 +310,10 @@ def side_by_side(left_title: str, left: str, right_title: str, right: str, colum
 
 
 def cmd_run(args) -> int:
-    key = args.snippet
-    if ":" not in key:
-        print(f"torchcourse run: 要写成 章:代码块，例如 01:view-error（收到的是 {key!r}）", file=sys.stderr)
-        return 2
+    if ":" not in args.snippet:  # the form is named before the course is loaded
+        snippet_or_exit(None, args.snippet)
     course = course_or_exit(args)
-    cid, _, sid = key.partition(":")
-    ch = chapter_or_exit(course, cid, "run")
-    snip = ch.snippet(sid)
-    if snip is None:
-        ids = "、".join(s.id for s in ch.snippets) or "（没有）"
-        print(f"torchcourse run: 第 {ch.id} 章没有代码块 {sid!r}。这一章的代码块：{ids}", file=sys.stderr)
-        return 2
+    snip = snippet_or_exit(course, args.snippet)
     runner = _runner(args, warm=not args.cold, course_id=course.id)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)

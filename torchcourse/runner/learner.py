@@ -16,20 +16,12 @@ from pathlib import Path
 
 
 def cmd_run_file(args) -> int:
-    from torchcourse.commandline import chapter_or_exit, course_or_exit
+    from torchcourse.commandline import course_or_exit, snippet_or_exit
     from torchcourse.runner.cli import ICONS, _runner, s_file, side_by_side
-    from torchcourse.runner.normalize import normalize
+    from torchcourse.runner.normalize import normalize, visible
 
-    try:
-        from torchcourse.runner.normalize import visible
-    except ImportError:  # older normalize: print outputs as they are
-        def visible(text: str) -> str:
-            return text
-
-    key = args.snippet
-    if ":" not in key:
-        print(f"torchcourse run: 要写成 章:代码块，例如 01:view-error（收到的是 {key!r}）", file=sys.stderr)
-        return 2
+    if ":" not in args.snippet:  # the form is named before the file is read
+        snippet_or_exit(None, args.snippet)
     path = Path(args.file)
     try:
         code = path.read_text(encoding="utf-8")
@@ -37,13 +29,7 @@ def cmd_run_file(args) -> int:
         print(f"torchcourse run: 读不了 --file {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 2
     course = course_or_exit(args)
-    cid, _, sid = key.partition(":")
-    ch = chapter_or_exit(course, cid, "run")
-    book = ch.snippet(sid)
-    if book is None:
-        ids = "、".join(s.id for s in ch.snippets) or "（没有）"
-        print(f"torchcourse run: 第 {ch.id} 章没有代码块 {sid!r}。这一章的代码块：{ids}", file=sys.stderr)
-        return 2
+    book = snippet_or_exit(course, args.snippet)
     if book.norun:
         print(f"torchcourse run: {book.key} 只供阅读（norun），没有可对比的输出，不运行。", file=sys.stderr)
         return 2
