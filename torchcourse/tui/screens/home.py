@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from torchcourse.course import chapter_minutes
 from torchcourse.tui import keys
+from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.widgets.actionline import ActionLine
 from torchcourse.tui.widgets.keybar import KeyBar
 from torchcourse.tui.cjkwrap import glued
@@ -181,7 +182,7 @@ class HomeView:
         self.chapter_index = [c.id for c in course.chapters].index(target[0]) if target is not None else None
 
 
-class HomeScreen(Screen):
+class HomeScreen(LeanScreen):
     BINDINGS = keys.bindings("首页")
     # No auto focus: None would mean the app's "*", which focuses the scrolling body first and
     # then on_mount moves focus to 继续 (two focus changes, a Blur and a restyle before Ready).

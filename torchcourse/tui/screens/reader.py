@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from torchcourse.course.model import Chapter
 from torchcourse.tui import keys
+from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.cjkwrap import glue_inline_code
 from torchcourse.tui.links import ClickableLinks, Link, course_link, prepare_links
 from torchcourse.tui.widgets.keybar import KeyBar
@@ -34,10 +35,18 @@ NARROW = 100  # below this width expected/actual outputs stack vertically (each 
 
 
 class PartView(Vertical):
-    def __init__(self, index: int, **kwargs) -> None:
-        super().__init__(**kwargs)
+    """One part of the chapter: its segments ``lo:hi`` are mounted (``complete``: all of them)."""
+
+    def __init__(self, index: int, *children: Widget, lo: int | None = None, hi: int | None = None, **kwargs) -> None:
+        super().__init__(*children, **kwargs)
         self.index = index
-        self.mounted = False
+        self.lo, self.hi = lo, hi  # None: none of its segments placed yet
+        self.complete = False
+
+    @property
+    def mounted(self) -> bool:
+        """Some of its segments are there."""
+        return self.complete or (self.lo is not None and self.hi is not None and self.hi > self.lo)
 
 
 class Prose(Static):
@@ -57,8 +66,31 @@ class Prose(Static):
         md = RichMarkdown(text, code_theme="monokai", hyperlinks=True)
         glue_inline_code(md.parsed)  # `x.view(4, 3)` never breaks at its inner spaces
         self.links: list[Link] = prepare_links(md.parsed)
-        super().__init__(ClickableLinks(md) if self.links else md, **kwargs)
+        super().__init__(RenderedOnce(ClickableLinks(md) if self.links else md), **kwargs)
         self.seg = seg
+
+
+class RenderedOnce:
+    """A Rich renderable rendered once per width: Textual renders a Static's content once to
+    measure its height and again to paint it, and Markdown (a table above all) is the costliest
+    part of the reader's first screen."""
+
+    def __init__(self, renderable) -> None:
+        self.renderable = renderable
+        self._lines: tuple[tuple, list] | None = None
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment as RichSegment
+
+        key = (options.max_width, options.min_width, options.justify, options.overflow, options.no_wrap,
+               options.highlight, options.markup)
+        if self._lines is None or self._lines[0] != key:  # the height only crops: Textual does that
+            lines = console.render_lines(self.renderable, options.update(height=None), pad=False, new_lines=False)
+            self._lines = (key, lines)
+        new_line = RichSegment.line()
+        for line in self._lines[1]:
+            yield from line
+            yield new_line
 
 
 def segment_widget(seg: Segment) -> Widget:
@@ -77,7 +109,7 @@ def segment_size(seg: Segment) -> int:
     return len(seg.text) + extra
 
 
-class ReaderScreen(Screen):
+class ReaderScreen(LeanScreen):
     CSS_PATH = Path(__file__).resolve().parent.parent / "reader.tcss"
     BINDINGS = keys.bindings("阅读")
 
@@ -110,25 +142,39 @@ class ReaderScreen(Screen):
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        ch = self.chapter
-        yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
-        with VerticalScroll(id="body"):
-            for p in ch.parts:
-                with PartView(p.index, id=f"part-{p.index}", classes="part"):
-                    if p.break_label is not None:
-                        yield BreakBanner(p.index + 1, self.breaks, p.break_label, id=f"break-{p.index + 1}")
-            nxt = neighbour(self.app.course, self.app.store, ch.id, 1)
-            has_quiz = ch.checkpoint is not None and ch.checkpoint.is_file()
-            yield ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end")
-        yield KeyBar("阅读")
-
-    def on_mount(self) -> None:
+        """The frame and the first screen only: the segments from where the learner lands, about a
+        screen of them, in one layout. The rest of the chapter (other parts, their banners, the
+        chapter's end) is mounted after the first paint, so its cost does not grow with the chapter."""
         try:  # the learner's edited snippets (``e``), shown in place of the book's code
             self.edits = {e.snippet_id: e.code for e in self.app.store.edits(self.chapter.id)}
         except Exception as exc:
             self.edits = {}
             self.notify(f"读不到改过的代码：{exc}", severity="error")
         self.set_class(self.app.size.width < NARROW, "-narrow")
+        ch = self.chapter
+        yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
+        target = self._target_part()
+        segs = self._segments(target)
+        lo = self._segment_at(segs, self.target_line) if self.target_line is not None else 0
+        hi = lo
+        size = 0
+        while hi < len(segs) and size < FIRST_BATCH_CHARS:
+            size += segment_size(segs[hi])
+            hi += 1
+        n = len(ch.parts)
+        with VerticalScroll(id="body"):
+            if self.target_line is None and 0 < self.start_part < n:
+                # opened at break point p: the banner closing part p-1 heads the first screen
+                yield PartView(target - 1, self._banner_widget(target), id=f"part-{target - 1}", classes="part")
+            if self.target_line is None and self.start_part >= n and ch.parts[-1].break_label is not None:
+                # past the last break point (it closes the chapter): that banner, the part above it after
+                yield PartView(n - 1, self._banner_widget(n), lo=len(segs), hi=len(segs), id=f"part-{n - 1}",
+                               classes="part")
+            else:
+                yield PartView(target, *self._widgets(segs[lo:hi]), lo=lo, hi=hi, id=f"part-{target}", classes="part")
+        yield KeyBar("阅读")
+
+    def on_mount(self) -> None:
         body = self.query_one("#body", VerticalScroll)
         self.watch(body, "scroll_y", self._scrolled, init=False)
         # reading credit (issue 13 item 5): parts scrolled through or stayed in, never jumped to
@@ -147,11 +193,62 @@ class ReaderScreen(Screen):
         return self.query_one("#body", VerticalScroll)
 
     def part_view(self, index: int) -> PartView:
-        return self.query_one(f"#part-{index}", PartView)
+        """Part ``index``'s container, mounted (empty) in its place among the others if it is not yet."""
+        found = self.body.query_children(f"#part-{index}")
+        if found:
+            return found.first()  # type: ignore[return-value]
+        pv = PartView(index, id=f"part-{index}", classes="part")
+        later = [p for p in self.body.query_children(PartView) if p.index > index]
+        if later:
+            self.body.mount(pv, before=min(later, key=lambda p: p.index))
+        else:
+            end = self.body.query_children(ChapterEnd)
+            self.body.mount(pv, before=end.first()) if end else self.body.mount(pv)
+        return pv
 
     def banner(self, k: int) -> BreakBanner | None:
         found = self.query(f"#break-{k}")
         return found.first() if found else None  # type: ignore[return-value]
+
+    def _banner_widget(self, k: int) -> BreakBanner:
+        return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", id=f"break-{k}")
+
+    def _segments(self, index: int) -> list[Segment]:
+        """Part ``index``'s display segments (split once per screen)."""
+        cache = self.__dict__.setdefault("_segment_cache", {})
+        if index not in cache:
+            cache[index] = split_part(self.chapter, self.chapter.parts[index])
+        return cache[index]
+
+    @staticmethod
+    def _segment_at(segs: list[Segment], line: int) -> int:
+        """The segment holding ``line`` (else the last one starting before it)."""
+        best = 0
+        for i, seg in enumerate(segs):
+            if seg.start_line <= line:
+                best = i
+            if seg.start_line <= line <= seg.end_line:
+                return i
+        return best
+
+    def _widgets(self, segs: list[Segment]) -> list[Widget]:
+        edits = getattr(self, "edits", {})
+        out = []
+        for seg in segs:
+            w = segment_widget(seg)
+            if isinstance(w, SnippetView):
+                w.edited_code = edits.get(w.snippet.id)
+            out.append(w)
+        return out
+
+    def ensure_end(self) -> None:
+        """The chapter-end panel (quiz, next chapter) after the last part."""
+        if self.body.query_children(ChapterEnd):
+            return
+        ch = self.chapter
+        nxt = neighbour(self.app.course, self.app.store, ch.id, 1)
+        has_quiz = ch.checkpoint is not None and ch.checkpoint.is_file()
+        self.body.mount(ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end"))
 
     # -- progressive mounting ---------------------------------------------------------------
 
@@ -165,31 +262,17 @@ class ReaderScreen(Screen):
     @work(exclusive=True, group="load", exit_on_error=False)
     async def load_parts(self) -> None:
         n = len(self.chapter.parts)
-        target = self._target_part()
-        start_part = self.start_part
-        # When opening at break point p, the banner closing part p-1 comes first on screen.
-        first = target if self.target_line is not None or start_part == 0 or start_part > n - 1 else target
+        first = self._target_part()  # composed first; then the parts after it, then those above
         order = [first] + list(range(first + 1, n)) + list(range(first - 1, -1, -1))
-        await self.ensure_part(order[0], first_batch=True)
-        await self._wait_refresh()
-        if self.first_paint_at is None or self.target_line is not None:
-            if self.target_line is not None:
-                await self._wait_refresh()  # a line deep in the part: let the layout settle
-            await self._first_screen()
-        for pi in order[1:]:
-            pin = self._pin_state()
+        await self._wait_refresh()  # the composed first screen is laid out and painted
+        await self._first_screen()  # only an offset into the block at the top is left to scroll
+        for pi in order:
             await self.ensure_part(pi)
+        if not self._learner_moved() and (self.target_line is not None or self.start_part > 0):
+            # scrolling was clamped while less was mounted (a target near the chapter's end): redo it
             await self._wait_refresh()
-            if pi < first:
-                # layout and the scrollable size settle over two refreshes; then keep the view
+            if self._position_initial():
                 await self._wait_refresh()
-                self._restore_pin(pin)
-                await self._wait_refresh()
-        if self.body.scroll_y == self._initial_y and (self.target_line is not None or self.start_part > 0):
-            # the target sat near the end of what was mounted first (scrolling was clamped): redo it
-            await self._wait_refresh()
-            self._position_initial()
-            await self._wait_refresh()
         self.loaded = True
         self.loaded_at = time.perf_counter()
         self._loaded_event.set()
@@ -210,57 +293,89 @@ class ReaderScreen(Screen):
         self.call_after_refresh(done.set)
         await done.wait()
 
-    async def ensure_part(self, index: int, first_batch: bool = False) -> None:
+    async def ensure_part(self, index: int) -> None:
+        """Mount all of part ``index`` (what is missing of it), its banner and, after the last part,
+        the chapter's end. Content mounted above the view keeps the view where it is."""
         async with self._mount_lock:
             pv = self.part_view(index)
-            if pv.mounted:
+            if pv.complete:
                 return
-            pv.mounted = True
-            part = self.chapter.parts[index]
-            edits = getattr(self, "edits", {})
-            banner = self.banner(index + 1)
-            batch: list[Widget] = []
-            size = 0
-            limit = FIRST_BATCH_CHARS if first_batch else BATCH_CHARS
-            # widgets are built batch by batch: the first screen never waits for the rest's Markdown
-            for seg in split_part(self.chapter, part):
-                w = segment_widget(seg)
-                if isinstance(w, SnippetView):
-                    w.edited_code = edits.get(w.snippet.id)
-                batch.append(w)
-                size += segment_size(seg)
-                if size >= limit:
-                    await pv.mount_all(batch, before=banner) if banner else await pv.mount_all(batch)
-                    await self._wait_refresh()
-                    if first_batch and self.first_paint_at is None and self.target_line is None:
-                        await self._first_screen()
-                    batch, size, limit = [], 0, BATCH_CHARS
-            if batch:
-                await pv.mount_all(batch, before=banner) if banner else await pv.mount_all(batch)
+            segs = self._segments(index)
+            if pv.lo is None or pv.hi is None:
+                pv.lo = pv.hi = 0
+            # the tail, batch by batch (one per refresh): the view never waits for all of it
+            while pv.hi < len(segs):
+                size, end = 0, pv.hi
+                while end < len(segs) and size < BATCH_CHARS:
+                    size += segment_size(segs[end])
+                    end += 1
+                batch = self._widgets(segs[pv.hi:end])
+                banner = self.banner(index + 1)
+                await self._mount_keeping_view(pv, batch, before=banner)
+                pv.hi = end
+            if self.chapter.parts[index].break_label is not None and self.banner(index + 1) is None:
+                await self._mount_keeping_view(pv, [self._banner_widget(index + 1)], before=None)
+            if index == len(self.chapter.parts) - 1 and not self.body.query_children(ChapterEnd):
+                self.ensure_end()
+                await self._wait_refresh()  # laid out before anything scrolls to what is below it
+            if pv.lo > 0:  # opened at a line inside the part: the segments above it
+                batch = self._widgets(segs[:pv.lo])
+                await self._mount_keeping_view(pv, batch, before=pv.children[0] if pv.children else None)
+                pv.lo = 0
+            pv.complete = True
+
+    async def _mount_keeping_view(self, pv: PartView, batch: list[Widget], before: Widget | None) -> None:
+        """Mount ``batch`` into ``pv``; when it lands above the top of the view, keep the view still:
+        once the layout has settled, scroll down by exactly the height the body grew."""
+        moved = self._learner_moved()
+        body = self.body
+        above = self.first_paint_at is not None and self._above_view(pv, before)
+        grown_from = body.virtual_size.height
+        await (pv.mount_all(batch, before=before) if before is not None else pv.mount_all(batch))
+        await self._wait_refresh()
+        if above:
+            # heights arrive over a few refreshes (a snippet's blocks are composed after it mounts)
+            last = -1
+            for _ in range(30):
+                height = body.virtual_size.height
+                if height == last and all(w.outer_size.height > 0 for w in batch):
+                    break
+                last = height
+                await self._wait_refresh()
+            body.scroll_to(y=body.scroll_y + body.virtual_size.height - grown_from, animate=False, immediate=True)
+            await self._wait_refresh()
+        if not moved:
+            self._initial_y = body.scroll_y  # where the loader left the view
+
+    def _learner_moved(self) -> bool:
+        """The learner scrolled since the loader last placed the view (then it is theirs to keep)."""
+        if self.first_paint_at is not None and self.body.scroll_y != self._initial_y:
+            self._moved = True
+        return getattr(self, "_moved", False)
+
+    def _above_view(self, pv: PartView, before: Widget | None) -> bool:
+        """Whether content mounted into ``pv`` (before ``before``, else at its end) lands above the view's top."""
+        if before is not None:
+            at = self._y(before) - before.styles.margin.top
+        elif pv.children:
+            last = pv.children[-1]
+            at = self._y(last) + last.outer_size.height
+        else:  # an empty part just created: it sits where the part before it ends
+            siblings = list(self.body.children)
+            i = siblings.index(pv)
+            prev = siblings[i - 1] if i > 0 else None
+            at = self._y(prev) + prev.outer_size.height if prev is not None else 0
+        return at <= int(self.body.scroll_y)
 
     def _y(self, widget: Widget) -> int:
         """The widget's top in the body's virtual space."""
         body = self.body
         return widget.region.y - body.region.y + int(body.scroll_y)
 
-    def _pin_state(self) -> tuple[Widget, int] | None:
-        anchor = self._widget_at_top()
-        if anchor is None:
-            return None
-        return anchor, self._y(anchor) - int(self.body.scroll_y)
-
-    def _restore_pin(self, pin: tuple[Widget, int] | None) -> None:
-        if pin is None:
-            return
-        anchor, offset = pin
-        self.body.scroll_to(y=self._y(anchor) - offset, animate=False, immediate=True)
-
     def _widget_at_top(self) -> Widget | None:
         top = int(self.body.scroll_y)
         best = None
         for pv in self.query(PartView):
-            if not pv.mounted:
-                continue
             for child in pv.children:
                 y = self._y(child)
                 if y <= top + 1:
@@ -276,16 +391,14 @@ class ReaderScreen(Screen):
         body = self.body
         if self.target_line is not None:
             w = self.widget_for_line(self.target_line)
-            if w is not None:
-                body.scroll_to(y=self._y(w) + self.target_offset, animate=False, immediate=True)
-                return True
+            y = None if w is None else self._y(w) + self.target_offset
+        else:
+            b = self.banner(self.start_part) if self.start_part > 0 else None
+            y = None if b is None else self._y(b)
+        if y is None or y == int(body.scroll_y):
             return False
-        if self.start_part > 0:
-            b = self.banner(self.start_part)
-            if b is not None:
-                body.scroll_to(y=self._y(b), animate=False, immediate=True)
-                return True
-        return False
+        body.scroll_to(y=y, animate=False, immediate=True)
+        return True
 
     def widget_for_line(self, line: int) -> Widget | None:
         best = None
@@ -356,13 +469,12 @@ class ReaderScreen(Screen):
     async def action_next_part(self) -> None:
         top = self.body.scroll_y
         for k in range(1, self.breaks + 1):
+            if not self.part_view(k - 1).mounted:
+                await self.ensure_part(k - 1)
+                await self._wait_refresh()
             b = self.banner(k)
             if b is None:
                 continue
-            pv = self.part_view(k - 1)
-            if not pv.mounted:
-                await self.ensure_part(k - 1)
-                await self._wait_refresh()
             if self._y(b) > top + 0.5:
                 self.reach(k)
                 self.body.scroll_to(y=self._y(b), animate=False, immediate=True)
