@@ -112,6 +112,8 @@ def segment_size(seg: Segment) -> int:
 class ReaderScreen(LeanScreen):
     CSS_PATH = Path(__file__).resolve().parent.parent / "reader.tcss"
     BINDINGS = keys.bindings("阅读")
+    # focused after the first screen is painted: focusing restyles the body and all it holds
+    AUTO_FOCUS = ""
 
     loaded: reactive[bool] = reactive(False)
 
@@ -266,6 +268,8 @@ class ReaderScreen(LeanScreen):
         order = [first] + list(range(first + 1, n)) + list(range(first - 1, -1, -1))
         await self._wait_refresh()  # the composed first screen is laid out and painted
         await self._first_screen()  # only an offset into the block at the top is left to scroll
+        if self.focused is None:
+            self.body.focus()  # ↑ ↓ PgUp PgDn scroll it
         for pi in order:
             await self.ensure_part(pi)
         if not self._learner_moved() and (self.target_line is not None or self.start_part > 0):
