@@ -33,6 +33,8 @@ HEADING_ATTR_RE = re.compile(r"\s*\{#(?P<anchor>[A-Za-z0-9_\-]+)\}\s*$")
 FENCE_LINE_RE = re.compile(r"^\s*(```|~~~)")
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 LINK_TARGET_RE = re.compile(r"\]\((?:[A-Za-z0-9]+)?(?:#[A-Za-z0-9_\-]+)?\)")  # a course link's target
+_SPACE_RE = re.compile(r"\s+")
+_LINE_END_ANCHOR_RE = re.compile(r"\{#[A-Za-z0-9_\-]+\}(?=[^\S\n]*$)", re.M)  # HEADING_ATTR_RE, line by line
 _CJK_RE = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 
@@ -46,7 +48,9 @@ def markdown_parser():
     if _md is None:
         from markdown_it import MarkdownIt
 
-        _md = MarkdownIt("commonmark").enable("table")
+        # Block structure only: the model reads blocks and the raw text of inline tokens, never
+        # their children (links, emphasis), so the inline pass (half of the parse) is skipped.
+        _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
     return _md
 
 
@@ -60,9 +64,10 @@ def reading_chars(source: str) -> int:
     round(count / chars_per_minute), at least 1.
     """
     text = COMMENT_RE.sub("", source)
-    lines = [ln for ln in text.splitlines() if not FENCE_LINE_RE.match(ln)]
-    text = "\n".join(LINK_TARGET_RE.sub("]", HEADING_ATTR_RE.sub("", ln)) for ln in lines)
-    return sum(1 for ch in text if not ch.isspace())
+    text = "\n".join(ln for ln in text.splitlines() if not FENCE_LINE_RE.match(ln))
+    # whitespace never counts, so an anchor goes with or without the spaces around it
+    text = LINK_TARGET_RE.sub("]", _LINE_END_ANCHOR_RE.sub("", text))
+    return len(_SPACE_RE.sub("", text))  # \s on str is exactly str.isspace()
 
 
 def minutes_for(chars: int, chars_per_minute: int) -> int:
