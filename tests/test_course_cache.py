@@ -39,3 +39,61 @@ def test_edited_chapter_is_parsed_again_and_corrupt_entries_are_ignored(tmp_path
         entry.write_bytes(b"not a pickle")
     again = load_course(root, cache_dir=cache)
     assert _shape(again) == _shape(load_course(root))
+
+
+def _settle(root: Path, seconds_ago: float = 3600) -> None:
+    """Date every file of the course back, as if written an hour ago (no test waits for time)."""
+    import os
+    import time
+
+    when = time.time() - seconds_ago
+    for p in root.rglob("*"):
+        if p.is_file():
+            os.utime(p, (when, when))
+
+
+def test_whole_course_snapshot_is_served_only_while_no_file_changed(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    cache = tmp_path / "cache"
+    fresh = load_course(root)
+    for p in root.rglob("*"):  # written just now
+        if p.is_file():
+            import os
+
+            os.utime(p, None)
+    # files written a moment ago are not trusted by their timestamps: no snapshot yet
+    assert _shape(load_course(root, cache_dir=cache)) == _shape(fresh)
+    assert not list((cache / "course").glob("*.pickle"))
+    _settle(root)
+    first = load_course(root, cache_dir=cache)
+    assert list((cache / "course").glob("*.pickle")), "a settled course was not snapshotted"
+    served = load_course(root, cache_dir=cache)
+    assert _shape(served) == _shape(first) == _shape(fresh)
+    # the same number of bytes, a new text: the snapshot is not served
+    chapter = next(c for c in fresh.chapters if c.available and c.snippets)
+    text = chapter.file.read_text(encoding="utf-8")
+    old_id = chapter.snippets[0].id
+    new_id = ("z" * len(old_id)) if old_id != "z" * len(old_id) else ("y" * len(old_id))
+    chapter.file.write_text(text.replace(f"{{#{old_id}", f"{{#{new_id}", 1), encoding="utf-8")
+    assert load_course(root, cache_dir=cache).chapter(chapter.id).snippets[0].id == new_id
+    # a corrupt snapshot is ignored
+    _settle(root)
+    load_course(root, cache_dir=cache)
+    for entry in (cache / "course").glob("*.pickle"):
+        entry.write_bytes(b"\x80\x05 not a pickle")
+    assert load_course(root, cache_dir=cache).chapter(chapter.id).snippets[0].id == new_id
+
+
+def test_snapshot_notices_a_checkpoint_file_appearing(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    cache = tmp_path / "cache"
+    course = load_course(root)
+    chapter = next(c for c in course.chapters if c.checkpoint is not None)
+    chapter.checkpoint.rename(chapter.checkpoint.with_suffix(".gone"))
+    _settle(root)
+    missing = load_course(root, cache_dir=cache)
+    assert any("missing checkpoint" in p.message for p in missing.problems)
+    chapter.checkpoint.with_suffix(".gone").rename(chapter.checkpoint)
+    assert not any("missing checkpoint" in p.message for p in load_course(root, cache_dir=cache).problems)

@@ -6,18 +6,18 @@ line, collected on ``course.problems``. Only a missing course root raises ``Cour
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import re
-import tomllib
+import time
+import zlib
 from functools import lru_cache
 from pathlib import Path
 
 from torchcourse.course.model import Chapter, Course, Problem, Route
 
-# torchcourse.course.chapter (the parser) is imported on a cache miss only: the app's start-up
-# with every chapter cached never needs it.
+# torchcourse.course.chapter (the parser) is imported on a cache miss only, and tomllib and
+# hashlib when the whole-course snapshot misses: the app's start-up needs neither.
 
 DEFAULT_CPM = 170
 
@@ -62,6 +62,8 @@ def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | Non
         from torchcourse.course.chapter import parse_chapter
 
         return parse_chapter(chapter, source, cpm)
+    import hashlib
+
     h = hashlib.sha256()
     for part in (_parser_fingerprint(), chapter.id.encode(), chapter.kind.encode(), str(chapter.file).encode(), str(cpm).encode(), source.encode("utf-8")):
         h.update(len(part).to_bytes(8, "little"))
@@ -103,6 +105,8 @@ def derived_course_id(root: Path) -> str:
 def course_id_of(root: Path) -> str:
     """The course's identity without loading its chapters (for the progress commands): the ``id``
     of its course.toml, or :func:`derived_course_id` when it has none or cannot be read."""
+    import tomllib
+
     try:
         data = tomllib.loads((Path(root) / "course.toml").read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -111,9 +115,91 @@ def course_id_of(root: Path) -> str:
     return value if isinstance(value, str) and COURSE_ID_RE.match(value) else derived_course_id(root)
 
 
+# A snapshot is trusted only for files unchanged for this long before it was written: a file
+# rewritten within the file system's timestamp granularity of an earlier write (same size, same
+# mtime) can then never be mistaken for the old one ("racily clean", as git calls it).
+SETTLED_S = 2.0
+
+
+def _stat_signature(paths: list[Path]) -> tuple:
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            out.append((str(p), None))
+        else:
+            out.append((str(p), st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(out)
+
+
+def _snapshot_inputs(root: Path, course: Course | None) -> list[Path]:
+    """Every file a load reads or checks: course.toml, the chapters, the checkpoints, the parser."""
+    here = Path(__file__).resolve().parent
+    files = [Path(root) / "course.toml", *(here / n for n in ("chapter.py", "model.py", "loader.py"))]
+    if course is not None:
+        files += [c.file for c in course.chapters] + [c.checkpoint for c in course.chapters if c.checkpoint]
+    return files
+
+
+def _snapshot_path(root: Path, cache_dir: Path) -> Path:
+    key = os.path.abspath(root)
+    return Path(cache_dir) / "course" / f"{zlib.crc32(key.encode('utf-8')):08x}.pickle"
+
+
+def _load_snapshot(root: Path, cache_dir: Path) -> Course | None:
+    """The whole course as last loaded, when no file it came from has changed since (by size,
+    mtime and inode; unpickling one file is far cheaper than reading, hashing and parsing them)."""
+    try:
+        with open(_snapshot_path(root, cache_dir), "rb") as fh:
+            stored_root, files, signature, course = pickle.load(fh)
+        if stored_root != os.path.abspath(root) or not isinstance(course, Course):
+            return None
+        if _stat_signature([Path(f) for f in files]) != signature:
+            return None
+        return course
+    except Exception:  # missing, truncated, from another version: load normally
+        return None
+
+
+def _save_snapshot(root: Path, cache_dir: Path, course: Course) -> None:
+    files = _snapshot_inputs(root, course)
+    signature = _stat_signature(files)
+    settled = time.time_ns() - int(SETTLED_S * 1e9)
+    if any(entry[1] is not None and entry[2] > settled for entry in signature):
+        return  # just written: wait until it has settled before trusting its timestamp
+    memo, course.memo = course.memo, {}
+    try:
+        entry = _snapshot_path(root, cache_dir)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump((os.path.abspath(root), [str(f) for f in files], signature, course), fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, entry)
+    except OSError:  # a read-only cache only costs speed
+        pass
+    finally:
+        course.memo = memo
+
+
 def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
-    """Load the course at ``root``. With ``cache_dir``, parsed chapters are cached there."""
+    """Load the course at ``root``. With ``cache_dir``, parsed chapters are cached there, and so
+    is the whole course (served while none of its files has changed)."""
     root = Path(root)
+    if cache_dir is not None:
+        course = _load_snapshot(root, cache_dir)
+        if course is not None:
+            return course
+    course = _load_course(root, cache_dir)
+    if cache_dir is not None and (root / "course.toml").is_file():
+        _save_snapshot(root, cache_dir, course)
+    return course
+
+
+def _load_course(root: Path, cache_dir: Path | None) -> Course:
+    import tomllib
+
     toml_path = root / "course.toml"
     if not toml_path.is_file():
         raise CourseError(f"{toml_path}: no course.toml here (is {root} a course root?)")
