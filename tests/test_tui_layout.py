@@ -267,3 +267,40 @@ class TestHomeSingleScroll:
             await wait_for(pilot, lambda: chapters.highlighted == 0, what="chapter 00 highlighted")
             await wait_for(pilot, lambda: on_screen(app.course.chapters[0]), what="chapter 00 on screen")
         store.close()
+
+
+class TestPositions:
+    """The reader works out where its blocks sit from the sizes of the last layout (asking the
+    compositor about widgets off screen re-arranges the whole chapter after every scroll): that
+    must be exactly where Textual put them, at every width, with a run's output and a hidden
+    diff line in the mix."""
+
+    @sync
+    async def test_positions_from_sizes_equal_the_compositors(self, tmp_path):
+        from torchcourse import paths
+        from torchcourse.tui.screens.reader import PartView
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("03")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded, what="the reader")
+            reader = app.screen
+            reader.action_run_snippet()  # a block grows by its outputs and verdict line
+            await wait_for(pilot, lambda: any(getattr(v, "result_revealed", False) for v in reader.query("SnippetView")),
+                           what="a run's result")
+            for width in (100, 72):
+                await resize(pilot, width, 30)
+                body = reader.body
+                for y in (0, body.max_scroll_y // 2, body.max_scroll_y):
+                    body.scroll_to(y=y, animate=False, immediate=True)
+                    await pilot.pause()
+                    widgets = [w for pv in reader.parts_mounted() for w in (pv, *pv.children)]
+                    widgets += list(body.query_children("#chapter-end"))
+                    assert len(widgets) > 40
+                    for w in widgets:
+                        truth = w.region.y - body.region.y + int(body.scroll_y)
+                        assert reader._y(w) == truth, (width, y, w, reader._y(w), truth)
+                    assert [p.index for p in reader.parts_mounted()] == list(range(len(reader.chapter.parts)))
+                    assert isinstance(reader.parts_mounted()[0], PartView)
+        store.close()

@@ -47,10 +47,10 @@ class ReadingTracker:
     def _parts_in(self, top: int, bottom: int):
         """(index, part top, part height, rows of it in [top, bottom)) of mounted parts overlapping the view."""
         screen = self.screen
-        for pv in screen.query("PartView"):
+        for pv, y in screen.part_tops():
             if not pv.mounted:
                 continue
-            y, h = screen._y(pv), pv.outer_size.height
+            h = pv.outer_size.height
             lo, hi = max(top, y), min(bottom, y + h)
             if h > 0 and hi > lo:
                 yield pv.index, y, h, lo, hi

@@ -209,8 +209,28 @@ class ReaderScreen(LeanScreen):
         return pv
 
     def banner(self, k: int) -> BreakBanner | None:
-        found = self.query(f"#break-{k}")
-        return found.first() if found else None  # type: ignore[return-value]
+        if not 1 <= k <= len(self.chapter.parts):
+            return None
+        found = self.body.query_children(f"#part-{k - 1}")
+        if not found:
+            return None
+        banner = found.first().query_children(f"#break-{k}")
+        return banner.first() if banner else None  # type: ignore[return-value]
+
+    def parts_mounted(self) -> list[PartView]:
+        """The parts now in the body, top to bottom (direct children: no query of the whole DOM)."""
+        return [c for c in self.body.children if isinstance(c, PartView)]
+
+    def part_tops(self) -> list[tuple[PartView, int]]:
+        """Each part in the body with its top (one pass over the body's children; parts have no margin)."""
+        out, y = [], self.body.styles.padding.top
+        for kid in self.body.children:
+            if not kid.display:
+                continue
+            if isinstance(kid, PartView):
+                out.append((kid, y))
+            y += kid.outer_size.height
+        return out
 
     def _banner_widget(self, k: int) -> BreakBanner:
         return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", id=f"break-{k}")
@@ -372,14 +392,40 @@ class ReaderScreen(LeanScreen):
         return at <= int(self.body.scroll_y)
 
     def _y(self, widget: Widget) -> int:
-        """The widget's top in the body's virtual space."""
+        """The widget's top in the body's virtual space.
+
+        For the body's parts and what they hold it is worked out from the sizes of the last layout,
+        the way Textual's vertical layout stacks them (adjacent margins collapse to the larger):
+        asking the compositor for the region of a widget off screen makes it arrange every widget
+        of the chapter again after each scroll (~40 ms a PgDn in a long chapter)."""
         body = self.body
+        parent = widget.parent
+        if parent is body:
+            return self._stacked_top(body, widget)
+        if parent is not None and parent.parent is body:
+            return self._stacked_top(body, parent) + self._stacked_top(parent, widget)
         return widget.region.y - body.region.y + int(body.scroll_y)
+
+    @staticmethod
+    def _stacked_top(container: Widget, child: Widget) -> int:
+        """``child``'s top (margin excluded) inside ``container``'s vertical layout, from sizes."""
+        y = container.styles.padding.top
+        prev_bottom = None
+        for kid in container.children:
+            if not kid.display:
+                continue
+            margin = kid.styles.margin
+            y += margin.top if prev_bottom is None else max(prev_bottom, margin.top)
+            if kid is child:
+                return y
+            y += kid.outer_size.height
+            prev_bottom = margin.bottom
+        return y
 
     def _widget_at_top(self) -> Widget | None:
         top = int(self.body.scroll_y)
         best = None
-        for pv in self.query(PartView):
+        for pv in self.parts_mounted():
             for child in pv.children:
                 y = self._y(child)
                 if y <= top + 1:
@@ -406,7 +452,7 @@ class ReaderScreen(LeanScreen):
 
     def widget_for_line(self, line: int) -> Widget | None:
         best = None
-        for pv in self.query(PartView):
+        for pv in self.parts_mounted():
             for child in pv.children:
                 seg = getattr(child, "seg", None)
                 if seg is None:
@@ -439,8 +485,11 @@ class ReaderScreen(LeanScreen):
         body = self.body
         top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
         out = []
-        for b in self.query(BreakBanner):
-            y = self._y(b)
+        for pv, top_of_part in self.part_tops():
+            b = pv.children[-1] if pv.children else None
+            if not isinstance(b, BreakBanner):
+                continue
+            y = top_of_part + self._stacked_top(pv, b)
             if y < bottom and y + b.outer_size.height > top:
                 out.append(b)
         return out
@@ -543,8 +592,8 @@ class ReaderScreen(LeanScreen):
     def _part_at_top(self) -> int:
         top = self.body.scroll_y
         current = 0
-        for pv in self.query(PartView):
-            if self._y(pv) <= top + 1:
+        for pv, y in self.part_tops():
+            if y <= top + 1:
                 current = pv.index
         return current
 
