@@ -147,7 +147,7 @@ class Bench(TorchCourseApp):
 
 def main():
     # the same steps as torchcourse.tui.app.run_app
-    course = load_course(paths.content_dir(os.environ.get("BENCH_CONTENT") or None), cache_dir=paths.cache_dir())
+    course = load_course(paths.content_dir(os.environ.get("BENCH_CONTENT") or None), cache_dir=paths.cache_dir(), lazy=True)
     store, notice = open_store()
     app = Bench(course, store, notice=notice)
     try:

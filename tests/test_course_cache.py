@@ -97,3 +97,50 @@ def test_snapshot_notices_a_checkpoint_file_appearing(tmp_path):
     assert any("missing checkpoint" in p.message for p in missing.problems)
     chapter.checkpoint.with_suffix(".gone").rename(chapter.checkpoint)
     assert not any("missing checkpoint" in p.message for p in load_course(root, cache_dir=cache).problems)
+
+
+def test_lazy_load_parses_a_chapter_on_first_use_and_reports_its_problems_then(tmp_path):
+    """The app's first start (empty cache) leaves the chapters' blocks for later: the home screen
+    needs only titles and minutes. The course is the same once used, and a broken chapter's
+    problem arrives when it is parsed."""
+    from torchcourse.course import parse_pending
+
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    broken = [c for c in load_course(root).chapters if c.available and c.snippets][-1]
+    text = broken.file.read_text(encoding="utf-8")
+    broken.file.write_text(text + "\n```python {#never-closed}\nprint(1)\n", encoding="utf-8")
+    eager = load_course(root)
+    assert any("never closed" in p.message for p in eager.problems)
+
+    lazy = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    assert not any(c.parsed for c in lazy.chapters if c.available)
+    assert [(c.id, c.minutes, c.reading_chars) for c in lazy.chapters] == [(c.id, c.minutes, c.reading_chars) for c in eager.chapters]
+    assert not any("never closed" in p.message for p in lazy.problems)  # not parsed yet
+    first = next(c for c in lazy.chapters if c.available)
+    assert first.id != broken.id
+    assert [s.id for s in first.snippets] == [s.id for s in eager.chapter(first.id).snippets]  # parsed on use
+    assert first.parsed
+    assert parse_pending(lazy) >= 1  # the rest, the broken chapter among them
+    assert _shape(lazy) == _shape(eager)
+    # what was parsed lazily went to the chapter cache: the next load finds it there
+    again = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    assert all(c.parsed for c in again.chapters)
+    assert _shape(again) == _shape(eager)
+
+
+def test_lazy_chapter_is_parsed_once_when_two_threads_ask(tmp_path):
+    import threading
+
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    lazy = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    chapter = next(c for c in lazy.chapters if c.available and c.snippets)
+    seen = []
+    threads = [threading.Thread(target=lambda: seen.append(chapter.snippets)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 4 and all(s is seen[0] for s in seen)
+    assert len(lazy.problems) == len(load_course(root).problems)

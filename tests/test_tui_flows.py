@@ -761,3 +761,34 @@ class TestContinueAfterCompletion:
             await pilot.press("c")
             await open_loaded_reader(pilot, app, "02")
         store.close()
+
+
+class TestFirstStart:
+    @sync
+    async def test_a_problem_in_a_chapter_parsed_after_start_is_still_announced(self, tmp_path):
+        """A first start parses chapters after the home screen is up (lazy load): a broken chapter
+        is still named in the notice, just a moment later, and the home screen is unaffected."""
+        from torchcourse.course import load_course
+        from torchcourse.progress import open_store
+        from torchcourse.tui.app import make_app
+
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        chapter = [c for c in load_course(root).chapters if c.available and c.snippets][-1]
+        chapter.file.write_text(chapter.file.read_text(encoding="utf-8") + "\n```python {#never-closed}\nprint(1)\n",
+                                encoding="utf-8")
+        course = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+        assert not course.problems and not chapter_parsed(course, chapter.id)
+        store, notice = open_store(tmp_path / "p.sqlite3")
+        app = make_app(course, store, notice=notice)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: any("课程内容有问题" in n.message for n in app._notifications),
+                           what="the content-problem notice")
+            notice = next(n.message for n in app._notifications if "课程内容有问题" in n.message)
+            assert chapter.file.name in notice and "never closed" in notice, notice
+            assert isinstance(app.screen, HomeScreen) and "02 图：用完就扔" in screen_text(app)
+        store.close()
+
+
+def chapter_parsed(course, chapter_id: str) -> bool:
+    return course.chapter(chapter_id).parsed

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import threading
 import time
 import zlib
 from functools import lru_cache
@@ -52,11 +53,19 @@ def _parser_fingerprint() -> bytes:
     return b"".join((here / name).read_bytes() for name in ("chapter.py", "model.py", "loader.py"))
 
 
-def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | None) -> list[Problem]:
+_LAZY_LOCK = threading.RLock()  # a lazily loaded chapter is parsed once, by whichever thread asks first
+
+
+def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | None,
+                  lazy_problems: list[Problem] | None = None) -> list[Problem]:
     """:func:`parse_chapter`, remembered in a disposable cache keyed on everything it reads.
 
     The key is the chapter's text, id, kind, path, reading speed and the parser's own source, so
     a stale entry can never be served; an unreadable entry is simply parsed again.
+
+    With ``lazy_problems`` (a lazy load), a chapter not in the cache is not parsed now: its
+    reading time is counted from the text (cheap), and its blocks are parsed on first use, their
+    problems then added to ``lazy_problems`` (the course's list).
     """
     if cache_dir is None:
         from torchcourse.course.chapter import parse_chapter
@@ -77,6 +86,33 @@ def _parse_cached(chapter: Chapter, source: str, cpm: int, cache_dir: Path | Non
         return problems
     except Exception:  # missing, truncated, or from another version: parse again
         pass
+    if lazy_problems is not None:
+        from torchcourse.course.chapter import minutes_for, reading_chars
+        from torchcourse.course.model import LAZY_FIELDS
+
+        chapter.source = source
+        chapter.reading_chars = reading_chars(source)
+        chapter.minutes = minutes_for(chapter.reading_chars, cpm)
+        for name in LAZY_FIELDS:
+            chapter.__dict__.pop(name, None)
+
+        def parse_later(ch: Chapter) -> None:
+            with _LAZY_LOCK:
+                if "_parse_later" not in ch.__dict__:
+                    return  # another thread did it
+                # parsed into a copy, then moved over: no reader ever sees half-filled lists
+                fresh = Chapter(ch.id, ch.title, ch.promise, ch.file, ch.kind, ch.available, ch.target_minutes, ch.checkpoint)
+                lazy_problems.extend(_store_parsed(fresh, source, cpm, entry))
+                for name in _PARSED_FIELDS:
+                    ch.__dict__[name] = getattr(fresh, name)
+                del ch.__dict__["_parse_later"]
+
+        chapter.__dict__["_parse_later"] = parse_later
+        return []
+    return _store_parsed(chapter, source, cpm, entry)
+
+
+def _store_parsed(chapter: Chapter, source: str, cpm: int, entry: Path) -> list[Problem]:
     from torchcourse.course.chapter import parse_chapter
 
     problems = parse_chapter(chapter, source, cpm)
@@ -183,21 +219,35 @@ def _save_snapshot(root: Path, cache_dir: Path, course: Course) -> None:
         course.memo = memo
 
 
-def load_course(root: Path, *, cache_dir: Path | None = None) -> Course:
+def load_course(root: Path, *, cache_dir: Path | None = None, lazy: bool = False) -> Course:
     """Load the course at ``root``. With ``cache_dir``, parsed chapters are cached there, and so
-    is the whole course (served while none of its files has changed)."""
+    is the whole course (served while none of its files has changed).
+
+    ``lazy`` (the app's start, with a ``cache_dir``): a chapter not in the cache is parsed on the
+    first use of its blocks (``parts``, ``snippets``…) rather than now; its problems join
+    ``course.problems`` then. :func:`parse_pending` parses the rest (the app does it once its
+    first screen is up)."""
     root = Path(root)
     if cache_dir is not None:
         course = _load_snapshot(root, cache_dir)
         if course is not None:
             return course
-    course = _load_course(root, cache_dir)
-    if cache_dir is not None and (root / "course.toml").is_file():
+    course = _load_course(root, cache_dir, lazy=lazy and cache_dir is not None)
+    if cache_dir is not None and (root / "course.toml").is_file() and all(c.parsed for c in course.chapters):
         _save_snapshot(root, cache_dir, course)
     return course
 
 
-def _load_course(root: Path, cache_dir: Path | None) -> Course:
+def parse_pending(course: Course) -> int:
+    """Parse every chapter a lazy load left for later; returns how many problems that added."""
+    before = len(course.problems)
+    for chapter in course.chapters:
+        if not chapter.parsed:
+            chapter.parts  # noqa: B018 - the first use parses it
+    return len(course.problems) - before
+
+
+def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Course:
     import tomllib
 
     toml_path = root / "course.toml"
@@ -338,7 +388,7 @@ def _load_course(root: Path, cache_dir: Path | None) -> Course:
             problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
             chapter.available = False
             continue
-        problems.extend(_parse_cached(chapter, source, cpm, cache_dir))
+        problems.extend(_parse_cached(chapter, source, cpm, cache_dir, problems if lazy else None))
         if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
             problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
 
@@ -391,4 +441,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["CourseError", "load_course", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id"]
+__all__ = ["CourseError", "load_course", "parse_pending", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id"]

@@ -79,6 +79,9 @@ class Part:
     break_label: str | None = None  # label of the break point that ends this part, if any
 
 
+LAZY_FIELDS = ("parts", "sections", "snippets", "callouts")  # what a lazy load leaves for later
+
+
 @dataclass
 class Chapter:
     id: str
@@ -96,6 +99,21 @@ class Chapter:
     callouts: list[Callout] = field(default_factory=list)
     reading_chars: int = 0
     minutes: int = 0
+
+    def __getattr__(self, name: str):
+        # Only reached for an attribute not set: the parsed fields of a chapter loaded lazily
+        # (``load_course(..., lazy=True)``) are parsed on their first use.
+        parse_later = self.__dict__.get("_parse_later") if name in LAZY_FIELDS else None
+        if parse_later is not None:
+            parse_later(self)  # once, under a lock: another thread asking waits for it
+        if name in LAZY_FIELDS and name in self.__dict__:
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def parsed(self) -> bool:
+        """False while a lazily loaded chapter's blocks are still to be parsed."""
+        return "_parse_later" not in self.__dict__
 
     @property
     def label(self) -> str:

@@ -96,6 +96,7 @@ class TorchCourseApp(App):
         _freeze_startup_objects()
         super().__init__()
         self.course = course
+        self._problems_at_start = len(course.problems)  # a lazy load finds the rest later (prewarm)
         from torchcourse.tui.writer import PendingView, ProgressWriter
 
         # every progress write goes through one queue served off the UI thread, in order
@@ -172,7 +173,15 @@ class TorchCourseApp(App):
 
     @work(thread=True, exit_on_error=False, group="prewarm")
     def prewarm(self) -> None:
-        """While the learner looks at the home screen: import the reader and warm Pygments."""
+        """While the learner looks at the home screen: parse the chapters a first start left for
+        later (the home screen needs none of their blocks), import the reader, warm Pygments."""
+        from torchcourse.course import parse_pending
+
+        parse_pending(self.course)
+        if len(self.course.problems) > self._problems_at_start:  # found since: the start-up notice again
+            msg = problems_notice(self.course)
+            if msg:
+                self.call_from_thread(self.notify, msg, severity="warning", timeout=15)
         from textual.highlight import highlight
 
         import torchcourse.tui.screens.reader  # noqa: F401
@@ -370,6 +379,17 @@ class TorchCourseApp(App):
         self.unsaved_at_exit = self.writer.close()  # one last try for what is still queued
 
 
+def problems_notice(course: Course) -> str | None:
+    """What the app says when the course has content problems (the count `torchcourse check` gives)."""
+    from torchcourse.check import all_problems
+
+    problems = all_problems(course)
+    if not problems:
+        return None
+    extra = f"（另有 {len(problems) - 1} 处）" if len(problems) > 1 else ""
+    return f"课程内容有问题：{problems[0]}{extra}；运行 torchcourse check 查看全部。"
+
+
 def make_app(course: Course, store, runner=None, *, notice: str | None = None,
              runner_factory: Callable[[], object] | None = None, today: date | None = None) -> TorchCourseApp:
     """Build the app from injected objects; tests build the identical app with a tmp store."""
@@ -384,7 +404,8 @@ def run_app(args) -> int:
 
     root = paths.content_dir(getattr(args, "content", None))
     try:
-        course = load_course(root, cache_dir=paths.cache_dir())
+        # lazy: on a first start the chapters' blocks are parsed after the home screen is up
+        course = load_course(root, cache_dir=paths.cache_dir(), lazy=True)
     except CourseError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 2
@@ -394,13 +415,9 @@ def run_app(args) -> int:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1
     if course.problems:  # only then is the whole check worth its time at start-up
-        from torchcourse.check import all_problems
-
-        problems = all_problems(course)  # the same count as `torchcourse check`
-        first = problems[0]
-        extra = f"（另有 {len(problems) - 1} 处）" if len(problems) > 1 else ""
-        msg = f"课程内容有问题：{first}{extra}；运行 torchcourse check 查看全部。"
-        notice = f"{notice}\n{msg}" if notice else msg
+        msg = problems_notice(course)
+        if msg:
+            notice = f"{notice}\n{msg}" if notice else msg
     app = make_app(course, store, notice=notice)
     try:
         app.run()
