@@ -95,6 +95,10 @@ class Bench(TorchCourseApp):
         if not chapter:
             report["torch"] = "torch" in sys.modules
             os.write(FD, (json.dumps(report) + "\n").encode())
+            if os.environ.get("BENCH_SETTLE"):
+                # stay as a learner would, until the background parse has filled the cache
+                self.set_interval(0.05, lambda: None if any(w.group == "prewarm" for w in self.workers) else self.exit())
+                return
             self.exit()
             return
         self._report = report
@@ -247,7 +251,7 @@ def main() -> int:
 
     # warm the OS file cache once for both, then alternate
     run_in_pty(MINIMAL, {})
-    run_in_pty(APP, env)
+    run_in_pty(APP, dict(env, BENCH_SETTLE="1"))  # a first start that stays until its cache is written
     minimal, app, rss_home, torch_home = [], [], [], []
     for _ in range(args.runs):
         t, _r = run_in_pty(MINIMAL, {})

@@ -129,6 +129,19 @@ def test_lazy_load_parses_a_chapter_on_first_use_and_reports_its_problems_then(t
     assert _shape(again) == _shape(eager)
 
 
+def test_parse_pending_keeps_the_snapshot_for_the_next_start(tmp_path):
+    from torchcourse.course import parse_pending
+
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    _settle(root)
+    lazy = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    assert not list((tmp_path / "cache" / "course").glob("*.pickle"))  # not all parsed yet
+    parse_pending(lazy)
+    assert list((tmp_path / "cache" / "course").glob("*.pickle"))
+    assert _shape(load_course(root, cache_dir=tmp_path / "cache", lazy=True)) == _shape(load_course(root))
+
+
 def test_lazy_chapter_is_parsed_once_when_two_threads_ask(tmp_path):
     import threading
 

@@ -202,8 +202,9 @@ def _save_snapshot(root: Path, cache_dir: Path, course: Course) -> None:
     files = _snapshot_inputs(root, course)
     signature = _stat_signature(files)
     settled = time.time_ns() - int(SETTLED_S * 1e9)
-    if any(entry[1] is not None and entry[2] > settled for entry in signature):
-        return  # just written: wait until it has settled before trusting its timestamp
+    parser = {str(p) for p in _snapshot_inputs(root, None)[1:]}  # code: never rewritten within a tick
+    if any(entry[1] is not None and entry[2] > settled for entry in signature if entry[0] not in parser):
+        return  # content just written: wait until it has settled before trusting its timestamp
     memo, course.memo = course.memo, {}
     try:
         entry = _snapshot_path(root, cache_dir)
@@ -233,17 +234,24 @@ def load_course(root: Path, *, cache_dir: Path | None = None, lazy: bool = False
         if course is not None:
             return course
     course = _load_course(root, cache_dir, lazy=lazy and cache_dir is not None)
-    if cache_dir is not None and (root / "course.toml").is_file() and all(c.parsed for c in course.chapters):
-        _save_snapshot(root, cache_dir, course)
+    if cache_dir is not None and (root / "course.toml").is_file():
+        if all(c.parsed for c in course.chapters):
+            _save_snapshot(root, cache_dir, course)
+        else:
+            course.memo["snapshot_to"] = (root, cache_dir)  # parse_pending writes it once all is parsed
     return course
 
 
 def parse_pending(course: Course) -> int:
-    """Parse every chapter a lazy load left for later; returns how many problems that added."""
+    """Parse every chapter a lazy load left for later (and then keep the course's snapshot, so the
+    next start is a warm one); returns how many problems that added."""
     before = len(course.problems)
     for chapter in course.chapters:
         if not chapter.parsed:
             chapter.parts  # noqa: B018 - the first use parses it
+    target = course.memo.pop("snapshot_to", None)
+    if target is not None:
+        _save_snapshot(target[0], target[1], course)
     return len(course.problems) - before
 
 
