@@ -153,7 +153,7 @@ def main():
     # the same steps as torchcourse.tui.app.run_app
     course = load_course(paths.content_dir(os.environ.get("BENCH_CONTENT") or None), cache_dir=paths.cache_dir(), lazy=True)
     store, notice = open_store()
-    app = Bench(course, store, notice=notice)
+    app = Bench(course, store, notice=notice, css_cache_dir=paths.cache_dir())
     try:
         app.run()
     finally:

@@ -92,8 +92,13 @@ class TorchCourseApp(App):
     ENABLE_COMMAND_PALETTE = True
 
     def __init__(self, course: Course, store, runner=None, *, notice: str | None = None,
-                 runner_factory: Callable[[], object] | None = None, today: date | None = None) -> None:
+                 runner_factory: Callable[[], object] | None = None, today: date | None = None,
+                 css_cache_dir: Path | None = None) -> None:
         _freeze_startup_objects()
+        if css_cache_dir is not None:  # parsed Textual CSS from the last run (~12 ms of the first frame)
+            from torchcourse.tui import csscache
+
+            csscache.install(css_cache_dir)
         super().__init__()
         self.course = course
         self._problems_at_start = len(course.problems)  # a lazy load finds the rest later (prewarm)
@@ -191,6 +196,9 @@ class TorchCourseApp(App):
 
         Markdown("# warm\n\ntext `code`")
         self.call_from_thread(self._preload_reader_css)
+        from torchcourse.tui import csscache
+
+        csscache.save()  # what this run parsed (the reader's stylesheet included), for the next start
 
     def _preload_reader_css(self) -> None:
         """Add the reader's stylesheet while the home screen is idle. Textual re-parses every
@@ -391,9 +399,11 @@ def problems_notice(course: Course) -> str | None:
 
 
 def make_app(course: Course, store, runner=None, *, notice: str | None = None,
-             runner_factory: Callable[[], object] | None = None, today: date | None = None) -> TorchCourseApp:
+             runner_factory: Callable[[], object] | None = None, today: date | None = None,
+             css_cache_dir: Path | None = None) -> TorchCourseApp:
     """Build the app from injected objects; tests build the identical app with a tmp store."""
-    return TorchCourseApp(course, store, runner, notice=notice, runner_factory=runner_factory, today=today)
+    return TorchCourseApp(course, store, runner, notice=notice, runner_factory=runner_factory, today=today,
+                          css_cache_dir=css_cache_dir)
 
 
 def run_app(args) -> int:
@@ -418,7 +428,7 @@ def run_app(args) -> int:
         msg = problems_notice(course)
         if msg:
             notice = f"{notice}\n{msg}" if notice else msg
-    app = make_app(course, store, notice=notice)
+    app = make_app(course, store, notice=notice, css_cache_dir=paths.cache_dir())
     try:
         app.run()
     finally:
