@@ -192,85 +192,121 @@ def _exit_like(status):
 
 def supervise(start_child, *, timeout, lifeline_fd=None, run_dir=None, done_fd=None, report=None):
     """Start the snippet with ``start_child()`` (returns its pid; it must call
-    :func:`child_setup` first thing in the child) and supervise it; never returns.
+    :func:`child_setup` first thing in the child) and supervise it; never returns."""
+    sup = Supervisor()
+    sup.run(start_child(), timeout=timeout, lifeline_fd=lifeline_fd, run_dir=run_dir, done_fd=done_fd, report=report)
 
-    ``done_fd``/``report`` (warm runs): the snippet process writes its exit code to ``done_fd``
-    just before ``os._exit`` (its output already closed). Then every other process of the tree is
-    killed and ``report(wait_status)`` is called at once — the teardown of a torch-sized address
-    space (tens of ms) is no longer waited for — and only then is the snippet process reaped."""
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    stop = {"why": None}
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
 
-    def on_signal(signum, _frame):
-        stop["why"] = stop["why"] or "signal"
+class Supervisor:
+    """One snippet's supervision. Created before the snippet process is forked (a warm spare
+    creates it while waiting for its request): child subreaper, signal handlers, wake-up pipe."""
 
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, on_signal)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.set_wakeup_fd(wake_w)
-    _SUPERVISOR_PID[0] = os.getpid()
-    pid = start_child()
-    deadline = time.monotonic() + max(0.0, float(timeout)) + GRACE
-    status = None
-    import select
+    def __init__(self):
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self.why = None
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(wake_w, False)
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(s, self._on_signal)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w)
+        _SUPERVISOR_PID[0] = os.getpid()
 
-    early = None
-    while status is None and stop["why"] is None and early is None:
-        for p, st in _reap_all(block=False).items():
-            if p == pid:
-                status = st
-        if status is not None:
-            break
-        left = deadline - time.monotonic()
-        if left <= 0:
-            stop["why"] = "timeout"
-            break
-        rlist = [wake_r] + ([lifeline_fd] if lifeline_fd is not None else []) + ([done_fd] if done_fd is not None else [])
+    def _on_signal(self, signum, _frame):
+        self.why = self.why or "signal"
+
+    def _drain_wake(self):
         try:
-            ready, _, _ = select.select(rlist, [], [], min(left, 1.0))
-        except InterruptedError:
-            continue
-        if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except OSError:
+            while os.read(self.wake_r, 512):
                 pass
-        if lifeline_fd is not None and lifeline_fd in ready:
-            try:
-                data = os.read(lifeline_fd, 512)
-            except OSError:
-                data = b""
-            if not data:
-                stop["why"] = "driver-gone"
-        if done_fd is not None and done_fd in ready:
-            try:
-                data = os.read(done_fd, 64)
-                early = (int(data.split()[0]) & 0xFF) << 8  # the wait status of exit(code)
-            except (OSError, ValueError, IndexError):
-                done_fd = None  # no word from the snippet (a signal ended it): wait for its exit
-    if early is not None and status is None and report is not None:
-        kill_tree(keep=pid)
-        try:
-            report(early)
         except OSError:
             pass
-    reaped = kill_tree()
-    if status is None:
-        status = reaped.get(pid)
-    if status is None:
-        try:
-            _p, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            status = signal.SIGKILL  # raw status of a SIGKILLed process
-    if stop["why"] == "driver-gone" and run_dir:
-        import shutil
 
-        shutil.rmtree(run_dir, ignore_errors=True)
-    _exit_like(status)
+    def run(self, pid, *, timeout=None, lifeline_fd=None, run_dir=None, done_fd=None, report=None, request=None):
+        """Supervise the snippet process ``pid``; never returns.
+
+        ``request`` (a warm spare): a socket on which the request arrives (JSON with the
+        ``timeout``) while this loop already runs, its code paths warm; the timeout counts from
+        then. EOF on it before a request (the spare is retired) ends the spare.
+
+        ``done_fd``/``report`` (warm runs): the snippet process writes its exit code to ``done_fd``
+        just before ``os._exit`` (its output already closed). Then every other process of the tree
+        is killed and ``report(wait_status)`` is called at once — the teardown of a torch-sized
+        address space (tens of ms) is no longer waited for — and only then is the snippet process
+        reaped."""
+        import select
+
+        deadline = None if request is not None else time.monotonic() + max(0.0, float(timeout)) + GRACE
+        status = None
+        early = None
+        wake_r = self.wake_r
+        if request is not None:
+            import json
+
+            descendants(os.getpid())  # the code path that runs once the snippet is done, warmed
+        while status is None and self.why is None and early is None:
+            for p, st in _reap_all(block=False).items():
+                if p == pid:
+                    status = st
+            if status is not None:
+                break
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self.why = "timeout"
+                break
+            rlist = [wake_r] + ([lifeline_fd] if lifeline_fd is not None else []) + ([done_fd] if done_fd is not None else []) + ([request] if deadline is None else [])
+            try:
+                ready, _, _ = select.select(rlist, [], [], None if left is None else min(left, 1.0))
+            except InterruptedError:
+                continue
+            if deadline is None and request in ready:
+                try:
+                    msg = request.recv(65536)
+                    timeout = json.loads(msg.decode("utf-8")).get("timeout", 600.0) if msg else None
+                except (OSError, ValueError, AttributeError):
+                    timeout = None
+                if timeout is None:  # retired before a request: the waiting snippet process goes too
+                    self.why = "retired"
+                    break
+                deadline = time.monotonic() + max(0.0, float(timeout)) + GRACE
+            if wake_r in ready:
+                self._drain_wake()
+            if lifeline_fd is not None and lifeline_fd in ready:
+                try:
+                    data = os.read(lifeline_fd, 512)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.why = "driver-gone"
+            if done_fd is not None and done_fd in ready:
+                try:
+                    data = os.read(done_fd, 64)
+                    early = (int(data.split()[0]) & 0xFF) << 8  # the wait status of exit(code)
+                except (OSError, ValueError, IndexError):
+                    done_fd = None  # no word from the snippet (a signal ended it): wait for its exit
+        if self.why == "retired":
+            kill_tree()
+            os._exit(0)
+        if early is not None and status is None and report is not None:
+            kill_tree(keep=pid)
+            try:
+                report(early)
+            except OSError:
+                pass
+        reaped = kill_tree()
+        if status is None:
+            status = reaped.get(pid)
+        if status is None:
+            try:
+                _p, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = signal.SIGKILL  # raw status of a SIGKILLed process
+        if self.why == "driver-gone" and run_dir:
+            import shutil
+
+            shutil.rmtree(run_dir, ignore_errors=True)
+        _exit_like(status)
 
 
 def child_setup():

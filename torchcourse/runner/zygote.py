@@ -40,10 +40,10 @@ def _exit_code(exc):
 
 
 def _run_main(run_dir, name):
-    """Run RUN_DIR/NAME as ``python NAME`` would; return the exit code."""
+    """Run RUN_DIR/NAME as ``python NAME`` would (after :func:`_prepare_snippet_process`); return
+    the exit code."""
     import atexit
     import builtins
-    import random
     import signal
     import types
     from importlib.machinery import SourceFileLoader
@@ -55,16 +55,6 @@ def _run_main(run_dir, name):
         sys.path[0] = run_dir
     else:
         sys.path.append(run_dir)
-
-    # Fresh random streams, exactly like a brand-new interpreter.
-    random.seed()
-    if "numpy.random" in sys.modules:
-        sys.modules["numpy.random"].seed()
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        # CPU generator only: torch.seed() would also queue a lazy CUDA call (and format a stack
-        # trace, ~20 ms). GPU snippets always run cold.
-        torch.default_generator.seed()
 
     main = types.ModuleType("__main__")
     main.__dict__.update(
@@ -138,15 +128,33 @@ def _skip_torch_finalizers_at_exit():
             ref.atexit = False
 
 
+def _prepare_snippet_process():
+    """What a snippet process does before it knows its snippet (a spare's, while it waits for the
+    request): stdin from /dev/null, and fresh random streams, exactly like a brand-new
+    interpreter."""
+    import random
+    import tempfile  # noqa: F401 - _snippet_main resets its tempdir
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    random.seed()
+    if "numpy.random" in sys.modules:
+        sys.modules["numpy.random"].seed()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # CPU generator only: torch.seed() would also queue a lazy CUDA call (and format a stack
+        # trace, ~20 ms). GPU snippets always run cold.
+        torch.default_generator.seed()
+
+
 def _snippet_main(req, outfd, done_fd=None):
-    """In the snippet's process (after tc_supervise.child_setup): run it like ``python file``.
+    """In the snippet's process (after tc_supervise.child_setup and _prepare_snippet_process):
+    run it like ``python file``.
     ``done_fd``: tell the supervisor the exit code and close the output before ``os._exit``
     (tearing down this torch-sized process takes tens of ms that nobody needs to wait for)."""
     rc = 70
     try:
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
         os.dup2(outfd, 1)
         os.dup2(outfd, 2)
         os.close(outfd)
@@ -185,22 +193,22 @@ def _become_supervisor(to_close) -> None:
             pass
 
 
-def _spare(sock, to_close):
+def _spare(sock, child_sock, to_close):
     """A supervisor forked ahead of the next request, with its snippet process forked too.
 
-    Both forks of a torch-sized process (~6 ms each) happen while nobody waits; a request then
-    costs two socket hops. The supervisor waits on ``sock`` for the request (JSON + the output
-    pipe's write end), hands it to its waiting child, then supervises exactly like :func:`_child`.
-    EOF on ``sock`` (the zygote is gone or retires the spare) ends both."""
+    Both forks of a torch-sized process (~6 ms each), the supervisor's set-up and the snippet
+    process's (stdin, reseeding) happen while nobody waits. The zygote hands the request (JSON +
+    the output pipe's write end) straight to the waiting snippet process over ``child_sock``, then
+    the request alone to its supervisor over ``sock``, whose loop already runs (its code paths
+    warm); it supervises exactly like :func:`_child` and sends the status back over ``sock``. EOF
+    on either socket (the zygote is gone or retires the spare) ends both."""
     import socket
 
     import tc_supervise
 
     try:
         _become_supervisor(to_close)
-        tc_supervise._prctl(tc_supervise.PR_SET_CHILD_SUBREAPER, 1)
-        tc_supervise._SUPERVISOR_PID[0] = os.getpid()
-        mine, theirs = socket.socketpair()
+        sup = tc_supervise.Supervisor()
         done_r, done_w = os.pipe()
         pid = os.fork()
     except BaseException:
@@ -209,10 +217,10 @@ def _spare(sock, to_close):
         try:
             tc_supervise.child_setup()
             sock.close()
-            mine.close()
             os.close(done_r)
-            msg, fds, _flags, _addr = socket.recv_fds(theirs, 65536, 1)
-            theirs.close()
+            _prepare_snippet_process()
+            msg, fds, _flags, _addr = socket.recv_fds(child_sock, 65536, 1)
+            child_sock.close()
             if not msg or len(fds) != 1:
                 os._exit(0)
             import json
@@ -221,23 +229,10 @@ def _spare(sock, to_close):
         except BaseException:
             os._exit(70)
         _snippet_main(req, fds[0], done_w)
-    try:
-        theirs.close()
-        os.close(done_w)
-        msg, fds, _flags, _addr = socket.recv_fds(sock, 65536, 1)
-        if not msg or len(fds) != 1:  # retired: the waiting child dies with us (PDEATHSIG)
-            os._exit(0)
-        import json
-
-        req = json.loads(msg.decode("utf-8"))
-        socket.send_fds(mine, [msg], fds)
-        os.close(fds[0])
-        mine.close()
-    except BaseException:
-        os._exit(70)
     try:  # the status goes to the zygote over ``sock`` as soon as the snippet says it is done
-        tc_supervise.supervise(lambda: pid, timeout=float(req.get("timeout", 600.0)), done_fd=done_r,
-                               report=lambda status: sock.sendall(b"%d\n" % status))
+        child_sock.close()
+        os.close(done_w)
+        sup.run(pid, request=sock, done_fd=done_r, report=lambda status: sock.sendall(b"%d\n" % status))
     finally:
         os._exit(70)
 
@@ -256,6 +251,7 @@ def _child(req, outfd, to_close):
         if pid == 0:
             try:
                 tc_supervise.child_setup()
+                _prepare_snippet_process()
             except BaseException:
                 os._exit(70)
             _snippet_main(req, outfd)  # runs the snippet and never returns
@@ -314,33 +310,43 @@ def main(argv=None):
 
     children = {}  # pid -> connection waiting for the status
     dirs = {}  # pid -> the tc-run-* directory to remove if the driver goes away mid-run
-    spare = []  # [(pid, socket)]: a supervisor + snippet process forked ahead of the next request
+    spare = []  # [(pid, socket, child socket)]: a supervisor + snippet process forked ahead of the next request
     early = {}  # socket -> pid: a spare-run supervisor that sends the status before its exit
     need_spare = [False]  # forked once nothing happened for SPARE_DELAY: never beside a driver's wrap-up
 
     def make_spare():
         ours, its = socket.socketpair()
+        child_ours, child_its = socket.socketpair()
         pid = os.fork()
         if pid == 0:
             ours.close()
-            _spare(its, [listener, wake_r, wake_w, *children.values(), *(s for _p, s in spare), *early])
+            child_ours.close()
+            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early])
         its.close()
-        spare.append((pid, ours))
+        child_its.close()
+        spare.append((pid, ours, child_ours))
 
     def use_spare(msg, outfd):
         """Hand the request to the spare; its pid, or None when there is none (or it died)."""
         while spare:
-            pid, ours = spare.pop()
+            pid, ours, child_ours = spare.pop()
             try:
-                socket.send_fds(ours, [msg], [outfd])
-                early[ours] = pid
-                return pid
+                socket.send_fds(child_ours, [msg], [outfd])  # the snippet process starts now
             except OSError:
                 ours.close()
+                child_ours.close()
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
+                continue
+            child_ours.close()
+            try:
+                ours.sendall(msg)  # to its supervisor, which sends the status back on ``ours``
+            except OSError:
+                pass  # it died: EOF on ``ours``, and reap() reports its wait status
+            early[ours] = pid
+            return pid
         return None
 
     def early_status(sock):
@@ -387,8 +393,9 @@ def main(argv=None):
         for sock in list(early):
             sock.close()
         early.clear()
-        for pid, ours in spare:  # a spare has run nothing: EOF ends it and its waiting child
+        for pid, ours, child_ours in spare:  # a spare has run nothing: EOF ends it and its waiting child
             ours.close()
+            child_ours.close()
             children.setdefault(pid, None)
         spare.clear()
         # each child is a supervisor: SIGTERM makes it kill its snippet's whole tree and exit
