@@ -128,8 +128,9 @@ def breakdown(runner: Runner, repeat: int) -> dict:
         with open(os.path.join(run_dir, execute.SNIPPET_FILE), "w", encoding="utf-8") as fh:
             fh.write(snip.code)
         t1 = time.perf_counter()
+        held: list = []  # as Runner.run: the connection is closed once the result is made
         raw = z.run(run_dir, timeout=60.0, cancel=None, on_start=lambda pid: marks.setdefault("pid", time.perf_counter()),
-                    on_end=lambda pid: marks.setdefault("end", time.perf_counter()), cleanup_dir=base)
+                    on_end=lambda pid: marks.setdefault("end", time.perf_counter()), cleanup_dir=base, held=held)
         t2 = time.perf_counter()
         core._shadows(run_dir, z.preloaded())
         t3 = time.perf_counter()
@@ -146,11 +147,13 @@ def breakdown(runner: Runner, repeat: int) -> dict:
         key = cache.key(snip.code, {**runner.fingerprint(), "mode": "warm"})
         cache.put(key, {"actual": actual, "seconds": raw.seconds, "returncode": raw.returncode, "signal": raw.signal, "truncated": raw.truncated, "mode": "warm"})
         t6 = time.perf_counter()
+        for sock in held:
+            sock.close()
         add("temp dir + snippet file", t1 - t0)
         add("connect + send + reply (request → pid; forks made ahead)", marks["pid"] - t1)
         add("snippet process: its own code (measured inside)", own)
         add("snippet process: hand-over, exit, supervisor's tree check, reap", (marks["end"] - marks["pid"]) - own)
-        add("pipe/socket close after the status", t2 - marks["end"])
+        add("pipe close after the status (connection held)", t2 - marks["end"])
         add("shadowing check", t3 - t2)
         add("hand the run directory to the remover thread", t4 - t3)
         add("decode + normalize + verdict", t5 - t4)

@@ -267,6 +267,14 @@ class Runner:
 
     # -- running -----------------------------------------------------------------------
     def run(self, snippet: Snippet, *, cold: bool = False, use_cache: bool = True, cancel: threading.Event | None = None) -> RunResult:
+        held: list = []  # a warm run's connection, closed once the result is made (Zygote.run)
+        try:
+            return self._run(snippet, cold=cold, use_cache=use_cache, cancel=cancel, held=held)
+        finally:
+            for sock in held:
+                sock.close()
+
+    def _run(self, snippet: Snippet, *, cold: bool, use_cache: bool, cancel: threading.Event | None, held: list) -> RunResult:
         expected = snippet.expected
         if snippet.norun:
             return RunResult("skipped", expected=expected, message=MSG_NORUN)
@@ -299,7 +307,7 @@ class Runner:
                 try:
                     z = self.zygote()
                     try:
-                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
+                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base, held=held)
                     except ZygoteError as exc:
                         if exc.no_torch or not (exc.before_fork or exc.died_mid_run) or self._closed:
                             raise
@@ -308,7 +316,7 @@ class Runner:
                         # with a new zygote in a fresh directory
                         _reset_run_dir(run_dir, snippet.code)
                         z = self.zygote(stale=z)
-                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
+                        raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base, held=held)
                     if raw.outcome == "exited" and _shadows(run_dir, z.preloaded()):
                         # the snippet wrote a module (json.py…) that shadows one the zygote had
                         # already imported: only a fresh interpreter gives `python file.py`'s answer

@@ -226,23 +226,29 @@ class Supervisor:
     def run(self, pid, *, timeout=None, lifeline_fd=None, run_dir=None, done_fd=None, report=None, request=None):
         """Supervise the snippet process ``pid``; never returns.
 
-        ``request`` (a warm spare): a socket on which the request arrives (JSON with the
-        ``timeout``) while this loop already runs, its code paths warm; the timeout counts from
-        then. EOF on it before a request (the spare is retired) ends the spare.
+        ``request`` (a warm spare): the zygote's socket, on which the request arrives (JSON with
+        the ``timeout``, and the driver's connection) while this loop already runs, its code paths
+        warm; the timeout counts from then. EOF on it before a request (the spare is retired) ends
+        the spare; after it (the zygote died) the tree is killed and no status is sent: the driver
+        sees its connection close and runs the snippet again.
 
-        ``done_fd``/``report`` (warm runs): the snippet process writes its exit code to ``done_fd``
-        just before ``os._exit`` (its output already closed). Then every other process of the tree
-        is killed and ``report(wait_status)`` is called at once — the teardown of a torch-sized
-        address space (tens of ms) is no longer waited for — and only then is the snippet process
-        reaped."""
+        ``done_fd``/``report`` (warm spare runs): the snippet process writes its exit code to
+        ``done_fd`` (its output already closed), then sleeps. Every other process of the tree is
+        killed, ``{"status": N}`` goes to the driver and ``report(wait_status)`` is called (the
+        zygote's word) at once; once the driver has closed its connection (it has the status),
+        the snippet process is killed: the teardown of its torch-sized address space (tens of ms
+        of CPU) neither delays the status nor competes with the driver's wrap-up. This supervisor
+        exits with the status it reported."""
         import select
 
         deadline = None if request is not None else time.monotonic() + max(0.0, float(timeout)) + GRACE
         status = None
         early = None
         wake_r = self.wake_r
+        reply = None  # the driver's connection, sent with a spare's request
         if request is not None:
             import json
+            import socket
 
             descendants(os.getpid())  # the code path that runs once the snippet is done, warmed
         while status is None and self.why is None and early is None:
@@ -255,18 +261,23 @@ class Supervisor:
             if left is not None and left <= 0:
                 self.why = "timeout"
                 break
-            rlist = [wake_r] + ([lifeline_fd] if lifeline_fd is not None else []) + ([done_fd] if done_fd is not None else []) + ([request] if deadline is None else [])
+            rlist = [wake_r] + ([lifeline_fd] if lifeline_fd is not None else []) + ([done_fd] if done_fd is not None else []) + ([request] if request is not None else [])
             try:
                 ready, _, _ = select.select(rlist, [], [], None if left is None else min(left, 1.0))
             except InterruptedError:
                 continue
-            if deadline is None and request in ready:
+            if request is not None and request in ready:
+                if deadline is not None:  # nothing else comes on it: the zygote is gone
+                    self.why = "zygote-gone"
+                    break
+                fds = []
                 try:
-                    msg = request.recv(65536)
+                    msg, fds, _flags, _addr = socket.recv_fds(request, 65536, 1)
                     timeout = json.loads(msg.decode("utf-8")).get("timeout", 600.0) if msg else None
                 except (OSError, ValueError, AttributeError):
                     timeout = None
-                if timeout is None:  # retired before a request: the waiting snippet process goes too
+                reply = fds[0] if fds else None
+                if timeout is None or reply is None:  # retired before a request: the waiting snippet process goes too
                     self.why = "retired"
                     break
                 deadline = time.monotonic() + max(0.0, float(timeout)) + GRACE
@@ -290,13 +301,19 @@ class Supervisor:
             os._exit(0)
         if early is not None and status is None and report is not None:
             kill_tree(keep=pid)
-            try:
-                report(early)
-            except OSError:
-                pass
+            for send in (lambda: reply is not None and os.write(reply, b'{"status": %d}\n' % early), lambda: report(early)):
+                try:
+                    send()
+                except OSError:
+                    pass
+            if reply is not None:
+                try:  # EOF once the driver has read the status and closed its end
+                    select.select([reply], [], [], 1.0)
+                except (OSError, ValueError):
+                    pass
         reaped = kill_tree()
         if status is None:
-            status = reaped.get(pid)
+            status = reaped.get(pid) if early is None else early
         if status is None:
             try:
                 _p, status = os.waitpid(pid, 0)

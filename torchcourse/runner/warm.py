@@ -93,7 +93,12 @@ class Zygote:
             raise ZygoteError(f"warm runner unreachable: {exc}", before_fork=True) from exc
         return s
 
-    def run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None) -> execute.RawRun:
+    def run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None, held: list | None = None) -> execute.RawRun:
+        """Run the snippet in ``run_dir`` (its file written there) in a process forked from the
+        zygote. ``held``: the connection is appended there instead of closed once the status is
+        in; the caller closes it when it is done with the result (a spare's supervisor lets the
+        snippet process exit only then, so that tearing it down does not compete with the
+        caller's normalization and verdict)."""
         r, w = os.pipe()
         s = None
         pid = None
@@ -153,7 +158,10 @@ class Zygote:
                 os.close(w)
             os.close(r)
             if s is not None:
-                s.close()
+                if held is not None and state["reaped"]:
+                    held.append(s)
+                else:
+                    s.close()
 
     def close(self) -> None:
         proc = getattr(self, "proc", None)

@@ -6,8 +6,11 @@ script, so that not even the ``torchcourse`` package is imported here. Standard 
 Protocol (unix stream socket at SOCKET, one connection per snippet):
   driver → zygote: one message ``{"dir": RUN_DIR, "file": "snippet.py"}`` carrying, as
                    SCM_RIGHTS, the write end of the pipe that becomes the child's stdout+stderr.
-  zygote → driver: ``{"pid": PID}\\n`` right after the fork, ``{"status": WAIT_STATUS}\\n`` once
-                   the child is reaped; then the connection is closed.
+  zygote → driver: ``{"pid": PID}\\n`` right after the fork (or the hand-over to a spare), then
+                   ``{"status": WAIT_STATUS}\\n``: from a spare's supervisor itself (it got the
+                   connection from the zygote) as soon as the snippet is done, else from the
+                   zygote once the supervisor is reaped. A line after the first status is
+                   ignored. The driver closes the connection when it is done with the result.
 Start-up: one JSON line on stdout, ``{"ok": true, "torch": …}`` or ``{"ok": false, "error": …}``.
 Lifeline: stdin is a pipe from the driver; on EOF (driver gone) every child's process group is
 killed and the zygote exits.
@@ -151,8 +154,10 @@ def _prepare_snippet_process():
 def _snippet_main(req, outfd, done_fd=None):
     """In the snippet's process (after tc_supervise.child_setup and _prepare_snippet_process):
     run it like ``python file``.
-    ``done_fd``: tell the supervisor the exit code and close the output before ``os._exit``
-    (tearing down this torch-sized process takes tens of ms that nobody needs to wait for)."""
+    ``done_fd``: tell the supervisor the exit code and close the output, then sleep until the
+    supervisor's SIGKILL, which comes once the driver has the status: tearing down this
+    torch-sized process takes tens of ms of CPU that nobody needs to wait for, and done at once
+    it competed with the status's way to the driver and the driver's wrap-up."""
     rc = 70
     try:
         os.dup2(outfd, 1)
@@ -173,8 +178,20 @@ def _snippet_main(req, outfd, done_fd=None):
                 os.write(done_fd, b"%d\n" % (rc & 0xFF))
             except OSError:
                 pass
+            else:
+                _wait_for_kill()
     finally:
         os._exit(rc)
+
+
+def _wait_for_kill():
+    """Block until SIGKILL (from the supervisor, or PDEATHSIG when the supervisor is gone)."""
+    import select
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    while True:
+        select.select([], [], [], 3600.0)
 
 
 def _become_supervisor(to_close) -> None:
@@ -199,9 +216,10 @@ def _spare(sock, child_sock, to_close):
     Both forks of a torch-sized process (~6 ms each), the supervisor's set-up and the snippet
     process's (stdin, reseeding) happen while nobody waits. The zygote hands the request (JSON +
     the output pipe's write end) straight to the waiting snippet process over ``child_sock``, then
-    the request alone to its supervisor over ``sock``, whose loop already runs (its code paths
-    warm); it supervises exactly like :func:`_child` and sends the status back over ``sock``. EOF
-    on either socket (the zygote is gone or retires the spare) ends both."""
+    (JSON + the driver's connection) to the supervisor over ``sock``; the supervisor supervises
+    exactly like :func:`_child`, sends the status to the driver itself and then a word to the
+    zygote over ``sock`` (see tc_supervise.Supervisor.run). EOF on either socket (the zygote is
+    gone or retires the spare) ends both."""
     import socket
 
     import tc_supervise
@@ -229,7 +247,7 @@ def _spare(sock, child_sock, to_close):
         except BaseException:
             os._exit(70)
         _snippet_main(req, fds[0], done_w)
-    try:  # the status goes to the zygote over ``sock`` as soon as the snippet says it is done
+    try:  # the status goes to the driver as soon as the snippet says it is done, then a word to the zygote
         child_sock.close()
         os.close(done_w)
         sup.run(pid, request=sock, done_fd=done_r, report=lambda status: sock.sendall(b"%d\n" % status))
@@ -326,8 +344,9 @@ def main(argv=None):
         child_its.close()
         spare.append((pid, ours, child_ours))
 
-    def use_spare(msg, outfd):
-        """Hand the request to the spare; its pid, or None when there is none (or it died)."""
+    def use_spare(msg, outfd, conn):
+        """Hand the request to the spare and send its pid to the driver; the pid, or None when
+        there is none (or it died)."""
         while spare:
             pid, ours, child_ours = spare.pop()
             try:
@@ -341,8 +360,12 @@ def main(argv=None):
                     pass
                 continue
             child_ours.close()
+            send(conn, {"pid": pid})  # before the supervisor can send the status on ``conn``
             try:
-                ours.sendall(msg)  # to its supervisor, which sends the status back on ``ours``
+                # the supervisor sends the status to the driver over ``conn`` itself, then a word
+                # on ``ours``; this process keeps ``conn`` until then (if the supervisor dies
+                # first, reap() sends its wait status)
+                socket.send_fds(ours, [msg], [conn.fileno()])
             except OSError:
                 pass  # it died: EOF on ``ours``, and reap() reports its wait status
             early[ours] = pid
@@ -350,21 +373,19 @@ def main(argv=None):
         return None
 
     def early_status(sock):
-        """A supervisor's status, sent before it (and its snippet process) finished exiting."""
+        """A spare's supervisor has sent the status to the driver (before it and its snippet
+        process finished exiting)."""
         pid = early.pop(sock)
         try:
             data = sock.recv(64)
         except OSError:
             data = b""
         sock.close()
-        try:
-            status = int(data.split()[0])
-        except (ValueError, IndexError):
-            return  # none: the status comes when the supervisor is reaped
+        if not data:
+            return  # it died first: the status goes to the driver when it is reaped
         conn = children.pop(pid, None)
         dirs.pop(pid, None)
         if conn is not None:
-            send(conn, {"status": status})
             conn.close()
             need_spare[0] = True
 
@@ -481,17 +502,17 @@ def main(argv=None):
                     os.close(fd)
                 continue
             outfd = fds[0]
-            pid = use_spare(msg, outfd)
+            pid = use_spare(msg, outfd, conn)
             if pid is None:
                 to_close = [listener, wake_r, wake_w, conn, *children.values(), *early]
                 pid = os.fork()
                 if pid == 0:
                     _child(req, outfd, to_close)
+                send(conn, {"pid": pid})
             os.close(outfd)
             children[pid] = conn
             if req.get("cleanup"):
                 dirs[pid] = req["cleanup"]
-            send(conn, {"pid": pid})
             reap()
 
 
