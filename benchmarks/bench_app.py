@@ -2,13 +2,15 @@
 
 1. Time to the first painted home screen vs a minimal Textual app (both in fresh processes on a
    real pseudo-terminal; each reports when Textual's ``Ready`` event says the first frame is
-   out). Goal: ratio ≤ 1.3.
+   out), on a warm cache and on the very first start.
 2. Resident memory of the app process (home, then after opening the longest chapter) and
    whether ``torch`` is in ``sys.modules``. Goal: ≤ 120 MB, no torch.
-3. Key press → first painted part of the longest shipped chapter (the fixture course when no
-   chapter is written yet). Goal: ≤ 150 ms. The "key press" is the reader being opened one
-   second after the home screen is up (as a person would), so the background prewarm of
-   Pygments and the reader module has run, as it has for a learner.
+3. Key press → the first frame showing the longest chapter written to the terminal (the app's
+   ``_display`` after the frame went out; the fixture course when no chapter is written yet). The
+   "key press" is the reader being opened one second after the home screen is up (as a person
+   would), so the background prewarm (the reader module, Pygments, the reader's CSS, the
+   chapters a first start left unparsed) has run, as it has for a learner. The loader's own mark
+   (the first screen positioned and settled, one refresh later) is printed beside it.
 
 Issue 24 goals (printed by this run, with the load average): home ≤ 1.25× on a warm cache and
 ≤ 2× on the very first start (empty TORCHCOURSE_HOME: no parsed-chapter cache, no database);
@@ -275,21 +277,22 @@ def main() -> int:
     chap_env = dict(env, BENCH_CHAPTER=cid)
     if content:
         chap_env["BENCH_CONTENT"] = content
-    first, first_cpu, full, rss_ch, torch_ch, pgdn = [], [], [], [], [], []
+    first, first_cpu, full, rss_ch, torch_ch, pgdn, settled = [], [], [], [], [], [], []
     deep, deep_cpu = [], []
     deep_part = int(nparts) - 1  # the deepest break point: the start of the last part
     for _ in range(args.runs):
         _t, r = run_in_pty(APP, chap_env)
-        first.append(r["first_part_ms"])
-        first_cpu.append(r["first_part_cpu_ms"])
+        first.append(r["first_written_ms"])
+        first_cpu.append(r["first_written_cpu_ms"])
+        settled.append(r["first_part_ms"])
         full.append(r["all_parts_ms"])
         rss_ch.append(r["rss_chapter"])
         torch_ch.append(r["torch"])
         pgdn.append(r["pgdn_ms"])
         if deep_part > 0:
             _t, r = run_in_pty(APP, dict(chap_env, BENCH_PART=str(deep_part)))
-            deep.append(r["first_part_ms"])
-            deep_cpu.append(r["first_part_cpu_ms"])
+            deep.append(r["first_written_ms"])
+            deep_cpu.append(r["first_written_cpu_ms"])
 
     med = statistics.median
     ratio = med(app) / med(minimal)
@@ -307,9 +310,10 @@ def main() -> int:
     print(f"torch in sys.modules             : {any(torch_home) or any(torch_ch)}   (goal False)")
     src = 'shipped course' if not content else ('fixture course' if 'fixtures' in content else content)
     print(f"longest chapter                  : {cid} {title} ({chars} chars, {src})")
-    print(f"key press → first screen painted : {med(first):7.0f} ms   (goal ≤ 80)  {'OK' if med(first) <= 80 else 'OVER'}"
+    print(f"key press → first screen written : {med(first):7.0f} ms   (goal ≤ 80)  {'OK' if med(first) <= 80 else 'OVER'}"
           f"   ratio to goal {med(first) / 80:.2f}")
     print(f"  (UI-thread CPU for that         : {med(first_cpu):7.0f} ms — robust when the machine is busy)")
+    print(f"  (the loader's own mark, one refresh later, positioned and settled: {med(settled):.0f} ms)")
     if deep:
         print(f"  at the deepest break point ({deep_part}): {med(deep):7.0f} ms (UI-thread CPU {med(deep_cpu):.0f} ms); "
               f"deep / top = {med(deep) / med(first):.2f} (goal ≈ 1)")
