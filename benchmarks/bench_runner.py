@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from torchcourse import paths  # noqa: E402
 from torchcourse.course import load_course  # noqa: E402
 from torchcourse.course.model import Snippet  # noqa: E402
-from torchcourse.runner import Runner, execute  # noqa: E402
+from torchcourse.runner import Runner  # noqa: E402
 from torchcourse.runner import core  # noqa: E402
 from torchcourse.runner.cache import RunCache  # noqa: E402
 from torchcourse.runner.normalize import normalize  # noqa: E402
@@ -122,11 +122,10 @@ def breakdown(runner: Runner, repeat: int) -> dict:
         time.sleep(PAUSE)
         marks = {}
         t0 = time.perf_counter()
-        base = tempfile.mkdtemp(prefix="tc-run-")
+        base = core._new_base()  # as Runner.run does
         run_dir = os.path.join(base, "run")
         os.mkdir(run_dir)
-        with open(os.path.join(run_dir, execute.SNIPPET_FILE), "w", encoding="utf-8") as fh:
-            fh.write(snip.code)
+        core._write_snippet(run_dir, snip.code)
         t1 = time.perf_counter()
         held: list = []  # as Runner.run: the connection is closed once the result is made
         raw = z.run(run_dir, timeout=60.0, cancel=None, on_start=lambda pid: marks.setdefault("pid", time.perf_counter()),

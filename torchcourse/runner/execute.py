@@ -186,7 +186,10 @@ def private_dirs(run_dir: str) -> dict[str, str]:
     base = os.path.dirname(os.path.abspath(run_dir))
     out = {"HOME": os.path.join(base, "home"), "TMPDIR": os.path.join(base, "tmp")}
     for d in out.values():
-        os.makedirs(d, exist_ok=True)
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            pass
     return out
 
 
