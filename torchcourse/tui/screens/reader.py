@@ -302,6 +302,27 @@ class ReaderScreen(LeanScreen):
         self._loaded_event.set()
         self._last_scroll_y = self.body.scroll_y
         self.reading.account()  # the first view starts counting now
+        await self._prerender()
+
+    async def _prerender(self) -> None:
+        """Render every block's lines ahead, a few per refresh, from the view down (then up):
+        Textual keeps them until the block changes, so a PgDn only composes lines already made
+        instead of rendering the Markdown and code that scroll in (most of a PgDn's time)."""
+        from textual.geometry import Region
+
+        parts = self.parts_mounted()
+        here = self._part_at_top()
+        order = [p for p in parts if p.index >= here] + [p for p in reversed(parts) if p.index < here]
+        done = 0
+        for pv in order:
+            for widget in (pv, *pv.walk_children()):
+                width, height = widget.size
+                if not widget.is_attached or not width or not height or not widget.display:
+                    continue
+                widget.render_lines(Region(0, 0, width, height))
+                done += 1
+                if done % 4 == 0:
+                    await self._wait_refresh()  # keys and scrolling are served in between
 
     async def _first_screen(self) -> None:
         """Scroll to where the learner should land and let that screen paint."""
