@@ -238,7 +238,8 @@ class Supervisor:
         zygote's word) at once; once the driver has closed its connection (it has the status),
         the snippet process is killed: the teardown of its torch-sized address space (tens of ms
         of CPU) neither delays the status nor competes with the driver's wrap-up. This supervisor
-        exits with the status it reported."""
+        exits with that status (without a driver's connection it reports nothing itself: the
+        zygote sends that exit status once it reaps it)."""
         import select
 
         deadline = None if request is not None else time.monotonic() + max(0.0, float(timeout)) + GRACE
@@ -270,17 +271,17 @@ class Supervisor:
                 if deadline is not None:  # nothing else comes on it: the zygote is gone
                     self.why = "zygote-gone"
                     break
-                fds = []
+                msg, fds = b"", []
                 try:
                     msg, fds, _flags, _addr = socket.recv_fds(request, 65536, 1)
-                    timeout = json.loads(msg.decode("utf-8")).get("timeout", 600.0) if msg else None
-                except (OSError, ValueError, AttributeError):
+                    timeout = float(json.loads(msg.decode("utf-8")).get("timeout", 600.0))
+                except (OSError, ValueError, TypeError, AttributeError):
                     timeout = None
                 reply = fds[0] if fds else None
-                if timeout is None or reply is None:  # retired before a request: the waiting snippet process goes too
-                    self.why = "retired"
+                if timeout is None:  # retired (EOF) or garbled: the waiting snippet process goes too
+                    self.why = "retired" if not msg else "bad-request"
                     break
-                deadline = time.monotonic() + max(0.0, float(timeout)) + GRACE
+                deadline = time.monotonic() + max(0.0, timeout) + GRACE
             if wake_r in ready:
                 self._drain_wake()
             if lifeline_fd is not None and lifeline_fd in ready:
@@ -296,21 +297,20 @@ class Supervisor:
                     early = (int(data.split()[0]) & 0xFF) << 8  # the wait status of exit(code)
                 except (OSError, ValueError, IndexError):
                     done_fd = None  # no word from the snippet (a signal ended it): wait for its exit
-        if self.why == "retired":
+        if self.why in ("retired", "bad-request"):
             kill_tree()
-            os._exit(0)
-        if early is not None and status is None and report is not None:
+            os._exit(0 if self.why == "retired" else 70)
+        if early is not None and status is None and reply is not None:
             kill_tree(keep=pid)
-            for send in (lambda: reply is not None and os.write(reply, b'{"status": %d}\n' % early), lambda: report(early)):
+            for send in (lambda: os.write(reply, b'{"status": %d}\n' % early), lambda: report and report(early)):
                 try:
                     send()
                 except OSError:
                     pass
-            if reply is not None:
-                try:  # EOF once the driver has read the status and closed its end
-                    select.select([reply], [], [], 1.0)
-                except (OSError, ValueError):
-                    pass
+            try:  # EOF once the driver has read the status and closed its end
+                select.select([reply], [], [], 1.0)
+            except (OSError, ValueError):
+                pass
         reaped = kill_tree()
         if status is None:
             status = reaped.get(pid) if early is None else early
