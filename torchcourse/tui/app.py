@@ -192,13 +192,39 @@ class TorchCourseApp(App):
         import torchcourse.tui.screens.reader  # noqa: F401
 
         highlight("import torch\nprint(1)", language="python")
-        from rich.markdown import Markdown
-
-        Markdown("# warm\n\ntext `code`")
+        self._warm_rendering()
         self.call_from_thread(self._preload_reader_css)
         from torchcourse.tui import csscache
 
         csscache.save()  # what this run parsed (the reader's stylesheet included), for the next start
+
+    def _warm_rendering(self) -> None:
+        """Render the opening prose of every chapter once, off screen, at the reader's width: Rich's
+        Markdown and table code and its per-character width cache are then warm when the learner
+        opens a chapter (a first render of Chinese prose costs several times a later one)."""
+        import io
+
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        from torchcourse.tui.cjkwrap import glue_inline_code
+        from torchcourse.tui.segments import split_part
+
+        console = Console(file=io.StringIO(), width=max(40, self.size.width - 8), color_system="truecolor",
+                          legacy_windows=False, force_terminal=True)
+        for chapter in self.course.chapters:
+            if not chapter.available or not chapter.parts:
+                continue
+            shown = 0
+            for seg in split_part(chapter, chapter.parts[0]):
+                if seg.kind == "snippet":
+                    continue
+                md = Markdown(seg.text, code_theme="monokai", hyperlinks=True)
+                glue_inline_code(md.parsed)
+                console.print(md)
+                shown += len(seg.text)
+                if shown > 900:
+                    break
 
     def _preload_reader_css(self) -> None:
         """Add the reader's stylesheet while the home screen is idle. Textual re-parses every
