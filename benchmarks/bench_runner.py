@@ -2,11 +2,10 @@
 
 1. a trivial torch snippet, warm vs cold, end to end in the driver (``Runner.run`` wall time, the
    way the reader and ``verify`` call it) — goal: warm overhead ≤ 10 ms and ≥ 100× faster than
-   cold — and where the warm run's time goes: temp dir + file, connect + fork (request → pid),
-   the snippet process (fork of the supervisor and of the snippet, the snippet's own code measured
-   inside it, interpreter shutdown, reaping), the shadowing check, handing the run directory to
-   the background remover,
-   normalization + verdict, and a cache write;
+   cold — and where the warm run's time goes: temp dir + file, request → pid (handed to a spare
+   forked ahead), the snippet process (the snippet's own code measured inside it; its start,
+   interpreter shutdown, the supervisor's tree check and the status), the shadowing check, handing
+   the run directory to the background remover, normalization + verdict, and a cache write;
 2. ``verify --jobs 2 --no-cache`` (warm) and ``verify --jobs 2 --no-cache --cold`` over the whole
    course: wall seconds and wall / (Σ the snippets' own run times + 1 s) — goal ≤ 1.5 each;
 3. peak resident memory of the driver (the verify process) vs 100 MB, and torch not imported there;
@@ -149,9 +148,9 @@ def breakdown(runner: Runner, repeat: int) -> dict:
         for sock in held:
             sock.close()
         add("temp dir + snippet file", t1 - t0)
-        add("connect + send + reply (request → pid; forks made ahead)", marks["pid"] - t1)
+        add("connect + send + reply (request → pid; spare forked ahead)", marks["pid"] - t1)
         add("snippet process: its own code (measured inside)", own)
-        add("snippet process: hand-over, exit, supervisor's tree check, reap", (marks["end"] - marks["pid"]) - own)
+        add("pid → status, less own code: start, exit, tree check, status", (marks["end"] - marks["pid"]) - own)
         add("pipe close after the status (connection held)", t2 - marks["end"])
         add("shadowing check", t3 - t2)
         add("hand the run directory to the remover thread", t4 - t3)
