@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 
@@ -33,7 +32,7 @@ def cmd_run_file(args) -> int:
     if book.norun:
         print(f"torchcourse run: {book.key} 只供阅读（norun），没有可对比的输出，不运行。", file=sys.stderr)
         return 2
-    snip = replace(book, code=code)
+    snip = book.replace(code=code)
     runner = _runner(args, warm=not args.cold, course_id=course.id)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=False)

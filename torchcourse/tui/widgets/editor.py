@@ -8,7 +8,7 @@ is loaded before).
 
 The edited code runs through the app's runner exactly like the book's snippet (a fresh process
 forked from the warm runner, an empty temporary directory, the timeout and the output cap):
-the screen runs ``dataclasses.replace(snippet, code=edited)``. Its result is shown next to the
+the screen runs ``snippet.replace(code=edited)``. Its result is shown next to the
 book's expected output with the differing lines marked, and the verdict says the code was
 changed, so a different output never reads as a failure of the book.
 """

@@ -117,9 +117,7 @@ class SnippetView(Vertical, can_focus=True):
     def effective_snippet(self) -> Snippet:
         if self.edited_code is None:
             return self.snippet
-        from dataclasses import replace
-
-        return replace(self.snippet, code=self.edited_code)
+        return self.snippet.replace(code=self.edited_code)
 
     def set_edited(self, code: str | None) -> None:
         """Show ``code`` as the learner's version (None: the book's again) and mark the block."""
