@@ -157,3 +157,38 @@ def test_lazy_chapter_is_parsed_once_when_two_threads_ask(tmp_path):
         t.join()
     assert len(seen) == 4 and all(s is seen[0] for s in seen)
     assert len(lazy.problems) == len(load_course(root).problems)
+
+
+def test_snapshot_unpickles_a_chapters_blocks_on_their_first_use_only(tmp_path):
+    import threading
+
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    _settle(root)
+    eager = load_course(root)
+    load_course(root, cache_dir=tmp_path / "cache")  # writes the snapshot
+    served = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    # the home screen's fields are there; the blocks and the text wait for their first use
+    assert not any(c.parsed for c in served.chapters if c.available)
+    chapter = served.chapter(next(c.id for c in eager.chapters if c.available and c.snippets))
+    assert "snippets" not in chapter.__dict__ and "source" not in chapter.__dict__
+    assert (chapter.title, chapter.minutes, chapter.reading_chars) == (
+        eager.chapter(chapter.id).title, eager.chapter(chapter.id).minutes, eager.chapter(chapter.id).reading_chars)
+    seen = []
+    threads = [threading.Thread(target=lambda: seen.append(chapter.snippets)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 4 and all(s is seen[0] for s in seen)  # unpickled once
+    assert chapter.parsed and chapter.source == eager.chapter(chapter.id).source
+    assert _shape(served) == _shape(eager)
+    # a course served this way snapshots again like any other, its pending chapters included
+    again = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    snapshot = next((tmp_path / "cache" / "course").glob("*.pickle"))
+    snapshot.unlink()
+    from torchcourse.course.loader import _save_snapshot
+
+    _save_snapshot(root, tmp_path / "cache", again)
+    assert snapshot.is_file()
+    assert _shape(load_course(root, cache_dir=tmp_path / "cache", lazy=True)) == _shape(eager)

@@ -122,7 +122,9 @@ class Part(_Record):
         self.break_label = break_label  # label of the break point that ends this part, if any
 
 
-LAZY_FIELDS = ("parts", "sections", "snippets", "callouts")  # what a lazy load leaves for later
+# what a lazy load leaves for later: a chapter not yet parsed, or one served from the course's
+# snapshot whose blocks are unpickled on first use
+LAZY_FIELDS = ("source", "parts", "sections", "snippets", "callouts")
 
 
 class Chapter(_Record):
