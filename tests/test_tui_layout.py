@@ -301,6 +301,10 @@ class TestPositions:
                     for w in widgets:
                         truth = w.region.y - body.region.y + int(body.scroll_y)
                         assert reader._y(w) == truth, (width, y, w, reader._y(w), truth)
+                    # the one-pass snippet positions Tab and x use: the same tops, in order
+                    tops = reader.snippet_tops()
+                    assert len(tops) > 5
+                    assert tops == [(v, v.region.y - body.region.y + int(body.scroll_y)) for v in reader.query("SnippetView")]
                     assert [p.index for p in reader.parts_mounted()] == list(range(len(reader.chapter.parts)))
                     assert isinstance(reader.parts_mounted()[0], PartView)
         store.close()

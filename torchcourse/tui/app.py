@@ -208,7 +208,7 @@ class TorchCourseApp(App):
         from rich.markdown import Markdown
 
         from torchcourse.tui.cjkwrap import glue_inline_code
-        from torchcourse.tui.segments import split_part
+        from torchcourse.tui.segments import course_segments
 
         console = Console(file=io.StringIO(), width=max(40, self.size.width - 8), color_system="truecolor",
                           legacy_windows=False, force_terminal=True)
@@ -216,7 +216,7 @@ class TorchCourseApp(App):
             if not chapter.available or not chapter.parts:
                 continue
             shown = 0
-            for seg in split_part(chapter, chapter.parts[0]):
+            for seg in course_segments(self.course, chapter, 0):  # kept: the reader splits it no more
                 if seg.kind == "snippet":
                     continue
                 md = Markdown(seg.text, code_theme="monokai", hyperlinks=True)

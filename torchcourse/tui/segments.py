@@ -41,6 +41,16 @@ def part_lines(chapter: Chapter, part: Part) -> tuple[int, list[str]]:
     return part.start_line, lines[part.start_line - 1 : end]
 
 
+def course_segments(course, chapter: Chapter, index: int) -> list[Segment]:
+    """Part ``index`` of ``chapter`` split once per process, in ``course.memo`` (the app's prewarm
+    splits every chapter's opening part while the home screen is up; the reader then finds them)."""
+    key = ("segments", chapter.id, index)
+    segs = course.memo.get(key)
+    if segs is None:
+        segs = course.memo[key] = split_part(chapter, chapter.parts[index])
+    return segs
+
+
 def split_part(chapter: Chapter, part: Part, chunk: int = CHUNK) -> list[Segment]:
     first, lines = part_lines(chapter, part)
     text = "\n".join(lines)

@@ -24,7 +24,7 @@ from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.cjkwrap import glue_inline_code
 from torchcourse.tui.links import ClickableLinks, Link, course_link, prepare_links
 from torchcourse.tui.widgets.keybar import KeyBar
-from torchcourse.tui.segments import Segment, split_part
+from torchcourse.tui.segments import Segment, course_segments, split_part
 from torchcourse.tui.summary import neighbour
 from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
 from torchcourse.tui.widgets.snippet import SnippetView
@@ -236,8 +236,11 @@ class ReaderScreen(LeanScreen):
         return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", id=f"break-{k}")
 
     def _segments(self, index: int) -> list[Segment]:
-        """Part ``index``'s display segments (split once per screen)."""
-        cache = self.__dict__.setdefault("_segment_cache", {})
+        """Part ``index``'s display segments (split once per process for the app's course)."""
+        course = self.app.course
+        if course.chapter(self.chapter.id) is self.chapter:
+            return course_segments(course, self.chapter, index)
+        cache = self.__dict__.setdefault("_segment_cache", {})  # a chapter from elsewhere
         if index not in cache:
             cache[index] = split_part(self.chapter, self.chapter.parts[index])
         return cache[index]
@@ -263,10 +266,9 @@ class ReaderScreen(LeanScreen):
             out.append(w)
         return out
 
-    def ensure_end(self) -> None:
-        """The chapter-end panel (quiz, next chapter) after the last part."""
-        if self.body.query_children(ChapterEnd):
-            return
+    def mount_end(self) -> None:
+        """The chapter-end panel (quiz, next chapter) after the last part (the caller checked it
+        is not there yet)."""
         ch = self.chapter
         nxt = neighbour(self.app.course, self.app.store, ch.id, 1)
         has_quiz = ch.checkpoint is not None and ch.checkpoint.is_file()
@@ -361,7 +363,7 @@ class ReaderScreen(LeanScreen):
             if self.chapter.parts[index].break_label is not None and self.banner(index + 1) is None:
                 await self._mount_keeping_view(pv, [self._banner_widget(index + 1)], before=None)
             if index == len(self.chapter.parts) - 1 and not self.body.query_children(ChapterEnd):
-                self.ensure_end()
+                self.mount_end()
                 await self._wait_refresh()  # laid out before anything scrolls to what is below it
             if pv.lo > 0:  # opened at a line inside the part: the segments above it
                 batch = self._widgets(segs[:pv.lo])
@@ -428,8 +430,9 @@ class ReaderScreen(LeanScreen):
         return widget.region.y - body.region.y + int(body.scroll_y)
 
     @staticmethod
-    def _stacked_top(container: Widget, child: Widget) -> int:
-        """``child``'s top (margin excluded) inside ``container``'s vertical layout, from sizes."""
+    def _stack(container: Widget):
+        """``(child, top)`` for each shown child of ``container``'s vertical layout, top to bottom
+        (margin excluded from the top; adjacent margins collapse to the larger), from sizes."""
         y = container.styles.padding.top
         prev_bottom = None
         for kid in container.children:
@@ -437,11 +440,27 @@ class ReaderScreen(LeanScreen):
                 continue
             margin = kid.styles.margin
             y += margin.top if prev_bottom is None else max(prev_bottom, margin.top)
-            if kid is child:
-                return y
+            yield kid, y
             y += kid.outer_size.height
             prev_bottom = margin.bottom
+
+    @classmethod
+    def _stacked_top(cls, container: Widget, child: Widget) -> int:
+        """``child``'s top inside ``container`` (where it would go when it is not there)."""
+        y = container.styles.padding.top
+        for kid, top in cls._stack(container):
+            if kid is child:
+                return top
+            y = top + kid.outer_size.height
         return y
+
+    def snippet_tops(self) -> list[tuple[SnippetView, int]]:
+        """Every snippet in the body with its top, in one pass (not one :meth:`_y` per snippet,
+        each of which walks the siblings above it: Tab was quadratic in a long chapter)."""
+        out = []
+        for pv, part_top in self.part_tops():
+            out.extend((kid, part_top + y) for kid, y in self._stack(pv) if isinstance(kid, SnippetView))
+        return out
 
     def _widget_at_top(self) -> Widget | None:
         top = int(self.body.scroll_y)
@@ -722,8 +741,12 @@ class ReaderScreen(LeanScreen):
         (never one selected earlier and scrolled away: the learner reads what is in view)."""
         if isinstance(self.focused, SnippetView) and self._on_screen(self.focused):
             return self.focused
-        for view in self.query(SnippetView):
-            if view.snippet.runnable and self._on_screen(view):
+        body = self.body
+        top, bottom = body.scroll_y, body.scroll_y + body.scrollable_content_region.height
+        for view, y in self.snippet_tops():
+            if y >= bottom:
+                break
+            if view.snippet.runnable and y + view.outer_size.height > top:
                 return view
         return None
 
@@ -736,16 +759,17 @@ class ReaderScreen(LeanScreen):
     def _step_snippet(self, step: int) -> None:
         """Tab / Shift+Tab: the next / previous snippet from the selected one when it is on
         screen, else from where the learner is reading (the top of the view)."""
-        views = list(self.query(SnippetView))
+        tops = self.snippet_tops()
+        views = [v for v, _y in tops]
         focused = self.focused if isinstance(self.focused, SnippetView) else None
         if focused is not None and focused in views and self._on_screen(focused):
             i = views.index(focused) + step
         else:
             top = self.body.scroll_y
             if step > 0:
-                i = next((j for j, v in enumerate(views) if self._y(v) >= top), len(views))
+                i = next((j for j, (_v, y) in enumerate(tops) if y >= top), len(views))
             else:
-                i = max((j for j, v in enumerate(views) if self._y(v) < top), default=-1)
+                i = max((j for j, (_v, y) in enumerate(tops) if y < top), default=-1)
         if not 0 <= i < len(views):
             self.notify("后面没有代码块了。" if step > 0 else "前面没有代码块了。")
             return
