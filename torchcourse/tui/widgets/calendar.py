@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from itertools import groupby
 
 from textual.content import Content
 from textual.widgets import Static
@@ -70,9 +71,12 @@ class CheckinCalendar(Static):
         active = self._active_days()
         lines = [Content.styled(self._title(), "bold")]
         for name, row in zip(ROW_NAMES, calendar_lines(self.activity, self.today)):
-            cells = [Content(name + " ")]
-            for glyph, lv in row:
-                cells.append(Content.styled(glyph + " ", LEVEL_STYLES[lv]) if lv >= 0 else Content("  "))
-            lines.append(Content("").join(cells))
+            # one span per run of days at the same level (a style per cell made the grid the
+            # costliest widget of the home screen's first frame to render)
+            spans: list[tuple[str, str] | str] = [name + " "]
+            for lv, run in groupby(row, key=lambda cell: cell[1]):
+                text = "".join(glyph + " " for glyph, _lv in run)
+                spans.append((text, LEVEL_STYLES[lv]) if lv >= 0 else text)
+            lines.append(Content.assemble(*spans))
         lines.append(Content.styled(f"近 {WEEKS} 周有 {active} 天在学", "$text-muted"))
         return Content("\n").join(lines)
