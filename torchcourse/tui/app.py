@@ -6,7 +6,6 @@ which drives separate processes, and it is created lazily on the first run.
 
 from __future__ import annotations
 
-import gc
 import sys
 import threading
 from datetime import date
@@ -19,7 +18,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 
 from torchcourse.course import Course
-from torchcourse.tui import keys
+from torchcourse.tui import gcpolicy, keys
 from torchcourse.tui.widgets.toosmall import TooSmall, too_small
 
 INSTALL_TORCH = "pip install torch==2.13.0"
@@ -67,22 +66,6 @@ def default_runner_factory(course_id: str):
     return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True)
 
 
-_frozen = False
-
-
-def _freeze_startup_objects() -> None:
-    """Move everything alive after the imports (Textual, Rich, the course model) out of the
-    garbage collector's sight, once per process.
-
-    Those objects live as long as the app anyway; left in place, the first full collection
-    (about 12 ms here) lands right before the home screen's first frame, scanning them all.
-    """
-    global _frozen
-    if not _frozen:
-        _frozen = True
-        gc.freeze()
-
-
 class TorchCourseApp(App):
     CSS_PATH = Path(__file__).parent / "app.tcss"
     TITLE = "torchcourse"
@@ -94,7 +77,7 @@ class TorchCourseApp(App):
     def __init__(self, course: Course, store, runner=None, *, notice: str | None = None,
                  runner_factory: Callable[[], object] | None = None, today: date | None = None,
                  css_cache_dir: Path | None = None) -> None:
-        _freeze_startup_objects()
+        gcpolicy.keep_startup()
         if css_cache_dir is not None:  # parsed Textual CSS from the last run (~12 ms of the first frame)
             from torchcourse.tui import csscache
 

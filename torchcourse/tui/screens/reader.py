@@ -19,7 +19,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from torchcourse.course.model import Chapter
-from torchcourse.tui import keys
+from torchcourse.tui import gcpolicy, keys
 from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.cjkwrap import glue_inline_code
 from torchcourse.tui.links import ClickableLinks, Link, course_link, prepare_links
@@ -140,6 +140,7 @@ class ReaderScreen(LeanScreen):
         self.first_paint_cpu: float | None = None
         self.first_paint_at: float | None = None
         self.loaded_at: float | None = None
+        self.rendered_ahead = False  # every block's lines rendered after loading (see _prerender)
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -305,6 +306,11 @@ class ReaderScreen(LeanScreen):
         self._last_scroll_y = self.body.scroll_y
         self.reading.account()  # the first view starts counting now
         await self._prerender()
+        gcpolicy.keep()  # the lines rendered ahead too
+        self.rendered_ahead = True
+
+    def on_unmount(self) -> None:
+        gcpolicy.release_later(self)  # the chapter's widgets are garbage now
 
     async def _prerender(self) -> None:
         """Render every block's lines ahead, a few per refresh, from the view down (then up):
@@ -324,6 +330,7 @@ class ReaderScreen(LeanScreen):
                 widget.render_lines(Region(0, 0, width, height))
                 done += 1
                 if done % 4 == 0:
+                    gcpolicy.keep()  # lines kept for as long as the chapter is open
                     await self._wait_refresh()  # keys and scrolling are served in between
 
     async def _first_screen(self) -> None:
@@ -360,6 +367,7 @@ class ReaderScreen(LeanScreen):
                 banner = self.banner(index + 1)
                 await self._mount_keeping_view(pv, batch, before=banner)
                 pv.hi = end
+                gcpolicy.keep()  # mounted for as long as the chapter is open
             if self.chapter.parts[index].break_label is not None and self.banner(index + 1) is None:
                 await self._mount_keeping_view(pv, [self._banner_widget(index + 1)], before=None)
             if index == len(self.chapter.parts) - 1 and not self.body.query_children(ChapterEnd):
