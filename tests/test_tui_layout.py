@@ -9,7 +9,7 @@ from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.screens.reader import ReaderScreen
 from torchcourse.tui.widgets.toosmall import MIN_HEIGHT, MIN_WIDTH
 
-from test_tui_support import build_app, screen_text, sync, wait_for
+from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for
 
 NOTICE = "终端窗口太小"
 
@@ -266,6 +266,39 @@ class TestHomeSingleScroll:
                 await pilot.press("up")
             await wait_for(pilot, lambda: chapters.highlighted == 0, what="chapter 00 highlighted")
             await wait_for(pilot, lambda: on_screen(app.course.chapters[0]), what="chapter 00 on screen")
+        store.close()
+
+
+class TestLongChapterMap:
+    @sync
+    async def test_a_course_longer_than_the_screen_lists_every_chapter_and_highlights_the_one_to_continue(self, tmp_path):
+        # the first frame holds the chapters a screen can show; the rest follow right after it
+        root = tmp_path / "course"
+        root.mkdir()
+        text = (FIXTURE / "01-box.md").read_text(encoding="utf-8")
+        toml = ['title = "三十章的课程"', "chars_per_minute = 170", ""]
+        for i in range(30):
+            (root / f"{i:02d}.md").write_text(text.replace("{#", f"{{#c{i}-"), encoding="utf-8")
+            toml += ["[[chapters]]", f'id = "{i:02d}"', f'file = "{i:02d}.md"', f'title = "第{i}个盒子"',
+                     f'promise = "第{i}章的承诺"', ""]
+        toml += ["[[routes]]", 'id = "D"', 'name = "从头读到尾"', 'audience = "所有人"',
+                 "chapters = [" + ", ".join(f'"{i:02d}"' for i in range(30)) + "]"]
+        (root / "course.toml").write_text("\n".join(toml) + "\n", encoding="utf-8")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        store.reach_break("27", 1)  # 继续 leads to chapter 27, far below the first screen
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="the home screen")
+            chapters = app.screen.query_one("#chapters")
+            await wait_for(pilot, lambda: chapters.option_count == 30, what="every chapter in the map")
+            await wait_for(pilot, lambda: chapters.highlighted == 27, what="chapter 27 highlighted")
+            assert "第27个盒子  ⏱" not in screen_text(app)  # its map entry is below: the page did not jump
+            chapters.focus()
+            await pilot.press("end")
+            await wait_for(pilot, lambda: chapters.highlighted == 29, what="the last chapter highlighted")
+            await wait_for(pilot, lambda: "第29个盒子  ⏱" in screen_text(app), what="the last chapter on screen")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == "29",
+                           what="chapter 29 opened")
         store.close()
 
 

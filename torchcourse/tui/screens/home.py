@@ -40,6 +40,20 @@ class HomeList(OptionList):
     The list takes its full height inside the home's one scrolling body (no scrollbar of its
     own): moving the highlight scrolls the page so the highlighted entry stays on screen."""
 
+    # Options below the first frame, added right after it (a course of 46 chapters made the home
+    # screen's first frame grow with it: OptionList wraps every option to know its height).
+    _pending: list[Option] = []
+
+    def defer(self, options: list[Option]) -> None:
+        self._pending = list(options)
+
+    def add_pending(self, upto: int | None = None) -> None:
+        """Add the options left out (up to option index ``upto``, exclusive, when given)."""
+        if self._pending:
+            take = len(self._pending) if upto is None else max(0, upto - self.option_count)
+            added, self._pending = self._pending[:take], self._pending[take:]
+            self.add_options(added)
+
     def _update_lines(self) -> None:
         # OptionList wraps its options once and clears that only on a resize; its own scrollbar
         # appearing (a long list in a short terminal) narrows the lines without a resize, and the
@@ -57,6 +71,7 @@ class HomeList(OptionList):
             self._scroll_page_to_highlight(top)
 
     def on_focus(self, event) -> None:
+        self.add_pending()
         # focusing scrolls the whole (tall) list into view, i.e. its top: show the highlight instead
         self.call_after_refresh(self._scroll_page_to_highlight)
 
@@ -91,6 +106,7 @@ class HomeList(OptionList):
     keeps_cursor = False
 
     def action_cursor_down(self) -> None:
+        self.add_pending()
         if self.keeps_cursor and self.highlighted is not None and self.highlighted >= self.option_count - 1:
             return
         if self.highlighted is not None and self.highlighted >= self.option_count - 1 and self._leave(1):
@@ -98,6 +114,7 @@ class HomeList(OptionList):
         super().action_cursor_down()
 
     def action_cursor_up(self) -> None:
+        self.add_pending()
         if self.highlighted is not None and self.highlighted <= 0 and self._leave(-1):
             return
         super().action_cursor_up()
@@ -211,7 +228,12 @@ class HomeScreen(LeanScreen):
             routes.keeps_cursor = True
             yield routes
             yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
-            yield HomeList(*view.chapters, id="chapters")
+            # the first frame holds the chapters a screen can show (two lines each at least); the
+            # rest are added once it is painted, so a longer course does not slow the start
+            shown = max(1, app.size.height // 2)
+            chapters = HomeList(*view.chapters[:shown], id="chapters")
+            chapters.defer(view.chapters[shown:])
+            yield chapters
         yield KeyBar("首页")
 
     def _fit_width(self, width: int) -> None:
@@ -240,11 +262,14 @@ class HomeScreen(LeanScreen):
             self.query_one("#home-body", VerticalScroll).show_vertical_scrollbar = True
         if view.route_index is not None:
             self.query_one("#routes", OptionList).highlighted = view.route_index
-        chapters = self.query_one("#chapters", OptionList)
-        if view.chapter_index is not None:
-            chapters.highlighted = view.chapter_index
+        chapters = self.query_one("#chapters", HomeList)
+        index = view.chapter_index
+        if index is not None:
+            chapters.add_pending(upto=index + 1)  # the chapter to continue is listed from the start
+            chapters.highlighted = index
         button = self.query_one("#continue", ActionLine)
         (button if not button.disabled else chapters).focus()
+        self.call_after_refresh(chapters.add_pending)
 
     def _surely_overflows(self, view: HomeView) -> bool:
         """True when the body cannot fit on screen even if no line wraps (a lower bound)."""
@@ -275,8 +300,9 @@ class HomeScreen(LeanScreen):
             streak.update(calendar.streak_line())
         for list_id, options, default in (("#routes", view.routes, view.route_index),
                                           ("#chapters", view.chapters, view.chapter_index)):
-            ol = self.query_one(list_id, OptionList)
+            ol = self.query_one(list_id, HomeList)
             highlighted = ol.highlighted
+            ol.defer([])  # the whole list follows
             ol.clear_options()
             ol.add_options(options)
             if highlighted is not None:
