@@ -269,6 +269,33 @@ class TestHomeSingleScroll:
         store.close()
 
 
+class TestBannerReached:
+    @sync
+    async def test_a_reached_banner_whose_line_no_longer_fits_grows_and_one_that_fits_keeps_its_height(self, tmp_path):
+        # reaching adds "✔ 已记下" to the first line; the banner is laid out again only when that
+        # line then wraps (a layout arranges the whole chapter)
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        async with app.run_test(size=(86, 30)) as pilot:  # break 2's first line: 73 cells, 83 reached
+            await pilot.pause()
+            app.open_chapter("04")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded, what="the reader")
+            reader = app.screen
+            long_label, short_label = reader.banner(2), reader.banner(1)
+            heights = {b: b.outer_size.height for b in (long_label, short_label)}
+            for k in (1, 2):
+                await reader.jump_to_break(k)
+                reader.reach(k)
+                await wait_for(pilot, lambda: "已记下" in screen_text(app), what=f"break {k} marked on screen")
+            await pilot.pause()
+            assert short_label.outer_size.height == heights[short_label]
+            assert long_label.outer_size.height == heights[long_label] + 1  # the first line wrapped
+            text = screen_text(app)
+            assert "已记下" in text and "n 继续下一段" in text  # nothing cut off at the bottom
+        store.close()
+
+
 class TestLongChapterMap:
     @sync
     async def test_a_course_longer_than_the_screen_lists_every_chapter_and_highlights_the_one_to_continue(self, tmp_path):

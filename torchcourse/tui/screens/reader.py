@@ -267,13 +267,23 @@ class ReaderScreen(LeanScreen):
             out.append(w)
         return out
 
-    def mount_end(self) -> None:
+    async def mount_end(self) -> None:
         """The chapter-end panel (quiz, next chapter) after the last part (the caller checked it
-        is not there yet)."""
+        is not there yet), laid out before anything scrolls to what is below it."""
         ch = self.chapter
         nxt = neighbour(self.app.course, self.app.store, ch.id, 1)
         has_quiz = ch.checkpoint is not None and ch.checkpoint.is_file()
-        self.body.mount(ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end"))
+        end = ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end")
+        self.body.mount(end)
+        # Its buttons are composed and sized over the next refreshes, each a new layout of the
+        # whole chapter: done before the chapter counts as loaded, not on the learner's first PgDn.
+        last = None
+        for _ in range(10):
+            await self._wait_refresh()
+            sizes = [w.outer_size for w in end.walk_children(with_self=True)]
+            if sizes == last:
+                break
+            last = sizes
 
     # -- progressive mounting ---------------------------------------------------------------
 
@@ -321,17 +331,33 @@ class ReaderScreen(LeanScreen):
         parts = self.parts_mounted()
         here = self._part_at_top()
         order = [p for p in parts if p.index >= here] + [p for p in reversed(parts) if p.index < here]
-        done = 0
         for pv in order:
-            for widget in (pv, *pv.walk_children()):
-                width, height = widget.size
+            for widget in pv.walk_children():
+                if widget.children:
+                    continue  # a container: only its visible lines are ever drawn, on demand
+                # one block per refresh, and none while the learner is paging: a key waits for at
+                # most one block's render (a long chapter's PgDn landed behind four of them)
+                while time.monotonic() - getattr(self, "_scrolled_at", 0.0) < 0.3:
+                    await asyncio.sleep(0.1)
+                self._arrange_all_while_idle()
+                width, height = widget.outer_size
                 if not widget.is_attached or not width or not height or not widget.display:
                     continue
-                widget.render_lines(Region(0, 0, width, height))
-                done += 1
-                if done % 4 == 0:
-                    gcpolicy.keep()  # lines kept for as long as the chapter is open
-                    await self._wait_refresh()  # keys and scrolling are served in between
+                widget.render_lines(Region(0, 0, *widget.size))
+                gcpolicy.keep()  # lines kept for as long as the chapter is open
+                await self._wait_refresh()  # keys and scrolling are served in between
+        self._arrange_all_while_idle()
+
+    def _arrange_all_while_idle(self) -> None:
+        """Have Textual's map of every widget's place up to date now, while nobody is paging.
+
+        Rendering a block off screen asks for its region, and so does a scroll (for the
+        scrollbar) right after a layout: when that map is stale, Textual arranges every block of
+        the chapter first (20-35 ms in a long chapter). A scroll makes it stale, so each block
+        rendered ahead after a scroll paid it, and so did the first PgDn after loading."""
+        compositor = self._compositor  # Textual's private API (the pin keeps it; see the tests)
+        if compositor._full_map_invalidated:
+            compositor.full_map  # noqa: B018 - the property arranges and keeps the map
 
     async def _first_screen(self) -> None:
         """Scroll to where the learner should land and let that screen paint."""
@@ -371,8 +397,7 @@ class ReaderScreen(LeanScreen):
             if self.chapter.parts[index].break_label is not None and self.banner(index + 1) is None:
                 await self._mount_keeping_view(pv, [self._banner_widget(index + 1)], before=None)
             if index == len(self.chapter.parts) - 1 and not self.body.query_children(ChapterEnd):
-                self.mount_end()
-                await self._wait_refresh()  # laid out before anything scrolls to what is below it
+                await self.mount_end()
             if pv.lo > 0:  # opened at a line inside the part: the segments above it
                 batch = self._widgets(segs[:pv.lo])
                 await self._mount_keeping_view(pv, batch, before=pv.children[0] if pv.children else None)
@@ -543,6 +568,7 @@ class ReaderScreen(LeanScreen):
         return out
 
     def _scrolled(self, old: float, new: float) -> None:
+        self._scrolled_at = time.monotonic()  # the render-ahead steps aside while the learner pages
         if not self.loaded:
             return
         self.reading.scrolled()
