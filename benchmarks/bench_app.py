@@ -57,6 +57,7 @@ Minimal().run()
 """
 
 APP = r"""
+import gc; gc.disable()  # as torchcourse.app_entry.start_app does; the app turns it on at Ready
 import os, sys, time, json, tempfile
 from pathlib import Path
 from torchcourse import paths

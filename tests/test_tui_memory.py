@@ -41,3 +41,31 @@ class TestCollector:
             await wait_for(pilot, lambda: all(ref() is None for ref in gone), timeout=30, what="the closed chapter freed")
         app.runner.close()
         store.close()
+
+
+class TestCollectorAtStart:
+    """``torchcourse`` pauses the collector from its start to the first frame: it must be on
+    again once the home screen is up, and after any way out before that."""
+
+    @sync
+    async def test_the_first_frame_turns_the_collector_back_on(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        gc.disable()  # as app_entry.start_app leaves it
+        try:
+            async with app.run_test(size=(100, 30)) as pilot:
+                await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="the home screen")
+                await pilot.pause()
+                assert gc.isenabled()
+        finally:
+            gc.enable()
+            store.close()
+
+    def test_a_start_that_fails_before_the_app_leaves_the_collector_on(self, tmp_path, capsys):
+        from argparse import Namespace
+
+        from torchcourse.app_entry import start_app
+
+        assert gc.isenabled()
+        code = start_app(Namespace(content=str(tmp_path / "no-such-course")))
+        assert code != 0 and "torchcourse" in capsys.readouterr().err  # the clear message, no app
+        assert gc.isenabled()

@@ -8,6 +8,16 @@ _TUI_MODULES = ("torchcourse.tui", "torchcourse.tui.app")
 
 
 def start_app(args) -> int:
+    import gc
+
+    gc.disable()  # until the first frame (torchcourse.tui.gcpolicy.started says why)
+    try:
+        return _start_app(args)
+    finally:
+        gc.enable()  # the app turned it on at its first frame; this is for every other way out
+
+
+def _start_app(args) -> int:
     try:
         from torchcourse.tui.app import run_app
     except ImportError as exc:

@@ -157,6 +157,7 @@ class TorchCourseApp(App):
         await super().on_event(event)
 
     def on_ready(self) -> None:
+        gcpolicy.started()  # the first frame is out: the collector is back (start_app paused it)
         self.prewarm()
 
     @work(thread=True, exit_on_error=False, group="prewarm")

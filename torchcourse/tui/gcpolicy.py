@@ -30,6 +30,17 @@ def keep_startup() -> None:
         gc.freeze()
 
 
+def started() -> None:
+    """The first frame is out: the collector runs again.
+
+    ``torchcourse`` turns it off from its start to here (``app_entry.start_app``): importing
+    Textual and the app makes some 150,000 objects that live as long as the app, and the
+    collector walked them again and again on the way (17 ms of the imports' CPU time at best,
+    36 ms in the median of nine starts here). :func:`keep_startup` keeps them out of its walks
+    from then on."""
+    gc.enable()
+
+
 def keep() -> None:
     """What is alive now stays alive while the screen is up: no full collection walks it.
 
