@@ -142,26 +142,30 @@ def test_parse_pending_keeps_the_snapshot_for_the_next_start(tmp_path):
     assert _shape(load_course(root, cache_dir=tmp_path / "cache", lazy=True)) == _shape(load_course(root))
 
 
-def test_lazy_chapter_is_parsed_once_when_two_threads_ask(tmp_path):
+def _from_four_threads(get) -> list:
+    """What ``get()`` returned to each of four threads started together."""
     import threading
 
-    root = tmp_path / "course"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
-    lazy = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
-    chapter = next(c for c in lazy.chapters if c.available and c.snippets)
     seen = []
-    threads = [threading.Thread(target=lambda: seen.append(chapter.snippets)) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: seen.append(get())) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return seen
+
+
+def test_lazy_chapter_is_parsed_once_when_two_threads_ask(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
+    lazy = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    chapter = next(c for c in lazy.chapters if c.available and c.snippets)
+    seen = _from_four_threads(lambda: chapter.snippets)
     assert len(seen) == 4 and all(s is seen[0] for s in seen)
     assert len(lazy.problems) == len(load_course(root).problems)
 
 
 def test_snapshot_unpickles_a_chapters_blocks_on_their_first_use_only(tmp_path):
-    import threading
-
     root = tmp_path / "course"
     shutil.copytree(Path(__file__).parent / "fixtures" / "tuicourse", root)
     _settle(root)
@@ -174,12 +178,7 @@ def test_snapshot_unpickles_a_chapters_blocks_on_their_first_use_only(tmp_path):
     assert "snippets" not in chapter.__dict__ and "source" not in chapter.__dict__
     assert (chapter.title, chapter.minutes, chapter.reading_chars) == (
         eager.chapter(chapter.id).title, eager.chapter(chapter.id).minutes, eager.chapter(chapter.id).reading_chars)
-    seen = []
-    threads = [threading.Thread(target=lambda: seen.append(chapter.snippets)) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    seen = _from_four_threads(lambda: chapter.snippets)
     assert len(seen) == 4 and all(s is seen[0] for s in seen)  # unpickled once
     assert chapter.parsed and chapter.source == eager.chapter(chapter.id).source
     assert _shape(served) == _shape(eager)
