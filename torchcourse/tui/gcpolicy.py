@@ -34,7 +34,7 @@ def started() -> None:
     """The first frame is out: the collector runs again.
 
     ``torchcourse`` turns it off from its start to here (``app_entry.start_app``): importing
-    Textual and the app makes some 150,000 objects that live as long as the app, and the
+    Textual and the app makes some 62,000 tracked objects that live as long as the app, and the
     collector walked them again and again on the way (17 ms of the imports' CPU time at best,
     36 ms in the median of nine starts here). :func:`keep_startup` keeps them out of its walks
     from then on."""
