@@ -158,3 +158,16 @@ def test_closing_the_terminal_keeps_progress(tmp_path, term_factory):
     store, _ = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
     assert store.chapter_progress("01").furthest_break == 1
     store.close()
+
+
+def test_a_kill_ends_the_app_like_q_and_keeps_progress(tmp_path, term_factory):
+    import signal
+
+    term = term_factory(["--content", str(FIXTURE)], tmp_path)
+    reach_the_first_break(term)
+    term.proc.send_signal(signal.SIGTERM)  # `kill`: the terminal is still there
+    assert term.wait() == 0
+    store, _ = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
+    assert store.chapter_progress("01").furthest_break == 1
+    assert store.last_position() == ("01", 1)
+    store.close()
