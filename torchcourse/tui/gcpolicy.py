@@ -67,8 +67,12 @@ def release_later(screen, delay: float = 0.3) -> None:
     import contextvars
     import weakref
 
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop any more: the app is ending, nothing to keep tidy
+        return
     _closed.append(weakref.ref(screen))
-    asyncio.get_running_loop().call_later(delay, _release, 0, context=contextvars.Context())
+    loop.call_later(delay, _release, 0, context=contextvars.Context())
 
 
 def _release(attempt: int) -> None:
