@@ -152,19 +152,13 @@ class TorchCourseApp(App):
     def _terminal_gone(self) -> None:
         import os
 
-        unsaved = ["进度"]
         try:
-            self.save_reading_place()
-        finally:
             try:
-                close = getattr(self.runner, "close", None)
-                if close is not None:
-                    close()
+                self.save_reading_place()
             finally:
-                try:
-                    unsaved = self.writer.close()
-                finally:
-                    os._exit(1 if unsaved else 0)
+                self.on_unmount()  # the end every way out has: snippets stopped, the queue written
+        finally:
+            os._exit(1 if self.unsaved_at_exit else 0)
 
     # -- a terminal below the minimum size ----------------------------------------------------
 

@@ -24,7 +24,7 @@ from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.cjkwrap import glue_inline_code
 from torchcourse.tui.links import ClickableLinks, Link, course_link, prepare_links
 from torchcourse.tui.widgets.keybar import KeyBar
-from torchcourse.tui.segments import Segment, course_segments, split_part
+from torchcourse.tui.segments import Segment, course_segments
 from torchcourse.tui.summary import neighbour
 from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
 from torchcourse.tui.widgets.snippet import SnippetView
@@ -237,14 +237,9 @@ class ReaderScreen(LeanScreen):
         return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", id=f"break-{k}")
 
     def _segments(self, index: int) -> list[Segment]:
-        """Part ``index``'s display segments (split once per process for the app's course)."""
-        course = self.app.course
-        if course.chapter(self.chapter.id) is self.chapter:
-            return course_segments(course, self.chapter, index)
-        cache = self.__dict__.setdefault("_segment_cache", {})  # a chapter from elsewhere
-        if index not in cache:
-            cache[index] = split_part(self.chapter, self.chapter.parts[index])
-        return cache[index]
+        """Part ``index``'s display segments (split once per process; the chapter is always the
+        app's course's, see ``open_chapter``)."""
+        return course_segments(self.app.course, self.chapter, index)
 
     @staticmethod
     def _segment_at(segs: list[Segment], line: int) -> int:
