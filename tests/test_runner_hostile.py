@@ -262,3 +262,26 @@ def test_the_compile_cache_stays_shared_while_tmpdir_is_private(runner):
 
     res = runner.run(snip("import os\nprint(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n"), cold=True, use_cache=False)
     assert res.actual == os.path.join(tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
+def test_close_returns_once_a_running_snippets_directory_is_gone(tmp_path, monkeypatch, cold):
+    """The app ends its process right after ``close()`` when its terminal is gone: by then the
+    busy snippet's run directory must already be removed (nothing is left to do it later)."""
+    import tempfile
+    import threading
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mark = tmp_path / "started"
+    code = f"open({str(mark)!r}, 'w').close()\nwhile True:\n    pass\n"
+    r = Runner(cache_dir=None, warm=True)
+    t = threading.Thread(target=r.run, args=(snip(code),), kwargs={"cold": cold, "use_cache": False}, daemon=True)
+    t.start()
+    try:
+        wait_until(mark.exists, "the snippet started", cap=300)
+        assert list(tmp_path.glob("tc-run-*")), "the running snippet has its run directory"
+        r.close()
+        assert not list(tmp_path.glob("tc-run-*")) + list(tmp_path.glob(".tc-done-*"))
+    finally:
+        r.close()
+        t.join(30)

@@ -223,6 +223,8 @@ class Runner:
         self._closed = False
         self._groups: set[int] = set()
         self._groups_lock = threading.Lock()
+        self._in_flight = 0  # runs whose tc-run-* directory is not yet handed to the remover
+        self._in_flight_cv = threading.Condition()
         self._gpu: bool | None = None
         _live_runners.add(self)
 
@@ -267,8 +269,12 @@ class Runner:
             except Exception:
                 pass
 
-    def close(self) -> None:
-        """Kill the zygote and every snippet process still running. Idempotent."""
+    def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:
+        """Kill the zygote and every snippet process still running, then wait (up to ``wait``
+        seconds) until their runs have ended and their run directories are removed. Idempotent.
+
+        The wait matters to a caller that ends the process right after (the app when its terminal
+        is gone): a supervisor stopped by SIGTERM leaves its run directory to the run's own thread."""
         with self._lock:
             self._closed = True
             z, self._zygote = self._zygote, None
@@ -278,6 +284,8 @@ class Runner:
             execute.stop_supervisor(g)  # each supervisor kills its snippet's tree and exits
         if z is not None:
             z.close()
+        with self._in_flight_cv:
+            self._in_flight_cv.wait_for(lambda: self._in_flight == 0, wait)
         drain_removals()
 
     def _track(self, pgid: int) -> None:
@@ -319,6 +327,8 @@ class Runner:
                 return self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
         timeout = effective_timeout(snippet)
         base = _new_base()
+        with self._in_flight_cv:
+            self._in_flight += 1
         run_dir = os.path.join(base, "run")  # the snippet's cwd; base/home and base/tmp beside it
         try:
             os.mkdir(run_dir)
@@ -353,6 +363,9 @@ class Runner:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
         finally:
             _remove_later(base)
+            with self._in_flight_cv:
+                self._in_flight -= 1
+                self._in_flight_cv.notify_all()
         text = raw.output.decode("utf-8", errors="replace")
         actual = normalize(text, side="actual", run_dir=run_dir)
         if raw.truncated:
