@@ -133,8 +133,8 @@ class TorchCourseApp(App):
         """A closed terminal window (SIGHUP) saves what the learner did before the process ends.
 
         Its default ends the process on the spot: a break point reached a moment before the
-        window closed showed 已记下 and was lost (on a busy machine every time: 8 of 8 tries
-        with two busy cores beside it). Textual's own exit cannot finish then (it waits to write
+        window closed showed 已记下 and could be lost while its write was still queued (a
+        fresh-clone CI run lost one; the window is a few milliseconds). Textual's own exit cannot finish then (it waits to write
         to a terminal that is gone), so the handler writes the reading place and everything
         queued, stops the snippets and ends the process itself. SIGTERM (a ``kill``, the
         terminal still there) ends the app the way q does."""
