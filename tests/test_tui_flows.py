@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
-
-import pytest
 
 from textual.command import CommandPalette
 
@@ -15,27 +12,10 @@ from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.screens.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import FIXTURE, build_app, link_cell, screen_text, sync, wait_for, widget_text
+from test_tui_support import (FIXTURE, build_app, link_cell, open_loaded_reader, open_reader, reader, screen_text, sync,
+                              wait_for, widget_text)
 
 SIZE = (100, 30)
-
-
-def reader(app) -> ReaderScreen:
-    assert isinstance(app.screen, ReaderScreen), f"expected the reader, got {app.screen!r}"
-    return app.screen
-
-
-async def open_loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
-    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
-    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
-    await pilot.pause()
-    return app.screen
-
-
-async def open_reader(pilot, chapter_id: str) -> ReaderScreen:
-    """Open a chapter as a link or the palette would, and wait until all of it is mounted."""
-    pilot.app.open_chapter(chapter_id)
-    return await open_loaded_reader(pilot, pilot.app, chapter_id)
 
 
 def snippet_view(screen: ReaderScreen, snippet_id: str) -> SnippetView:

@@ -9,7 +9,7 @@ from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.screens.reader import ReaderScreen
 from torchcourse.tui.widgets.toosmall import MIN_HEIGHT, MIN_WIDTH
 
-from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for
+from test_tui_support import FIXTURE, build_app, open_reader, screen_text, sync, wait_for
 
 NOTICE = "终端窗口太小"
 
@@ -26,8 +26,7 @@ class TestTooSmall:
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            app.open_chapter("01")
-            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded, what="the reader")
+            await open_reader(pilot, "01")
             reader = app.screen
             reader.body.scroll_to(y=3, animate=False, immediate=True)
             await pilot.pause()
@@ -149,8 +148,7 @@ class TestNarrow:
             app, store = build_app(tmp_path / f"{width}.sqlite3")
             async with app.run_test(size=(width, height)) as pilot:
                 await pilot.pause()
-                app.open_chapter("01")
-                await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded, what="the reader")
+                await open_reader(pilot, "01")
                 keybar = screen_text(app).splitlines()[-1]
                 assert keybar.strip().startswith("t 目录  n 下一段  s 停在这里"), keybar
                 assert keybar.rstrip().endswith("? 帮助  q 退出"), keybar
@@ -279,8 +277,7 @@ class TestBannerReached:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         async with app.run_test(size=(86, 30)) as pilot:  # break 2's first line: 73 cells, 83 reached
             await pilot.pause()
-            app.open_chapter("04")
-            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded, what="the reader")
+            await open_reader(pilot, "04")
             reader = app.screen
             long_label, short_label = reader.banner(2), reader.banner(1)
             heights = {b: b.outer_size.height for b in (long_label, short_label)}
@@ -343,8 +340,7 @@ class TestPositions:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("03")
-            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.loaded, what="the reader")
+            await open_reader(pilot, "03")
             reader = app.screen
             reader.action_run_snippet()  # a block grows by its outputs and verdict line
             await wait_for(pilot, lambda: any(getattr(v, "result_revealed", False) for v in reader.query("SnippetView")),

@@ -10,9 +10,8 @@ import weakref
 
 from torchcourse import paths
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.screens.reader import ReaderScreen
 
-from test_tui_support import build_app, sync, wait_for
+from test_tui_support import build_app, open_reader, sync, wait_for
 
 
 def _tracked(obj) -> bool:
@@ -26,10 +25,8 @@ class TestCollector:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            app.open_chapter("03")
-            await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.rendered_ahead,
-                           what="the chapter mounted and rendered ahead")
-            reader = app.screen
+            reader = await open_reader(pilot, "03")
+            await wait_for(pilot, lambda: app.screen.rendered_ahead, what="the chapter rendered ahead")
             blocks = list(reader.query("SnippetView"))
             assert len(blocks) > 5
             assert not _tracked(reader) and not any(_tracked(b) for b in blocks)

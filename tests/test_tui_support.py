@@ -10,6 +10,7 @@ from pathlib import Path
 from torchcourse.course import load_course
 from torchcourse.progress import open_store
 from torchcourse.tui.app import make_app
+from torchcourse.tui.screens.reader import ReaderScreen
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tuicourse"
 TODAY = date(2026, 3, 18)  # fixed, so the calendar in snapshots never moves
@@ -77,3 +78,23 @@ def link_cell(app, href: str) -> tuple[int, int] | None:
                 return x, y
             x += seg.cell_length
     return None
+
+
+def reader(app) -> ReaderScreen:
+    """The reader on screen (fails naming what is on screen instead)."""
+    assert isinstance(app.screen, ReaderScreen), f"expected the reader, got {app.screen!r}"
+    return app.screen
+
+
+async def open_loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
+    """Wait until chapter ``chapter_id`` is on screen and all of it is mounted."""
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
+    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
+    await pilot.pause()
+    return app.screen
+
+
+async def open_reader(pilot, chapter_id: str) -> ReaderScreen:
+    """Open a chapter as a link or the palette would, and wait until all of it is mounted."""
+    pilot.app.open_chapter(chapter_id)
+    return await open_loaded_reader(pilot, pilot.app, chapter_id)

@@ -8,7 +8,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.geometry import Region
-from textual.screen import Screen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -42,10 +41,10 @@ class HomeList(OptionList):
 
     # Options below the first frame, added right after it (a course of 46 chapters made the home
     # screen's first frame grow with it: OptionList wraps every option to know its height).
-    _pending: list[Option] = []
+    _pending: tuple[Option, ...] = ()
 
     def defer(self, options: list[Option]) -> None:
-        self._pending = list(options)
+        self._pending = tuple(options)
 
     def add_pending(self, upto: int | None = None) -> None:
         """Add the options left out (up to option index ``upto``, exclusive, when given)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 from pathlib import Path
@@ -13,7 +12,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
@@ -141,6 +139,7 @@ class ReaderScreen(LeanScreen):
         self.first_paint_at: float | None = None
         self.loaded_at: float | None = None
         self.rendered_ahead = False  # every block's lines rendered after loading (see _prerender)
+        self._scrolled_at = 0.0  # when the learner last scrolled (the render-ahead steps aside)
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -332,7 +331,7 @@ class ReaderScreen(LeanScreen):
                     continue  # a container: only its visible lines are ever drawn, on demand
                 # one block per refresh, and none while the learner is paging: a key waits for at
                 # most one block's render (a long chapter's PgDn landed behind four of them)
-                while time.monotonic() - getattr(self, "_scrolled_at", 0.0) < 0.3:
+                while time.monotonic() - self._scrolled_at < 0.3:
                     await asyncio.sleep(0.1)
                 self._arrange_all_while_idle()
                 width, height = widget.outer_size
@@ -563,7 +562,7 @@ class ReaderScreen(LeanScreen):
         return out
 
     def _scrolled(self, old: float, new: float) -> None:
-        self._scrolled_at = time.monotonic()  # the render-ahead steps aside while the learner pages
+        self._scrolled_at = time.monotonic()
         if not self.loaded:
             return
         self.reading.scrolled()
