@@ -14,7 +14,8 @@ Inside the reader package (``torchcourse.tui.reader``) the parts import strictly
 
     screen (and the package itself)   the coordinator: keys and wiring
     place, navigation, snippets       the parts; none imports another
-    layout                            lazy mounting and positions
+    layout                            lazy mounting, rendering ahead, jumps
+    positions                         where things are in the body (read-only)
     blocks                            the widgets a segment becomes
 
 so no part can import the screen (nor the package, which imports the screen), and a module added
@@ -30,8 +31,8 @@ PKG = Path(__file__).resolve().parent.parent / "torchcourse"
 COMMANDS = {"torchcourse.cli", "torchcourse.commandline", "torchcourse.cli_zh", "torchcourse.app_entry", "torchcourse.runner.learner"}
 ORDER = {"base": 0, "course": 1, "features": 2, "commands": 3, "tui": 3}
 READER = "torchcourse.tui.reader"
-READER_ORDER = {READER: 3, f"{READER}.screen": 3, f"{READER}.place": 2, f"{READER}.navigation": 2,
-                f"{READER}.snippets": 2, f"{READER}.layout": 1, f"{READER}.blocks": 0}
+READER_ORDER = {READER: 4, f"{READER}.screen": 4, f"{READER}.place": 3, f"{READER}.navigation": 3,
+                f"{READER}.snippets": 3, f"{READER}.layout": 2, f"{READER}.positions": 1, f"{READER}.blocks": 0}
 
 
 def module_name(path: Path, pkg: Path = PKG) -> str:

@@ -1,5 +1,5 @@
 """The reader: one chapter on screen, split by role (``screen`` → ``place`` / ``navigation`` /
-``snippets`` → ``layout`` → ``blocks``; each module's docstring says what it owns and may call,
+``snippets`` → ``layout`` → ``positions`` → ``blocks``; each module's docstring says what it owns and may call,
 and ``tests/test_layers.py`` keeps the imports running that way)."""
 
 from torchcourse.tui.reader.blocks import PartView, Prose

@@ -1,16 +1,14 @@
-"""The reader's layout: the chapter mounted part by part, and where everything is in it.
+"""The reader's layout: the chapter mounted part by part, and jumps within it.
 
 Owns: which segments are mounted (the first screen in ``compose``, then every part, batch by
 batch, the view kept still when content lands above it), the chapter-end panel, rendering
 ahead, the landing place (target line / break point) and whether the learner has moved since,
-and every position question: part and snippet tops, a widget's top (from the last layout's
-sizes, never the compositor's map), the widget or part at the top of the view, banners and
-blocks on screen, jumps to a line or a break point.
+and jumps to a line or a break point (mounting its part first).
 
-May call: :mod:`.blocks`; the host screen's Textual API (``app`` for the course, the store's
-edits and the chapter's neighbour, ``query_one``, ``call_after_refresh``, ``notify``, its
-compositor) and the screen's ``chapter``. It knows nothing of the reading place, links or
-snippet runs, and never imports the screen or another part (``tests/test_layers.py``).
+May call: :mod:`.positions` (where things are) and :mod:`.blocks`; the host screen's Textual
+API (``app`` for the course, the store's edits and the chapter's neighbour,
+``call_after_refresh``, ``notify``, ``focused``, its compositor). It knows nothing of the reading
+place, links or snippet runs, and never imports the screen or a part (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -22,13 +20,12 @@ from collections.abc import Iterator
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from torchcourse.course.model import Chapter
 from torchcourse.tui import gcpolicy
 from torchcourse.tui.reader.blocks import PartView, build_widgets, segment_size
+from torchcourse.tui.reader.positions import Positions
 from torchcourse.tui.segments import Segment, course_segments
 from torchcourse.tui.summary import neighbour
 from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
-from torchcourse.tui.widgets.snippet import SnippetView
 
 FIRST_BATCH_CHARS = 900  # a bit more than one screen: mounted before the first paint
 BATCH_CHARS = 4000  # later batches, one per refresh
@@ -37,10 +34,11 @@ BATCH_CHARS = 4000  # later batches, one per refresh
 class ChapterLayout:
     """The chapter's blocks in the screen's ``#body`` (see the module docstring)."""
 
-    def __init__(self, screen, chapter: Chapter, *, part: int, line: int | None, anchor: str | None,
+    def __init__(self, screen, positions: Positions, *, part: int, line: int | None, anchor: str | None,
                  offset: int) -> None:
-        self.screen = screen  # the host: its Textual API and its chapter, nothing of the other parts
-        self.chapter = chapter
+        self.screen = screen  # the host: its Textual API, nothing of the other parts
+        self.positions = positions
+        self.chapter = chapter = positions.chapter
         self.target_offset = max(0, offset) if line is not None else 0  # rows of the line's block above the view
         self.breaks = chapter.break_points
         if anchor and line is None:
@@ -57,7 +55,7 @@ class ChapterLayout:
 
     @property
     def body(self) -> VerticalScroll:
-        return self.screen.query_one("#body", VerticalScroll)
+        return self.positions.body
 
     # -- the first screen ---------------------------------------------------------------------
 
@@ -119,7 +117,7 @@ class ChapterLayout:
     def banner_widget(self, k: int) -> BreakBanner:
         return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", id=f"break-{k}")
 
-    # -- parts and banners --------------------------------------------------------------------
+    # -- parts --------------------------------------------------------------------------------
 
     def part_view(self, index: int) -> PartView:
         """Part ``index``'s container, mounted (empty) in its place among the others if it is not yet."""
@@ -135,31 +133,6 @@ class ChapterLayout:
             end = body.query_children(ChapterEnd)
             body.mount(pv, before=end.first()) if end else body.mount(pv)
         return pv
-
-    def banner(self, k: int) -> BreakBanner | None:
-        if not 1 <= k <= len(self.chapter.parts):
-            return None
-        found = self.body.query_children(f"#part-{k - 1}")
-        if not found:
-            return None
-        banner = found.first().query_children(f"#break-{k}")
-        return banner.first() if banner else None  # type: ignore[return-value]
-
-    def parts_mounted(self) -> list[PartView]:
-        """The parts now in the body, top to bottom (direct children: no query of the whole DOM)."""
-        return [c for c in self.body.children if isinstance(c, PartView)]
-
-    def part_tops(self) -> list[tuple[PartView, int]]:
-        """Each part in the body with its top (one pass over the body's children; parts have no margin)."""
-        body = self.body
-        out, y = [], body.styles.padding.top
-        for kid in body.children:
-            if not kid.display:
-                continue
-            if isinstance(kid, PartView):
-                out.append((kid, y))
-            y += kid.outer_size.height
-        return out
 
     async def mount_end(self) -> None:
         """The chapter-end panel (quiz, next chapter) after the last part (the caller checked it
@@ -205,8 +178,8 @@ class ChapterLayout:
         instead of rendering the Markdown and code that scroll in (most of a PgDn's time)."""
         from textual.geometry import Region
 
-        parts = self.parts_mounted()
-        here = self.part_at_top()
+        parts = self.positions.parts_mounted()
+        here = self.positions.part_at_top()
         order = [p for p in parts if p.index >= here] + [p for p in reversed(parts) if p.index < here]
         for pv in order:
             for widget in pv.walk_children():
@@ -267,11 +240,11 @@ class ChapterLayout:
                     size += segment_size(segs[end])
                     end += 1
                 batch = self.widgets(segs[pv.hi:end])
-                banner = self.banner(index + 1)
+                banner = self.positions.banner(index + 1)
                 await self._mount_keeping_view(pv, batch, before=banner)
                 pv.hi = end
                 gcpolicy.keep()  # mounted for as long as the chapter is open
-            if self.chapter.parts[index].break_label is not None and self.banner(index + 1) is None:
+            if self.chapter.parts[index].break_label is not None and self.positions.banner(index + 1) is None:
                 await self._mount_keeping_view(pv, [self.banner_widget(index + 1)], before=None)
             if index == len(self.chapter.parts) - 1 and not self.body.query_children(ChapterEnd):
                 await self.mount_end()
@@ -313,137 +286,30 @@ class ChapterLayout:
     def _above_view(self, pv: PartView, before: Widget | None) -> bool:
         """Whether content mounted into ``pv`` (before ``before``, else at its end) lands above the view's top."""
         if before is not None:
-            at = self.y(before) - before.styles.margin.top
+            at = self.positions.y(before) - before.styles.margin.top
         elif pv.children:
             last = pv.children[-1]
-            at = self.y(last) + last.outer_size.height
+            at = self.positions.y(last) + last.outer_size.height
         else:  # an empty part just created: it sits where the part before it ends
             siblings = list(self.body.children)
             i = siblings.index(pv)
             prev = siblings[i - 1] if i > 0 else None
-            at = self.y(prev) + prev.outer_size.height if prev is not None else 0
+            at = self.positions.y(prev) + prev.outer_size.height if prev is not None else 0
         return at <= int(self.body.scroll_y)
 
     def _position_initial(self) -> bool:
         """Scroll to the target line or break point; False when the top of the chapter is right."""
         body = self.body
         if self.target_line is not None:
-            w = self.widget_for_line(self.target_line)
-            y = None if w is None else self.y(w) + self.target_offset
+            w = self.positions.widget_for_line(self.target_line)
+            y = None if w is None else self.positions.y(w) + self.target_offset
         else:
-            b = self.banner(self.start_part) if self.start_part > 0 else None
-            y = None if b is None else self.y(b)
+            b = self.positions.banner(self.start_part) if self.start_part > 0 else None
+            y = None if b is None else self.positions.y(b)
         if y is None or y == int(body.scroll_y):
             return False
         body.scroll_to(y=y, animate=False, immediate=True)
         return True
-
-    # -- positions ----------------------------------------------------------------------------
-
-    def y(self, widget: Widget) -> int:
-        """The widget's top in the body's virtual space.
-
-        For the body's parts and what they hold it is worked out from the sizes of the last layout,
-        the way Textual's vertical layout stacks them (adjacent margins collapse to the larger):
-        asking the compositor for the region of a widget off screen makes it arrange every widget
-        of the chapter again after each scroll (~40 ms a PgDn in a long chapter)."""
-        body = self.body
-        parent = widget.parent
-        if parent is body:
-            return self.stacked_top(body, widget)
-        if parent is not None and parent.parent is body:
-            return self.stacked_top(body, parent) + self.stacked_top(parent, widget)
-        return widget.region.y - body.region.y + int(body.scroll_y)
-
-    @staticmethod
-    def stack(container: Widget):
-        """``(child, top)`` for each shown child of ``container``'s vertical layout, top to bottom
-        (margin excluded from the top; adjacent margins collapse to the larger), from sizes."""
-        y = container.styles.padding.top
-        prev_bottom = None
-        for kid in container.children:
-            if not kid.display:
-                continue
-            margin = kid.styles.margin
-            y += margin.top if prev_bottom is None else max(prev_bottom, margin.top)
-            yield kid, y
-            y += kid.outer_size.height
-            prev_bottom = margin.bottom
-
-    @classmethod
-    def stacked_top(cls, container: Widget, child: Widget) -> int:
-        """``child``'s top inside ``container`` (where it would go when it is not there)."""
-        y = container.styles.padding.top
-        for kid, top in cls.stack(container):
-            if kid is child:
-                return top
-            y = top + kid.outer_size.height
-        return y
-
-    def snippet_tops(self) -> list[tuple[SnippetView, int]]:
-        """Every snippet in the body with its top, in one pass (not one :meth:`y` per snippet,
-        each of which walks the siblings above it: Tab was quadratic in a long chapter)."""
-        out = []
-        for pv, part_top in self.part_tops():
-            out.extend((kid, part_top + y) for kid, y in self.stack(pv) if isinstance(kid, SnippetView))
-        return out
-
-    def view_range(self) -> tuple[float, float]:
-        """The top and bottom of the view in the body's virtual space."""
-        body = self.body
-        return body.scroll_y, body.scroll_y + body.scrollable_content_region.height
-
-    def on_screen(self, widget: Widget) -> bool:
-        top, bottom = self.view_range()
-        y = self.y(widget)
-        return y + widget.outer_size.height > top and y < bottom
-
-    def widget_at_top(self) -> Widget | None:
-        top = int(self.body.scroll_y)
-        best = None
-        for pv in self.parts_mounted():
-            for child in pv.children:
-                y = self.y(child)
-                if y <= top + 1:
-                    best = child
-                elif best is not None:
-                    return best
-                else:
-                    return child
-        return best
-
-    def part_at_top(self) -> int:
-        top = self.body.scroll_y
-        current = 0
-        for pv, y in self.part_tops():
-            if y <= top + 1:
-                current = pv.index
-        return current
-
-    def widget_for_line(self, line: int) -> Widget | None:
-        best = None
-        for pv in self.parts_mounted():
-            for child in pv.children:
-                seg = getattr(child, "seg", None)
-                if seg is None:
-                    continue
-                if seg.start_line <= line:
-                    best = child
-                if seg.start_line <= line <= seg.end_line:
-                    return child
-        return best
-
-    def visible_banners(self) -> list[BreakBanner]:
-        top, bottom = self.view_range()
-        out = []
-        for pv, top_of_part in self.part_tops():
-            b = pv.children[-1] if pv.children else None
-            if not isinstance(b, BreakBanner):
-                continue
-            y = top_of_part + self.stacked_top(pv, b)
-            if y < bottom and y + b.outer_size.height > top:
-                out.append(b)
-        return out
 
     # -- jumps --------------------------------------------------------------------------------
 
@@ -452,13 +318,13 @@ class ChapterLayout:
         if index is not None:
             await self.ensure_part(index)
         await self.wait_refresh()
-        w = self.widget_for_line(line)
+        w = self.positions.widget_for_line(line)
         if w is not None:
-            self.body.scroll_to(y=self.y(w), animate=False, immediate=True)
+            self.body.scroll_to(y=self.positions.y(w), animate=False, immediate=True)
 
     async def jump_to_break(self, k: int) -> None:
         await self.ensure_part(k - 1)
         await self.wait_refresh()
-        b = self.banner(k)
+        b = self.positions.banner(k)
         if b is not None:
-            self.body.scroll_to(y=self.y(b), animate=False, immediate=True)
+            self.body.scroll_to(y=self.positions.y(b), animate=False, immediate=True)

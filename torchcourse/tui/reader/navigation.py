@@ -4,7 +4,8 @@ Owns: following a course link (here or in another chapter, at its section), the 
 screen and ``l``'s list of them, ``t`` (the TOC), ``[`` / ``]`` (the route's neighbours), ``k``
 (the quiz) and Esc (home).
 
-May call: :class:`~.layout.ChapterLayout` (jumps, positions, the part at the top); the host
+May call: :class:`~.layout.ChapterLayout` (jumps, ``part_view``) and :class:`~.positions.Positions`
+(the view, the part at its top); the host
 screen's Textual API (``app`` for ``open_chapter`` / ``open_quiz`` / ``go_home`` and dialogs,
 ``notify``, ``run_worker``). Never the screen module, the reading place or snippets
 (``tests/test_layers.py``).
@@ -15,15 +16,17 @@ from __future__ import annotations
 from torchcourse.tui.links import Link, course_link
 from torchcourse.tui.reader.blocks import Prose
 from torchcourse.tui.reader.layout import ChapterLayout
+from torchcourse.tui.reader.positions import Positions
 from torchcourse.tui.summary import neighbour
 
 
 class Navigation:
     """Links and moves out of (or across) the open chapter (see the module docstring)."""
 
-    def __init__(self, screen, layout: ChapterLayout) -> None:
+    def __init__(self, screen, layout: ChapterLayout, positions: Positions) -> None:
         self.screen = screen  # the host: its Textual API
         self.layout = layout
+        self.positions = positions
         self.chapter = layout.chapter
 
     def _jump(self, job) -> None:
@@ -66,7 +69,7 @@ class Navigation:
             return
         if link.chapter is None or link.chapter == self.chapter.id:
             if link.anchor is None:
-                self.layout.body.scroll_home(animate=False, immediate=True)
+                self.positions.body.scroll_home(animate=False, immediate=True)
                 return
             line = self.chapter.anchor_line(link.anchor)
             if line is None:
@@ -85,17 +88,16 @@ class Navigation:
 
     def visible_links(self) -> list[Link]:
         """Course links of the prose on screen, top to bottom (the whole visible part if none is on screen)."""
-        layout = self.layout
-        top, bottom = layout.view_range()
+        top, bottom = self.positions.view_range()
         out: list[Link] = []
-        for prose in layout.body.query(Prose):
+        for prose in self.positions.body.query(Prose):
             if not prose.links:
                 continue
-            y = layout.y(prose)
+            y = self.positions.y(prose)
             if y < bottom and y + prose.outer_size.height > top:
                 out.extend(prose.links)
         if not out:
-            pv = layout.part_view(layout.part_at_top())
+            pv = self.layout.part_view(self.positions.part_at_top())
             for prose in pv.query(Prose):
                 out.extend(prose.links)
         return out

@@ -5,7 +5,8 @@ break points reached while scrolling down (``reach``), ``n`` (the next break poi
 (stop here), the exact place for 继续 (:meth:`ReadingPlace.current_place`) and saving it once
 the view rests and on every exit.
 
-May call: :class:`~.layout.ChapterLayout` (positions, banners, ``ensure_part``); the host
+May call: :class:`~.layout.ChapterLayout` (``ensure_part``, ``part_view``) and
+:class:`~.positions.Positions` (banners, tops, the block at the top); the host
 screen's Textual API (``app`` for the progress queue and ``go_home``, ``notify``, timers) and its
 ``chapter`` and ``loaded``. Never the screen module, links or snippets (``tests/test_layers.py``).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from torchcourse.tui.readcredit import ReadingTracker
 from torchcourse.tui.reader.blocks import PartView
 from torchcourse.tui.reader.layout import ChapterLayout
+from torchcourse.tui.reader.positions import Positions
 from torchcourse.tui.summary import chapter_digest
 from torchcourse.tui.widgets.banner import BreakBanner
 
@@ -22,9 +24,10 @@ from torchcourse.tui.widgets.banner import BreakBanner
 class ReadingPlace:
     """The learner's place in the open chapter (see the module docstring)."""
 
-    def __init__(self, screen, layout: ChapterLayout) -> None:
+    def __init__(self, screen, layout: ChapterLayout, positions: Positions) -> None:
         self.screen = screen  # the host: its Textual API, chapter and ``loaded``
         self.layout = layout
+        self.positions = positions
         self.chapter = layout.chapter
         self.reading: ReadingTracker | None = None  # made when the screen is mounted
         self._save_timer = None
@@ -38,7 +41,7 @@ class ReadingPlace:
 
     def chapter_loaded(self) -> None:
         """Every part is mounted: scrolling from here on reaches break points; the first view starts counting."""
-        self._last_scroll_y = self.layout.body.scroll_y
+        self._last_scroll_y = self.positions.body.scroll_y
         self.reading.account()
 
     def scrolled(self, new: float) -> None:
@@ -50,7 +53,7 @@ class ReadingPlace:
             self._save_timer.stop()
         self._save_timer = self.screen.set_timer(0.8, self.save_place)
         if new > self._last_scroll_y:
-            for b in self.layout.visible_banners():
+            for b in self.positions.visible_banners():
                 if not b.reached:
                     self.reach(b.index)
         self._last_scroll_y = new
@@ -58,7 +61,7 @@ class ReadingPlace:
     def reach(self, k: int) -> None:
         """Break point k was reached: record it (the store also sets the resume position)."""
         cid, app = self.chapter.id, self.screen.app
-        b = self.layout.banner(k)
+        b = self.positions.banner(k)
         if b is not None:
             b.mark_reached()  # shown at once; the write is queued off the UI thread
         app.save_progress(f"{cid} 章的断点 {k}", lambda s: s.reach_break(cid, k))
@@ -66,19 +69,18 @@ class ReadingPlace:
 
     async def next_part(self) -> None:
         """``n``: the next break point below the top of the view (reached), else the chapter's end."""
-        layout = self.layout
-        body = layout.body
+        layout, body = self.layout, self.positions.body
         top = body.scroll_y
         for k in range(1, layout.breaks + 1):
             if not layout.part_view(k - 1).mounted:
                 await layout.ensure_part(k - 1)
                 await layout.wait_refresh()
-            b = layout.banner(k)
+            b = self.positions.banner(k)
             if b is None:
                 continue
-            if layout.y(b) > top + 0.5:
+            if self.positions.y(b) > top + 0.5:
                 self.reach(k)
-                body.scroll_to(y=layout.y(b), animate=False, immediate=True)
+                body.scroll_to(y=self.positions.y(b), animate=False, immediate=True)
                 self._last_scroll_y = body.scroll_y
                 return
         body.scroll_end(animate=False, immediate=True)
@@ -86,13 +88,13 @@ class ReadingPlace:
 
     def stop_here(self) -> None:
         """``s``: the furthest break on screen reached, the place saved, back home with a note of it."""
-        visible = self.layout.visible_banners()
+        visible = self.positions.visible_banners()
         if visible:
             k = max(b.index for b in visible)
             self.reach(k)
             where = f"断点 {k}/{self.layout.breaks}"
         else:
-            pv = self.layout.part_at_top()
+            pv = self.positions.part_at_top()
             where = f"第 {pv + 1} 段里" if pv else "本章开头"
         if not self.save_place():
             return
@@ -106,9 +108,8 @@ class ReadingPlace:
         that is further (the chapter's end cannot scroll its last banner to the top)."""
         if not self.screen.loaded:
             return None
-        layout = self.layout
-        top = int(layout.body.scroll_y)
-        w = layout.widget_at_top()
+        top = int(self.positions.body.scroll_y)
+        w = self.positions.widget_at_top()
         if w is None:
             return None
         seg = getattr(w, "seg", None)
@@ -116,11 +117,11 @@ class ReadingPlace:
             part, line, offset = w.index, None, 0
         elif seg is not None:
             pv = w.parent
-            part = pv.index if isinstance(pv, PartView) else layout.part_at_top()
-            line, offset = seg.start_line, max(0, top - layout.y(w))
+            part = pv.index if isinstance(pv, PartView) else self.positions.part_at_top()
+            line, offset = seg.start_line, max(0, top - self.positions.y(w))
         else:
-            part, line, offset = layout.part_at_top(), None, 0
-        reached = [b.index for b in layout.visible_banners() if b.reached]
+            part, line, offset = self.positions.part_at_top(), None, 0
+        reached = [b.index for b in self.positions.visible_banners() if b.reached]
         return max([part, *reached]), line, offset
 
     def save_place(self) -> bool:

@@ -5,8 +5,9 @@ Owns: the keys (every ``action_*`` of the 阅读 scope), ``compose`` / ``on_moun
 them the scroll watcher, the snippets' and editor's messages and worker errors, and runs the
 loader. The parts are collaborator objects, each with its own state:
 
+- :class:`~.positions.Positions` — where things are in the body (read-only);
 - :class:`~.layout.ChapterLayout` (``chapter_layout``: Textual's ``layout`` is taken) — lazy
-  mounting and every position question;
+  mounting, rendering ahead, jumps;
 - :class:`~.place.ReadingPlace` — reading credit, break points reached, the place for 继续;
 - :class:`~.navigation.Navigation` — links, the TOC, neighbouring chapters, home, the quiz;
 - :class:`~.snippets.Snippets` — choosing, running, editing and cancelling snippets.
@@ -37,6 +38,7 @@ from torchcourse.tui.reader.blocks import PartView
 from torchcourse.tui.reader.layout import ChapterLayout
 from torchcourse.tui.reader.navigation import Navigation
 from torchcourse.tui.reader.place import ReadingPlace
+from torchcourse.tui.reader.positions import Positions
 from torchcourse.tui.reader.snippets import Snippets
 from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.widgets.banner import BreakBanner
@@ -58,10 +60,11 @@ class ReaderScreen(LeanScreen):
                  offset: int = 0) -> None:
         super().__init__()
         self.chapter = chapter
-        self.chapter_layout = ChapterLayout(self, chapter, part=part, line=line, anchor=anchor, offset=offset)
-        self.place = ReadingPlace(self, self.chapter_layout)
-        self.navigation = Navigation(self, self.chapter_layout)
-        self.snippets = Snippets(self, self.chapter_layout)
+        self.positions = positions = Positions(self, chapter)
+        self.chapter_layout = layout = ChapterLayout(self, positions, part=part, line=line, anchor=anchor, offset=offset)
+        self.place = ReadingPlace(self, layout, positions)
+        self.navigation = Navigation(self, layout, positions)
+        self.snippets = Snippets(self, positions)
         self.loaded_event = threading.Event()  # set with ``loaded``: a worker thread can wait for it
         # perf_counter() stamps for benchmarks/bench_app.py: opened, first part painted, all mounted
         self.created_at = time.perf_counter()
@@ -113,7 +116,7 @@ class ReaderScreen(LeanScreen):
 
     @property
     def body(self) -> VerticalScroll:
-        return self.query_one("#body", VerticalScroll)
+        return self.positions.body
 
     @property
     def reading(self):
@@ -131,28 +134,28 @@ class ReaderScreen(LeanScreen):
         return self.chapter_layout.part_view(index)
 
     def parts_mounted(self) -> list[PartView]:
-        return self.chapter_layout.parts_mounted()
+        return self.positions.parts_mounted()
 
     def part_tops(self) -> list[tuple[PartView, int]]:
-        return self.chapter_layout.part_tops()
+        return self.positions.part_tops()
 
     def snippet_tops(self) -> list[tuple[SnippetView, int]]:
-        return self.chapter_layout.snippet_tops()
+        return self.positions.snippet_tops()
 
     def banner(self, k: int) -> BreakBanner | None:
-        return self.chapter_layout.banner(k)
+        return self.positions.banner(k)
 
     def visible_banners(self) -> list[BreakBanner]:
-        return self.chapter_layout.visible_banners()
+        return self.positions.visible_banners()
 
     def widget_for_line(self, line: int) -> Widget | None:
-        return self.chapter_layout.widget_for_line(line)
+        return self.positions.widget_for_line(line)
 
     def _y(self, widget: Widget) -> int:
-        return self.chapter_layout.y(widget)
+        return self.positions.y(widget)
 
     def _on_screen(self, widget: Widget) -> bool:
-        return self.chapter_layout.on_screen(widget)
+        return self.positions.on_screen(widget)
 
     async def jump_to_line(self, line: int) -> None:
         await self.chapter_layout.jump_to_line(line)

@@ -6,7 +6,7 @@ the learner's edit with ``e``) and its verdict, ``a`` (run all, then a summary),
 keeping or forgetting an edit and ``u`` (restore the book's code). The screen forwards the
 snippets' and editor's messages here.
 
-May call: :class:`~.layout.ChapterLayout` (snippet tops, positions, what is on screen); the
+May call: :class:`~.positions.Positions` (snippet tops, what is on screen); the
 widgets (``SnippetView``, the editor); the host screen's Textual API (``app`` for the runner,
 the progress queue and dialogs, ``focused``, ``notify``, ``run_worker``, ``query``) and its
 ``chapter`` and ``loaded_event``. Never the screen module, the reading place or navigation
@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 from textual.widget import Widget
 
-from torchcourse.tui.reader.layout import ChapterLayout
+from torchcourse.tui.reader.positions import Positions
 from torchcourse.tui.widgets.snippet import SnippetView
 
 RUN_ALL_GROUP = "run-all"
@@ -37,10 +37,10 @@ def _snippet_of(widget: Widget | None) -> SnippetView | None:
 class Snippets:
     """The open chapter's snippet runs and edits (see the module docstring)."""
 
-    def __init__(self, screen, layout: ChapterLayout) -> None:
+    def __init__(self, screen, positions: Positions) -> None:
         self.screen = screen  # the host: its Textual API, chapter and ``loaded_event``
-        self.layout = layout
-        self.chapter = layout.chapter
+        self.positions = positions
+        self.chapter = positions.chapter
         self._cancels: dict[int, threading.Event] = {}
         self._run_all_cancel: threading.Event | None = None
 
@@ -50,10 +50,10 @@ class Snippets:
         """The snippet x runs: the selected one while it is on screen, else the first on screen
         (never one selected earlier and scrolled away: the learner reads what is in view)."""
         focused = self.screen.focused
-        if isinstance(focused, SnippetView) and self.layout.on_screen(focused):
+        if isinstance(focused, SnippetView) and self.positions.on_screen(focused):
             return focused
-        top, bottom = self.layout.view_range()
-        for view, y in self.layout.snippet_tops():
+        top, bottom = self.positions.view_range()
+        for view, y in self.positions.snippet_tops():
             if y >= bottom:
                 break
             if view.snippet.runnable and y + view.outer_size.height > top:
@@ -63,13 +63,13 @@ class Snippets:
     def step(self, step: int) -> None:
         """Tab / Shift+Tab: the next / previous snippet from the selected one when it is on
         screen, else from where the learner is reading (the top of the view)."""
-        tops = self.layout.snippet_tops()
+        tops = self.positions.snippet_tops()
         views = [v for v, _y in tops]
         focused = self.screen.focused if isinstance(self.screen.focused, SnippetView) else None
-        if focused is not None and focused in views and self.layout.on_screen(focused):
+        if focused is not None and focused in views and self.positions.on_screen(focused):
             i = views.index(focused) + step
         else:
-            top = self.layout.body.scroll_y
+            top = self.positions.body.scroll_y
             if step > 0:
                 i = next((j for j, (_v, y) in enumerate(tops) if y >= top), len(views))
             else:
@@ -253,9 +253,9 @@ class Snippets:
         focused = _snippet_of(self.screen.focused)
         view = focused if focused is not None and focused.edited_code is not None else None
         if view is None:
-            top, bottom = self.layout.view_range()
+            top, bottom = self.positions.view_range()
             for v in self.screen.query(SnippetView):
-                y = self.layout.y(v)
+                y = self.positions.y(v)
                 if v.edited_code is not None and y + v.outer_size.height > top and y < bottom:
                     view = v
                     break
