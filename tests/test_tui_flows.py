@@ -539,8 +539,8 @@ class TestLookupSearchHelp:
             await pilot.pause()
             await self.open_lookup(pilot, app)
             await self.paste_traceback(pilot, app)
-            text = screen_text(app)
-            assert "02 · 除零" in text
+            # the hits are set before the list showing them is repainted: wait for the screen
+            await wait_for(pilot, lambda: "02 · 除零" in screen_text(app), what="the 除零 hit on screen")
             await pilot.press("tab", "enter")
             screen = await open_loaded_reader(pilot, app, "02")
             await wait_for(pilot, lambda: "除零" in "\n".join(screen_text(app).splitlines()[1:6]), what="除零 at the top")
