@@ -87,6 +87,7 @@ CASES = [
     ("expand-masked-fill", "01#expand", "import torch\nm = torch.ones(3).expand(5, 3)\nm.masked_fill_(m > 0, 0.0)\n"),
     ("split-base-modified", "03#multi-output-view", "import torch\nw = torch.randn(6, requires_grad=True)\nz = w * 2\nfirst, second, third = z.split(2)\nz.add_(1)\nprint(first.exp())\n"),
     ("unbind-buffer-fill", "03#multi-output-view", "import torch\nlin = torch.nn.Linear(3, 2)\nout = torch.zeros(4, 2)\nfor row in out:\n    row.copy_(lin(torch.randn(3)))\n"),
+    ("nograd-view-base-modified", "04#no-grad-views", "import torch\nemb = torch.randn(5, 3, requires_grad=True)\nx = emb * 1\nwith torch.no_grad():\n    head = x[0]\nx.mul_(0.5)\nout = head.sum()\n"),
 ]
 
 
