@@ -15,7 +15,7 @@ from torchcourse.commandline import course_or_exit
 
 
 def cmd_check(args) -> int:
-    from torchcourse.check import all_problems, minute_warnings, shape
+    from torchcourse.check import all_problems, all_warnings, shape
 
     course = course_or_exit(args, need_chapters=False)
     problems = all_problems(course)
@@ -24,7 +24,7 @@ def cmd_check(args) -> int:
     else:
         for p in problems:
             print(p)
-        for w in minute_warnings(course):  # printed, never counted as a problem
+        for w in all_warnings(course):  # printed, never counted as a problem
             print(w)
         written = [c for c in course.chapters if c.available]
         snippets = sum(len(c.snippets) for c in written)
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_run_snippet_or_file)
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
-    p.add_argument("chapters", nargs="*", metavar="CHAPTER", help="只检查这些章（默认全部）")
+    p.add_argument("chapters", nargs="*", metavar="CHAPTER[:SNIPPET]", help="只检查这些章（默认全部）；章:代码块 只检查这一个代码块，如 01:view-error")
     p.add_argument("--jobs", type=int, default=2, help="同时运行几个（默认 2）")
     p.add_argument("--cold", action="store_true", help="每个代码块都在全新的解释器里运行")
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果")
