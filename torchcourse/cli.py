@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="以 JSON 输出课程结构和问题")
     p.set_defaults(func=cmd_check)
 
+    p = sub.add_parser("new", help="新建一门课程（作者用）：一章、一个检查点测验、附录和路线，马上能通过 check 和 verify")
+    p.add_argument("dir", metavar="DIR", help="新课程的目录（不能已经存在，或者是空目录）")
+    p.add_argument("--id", metavar="ID", help="课程 id（默认用目录名）")
+    p.set_defaults(func=_delegate("torchcourse.scaffold", "cmd_new"))
+
     p = sub.add_parser("locate", help="显示数据、缓存和课程内容所在的路径")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.set_defaults(func=cmd_locate)
