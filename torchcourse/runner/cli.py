@@ -391,7 +391,7 @@ def cmd_run(args) -> int:
         snippet_or_exit(None, args.snippet)
     course = course_or_exit(args)
     snip = snippet_or_exit(course, args.snippet)
-    runner = _runner(args, warm=not args.cold, course_id=course.id)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:
