@@ -324,3 +324,27 @@ def test_preload_is_read_from_course_toml_and_checked(course, tmp_path):
     assert "运行器找不到 no_such_module_tc" in run.stdout, run.stdout
     data = json.loads(tc("--content", str(course), "check", "--json", home=tmp_path / "h").stdout)
     assert data["problems"] == []
+
+
+def test_the_reader_names_the_time_limit_and_an_undeclared_exit_status():
+    """L16: the app's verdict says the limit; an exit-status mismatch says why (its diff is empty)."""
+    from torchcourse.course.model import Snippet
+    from torchcourse.runner import Runner
+    from torchcourse.tui.widgets.snippet import verdict_text
+
+    runner = Runner(cache_dir=None, warm=False, preload=())
+    try:
+        slow = runner.run(Snippet(id="s", chapter_id="01", code="import time\ntime.sleep(30)\n", expected="", line=1, timeout=1.0))
+        bye = runner.run(Snippet(id="b", chapter_id="01", code="import sys\nprint('bye')\nsys.exit(3)\n", expected="bye", line=1))
+    finally:
+        runner.close()
+    assert slow.status == "timeout" and "运行超过 1 秒" in verdict_text(slow)
+    assert bye.status == "mismatch" and "运行以退出码 3 结束，代码块却没有声明 exit=3" in verdict_text(bye)
+
+
+def test_a_broken_link_suggests_only_near_anchors(course):
+    chapter = course / "01-first.md"
+    edit(chapter, "[这一节](#errors)", "[这一节](#erors) [那一节](#no-copy)")
+    found = problems(course)
+    assert "nearest: #errors" in only(found, "#erors")
+    assert "nearest" not in only(found, "#no-copy")  # no far-fetched guess (L6)
