@@ -233,6 +233,9 @@ def author_warnings(course: Course) -> list[str]:
         heading = next((ln[2:].strip() for ln in ch.source.splitlines() if ln.startswith("# ")), None)
         if heading is not None and ch.kind == "chapter" and ch.title.replace(" ", "") not in heading.replace(" ", ""):
             out.append(f"{ch.file}:1: ⚠️ 标题「{heading}」和 course.toml 里的 title「{ch.title}」不一样（首页和目录显示后者）")
+        if ch.kind == "chapter" and not any(sec.level == 2 and "🔗" in sec.title for sec in ch.sections):
+            checkpoint = next((sec.line for sec in ch.sections if sec.level == 2 and "✅" in sec.title), 1)
+            out.append(f"{ch.file}:{checkpoint}: ⚠️ 没有「## 🔗 …」一节（这一章和前后章节的关系，放在 ✅ 检查点之前）")
         for snip in ch.snippets:
             if snip.norun:
                 continue
