@@ -348,3 +348,26 @@ def test_a_broken_link_suggests_only_near_anchors(course):
     found = problems(course)
     assert "nearest: #errors" in only(found, "#erors")
     assert "nearest" not in only(found, "#no-copy")  # no far-fetched guess (L6)
+
+
+def test_the_app_starts_with_two_routes_of_one_id_and_a_route_with_nothing_to_read(course, tmp_path):
+    """H1: two [[routes]] with id "A" crashed the home screen (DuplicateID); a route whose only
+    chapter was refused said 🎉 当前路线已全部读完."""
+    from test_tui_pty import Terminal
+
+    toml = course / "course.toml"
+    edit(toml, '[[routes]]\nid = "A"', '[[routes]]\nid = "D"\nname = "空路线"\naudience = "x"\nchapters = ["X1"]\n\n[[routes]]\nid = "A"')
+    toml.write_text(toml.read_text(encoding="utf-8") + '\n[[routes]]\nid = "A"\nname = "重名路线"\naudience = "x"\nchapters = ["01"]\n', encoding="utf-8")
+    toml.write_text(toml.read_text(encoding="utf-8") + '\n[[chapters]]\nid = "X1"\nfile = 3\ntitle = "坏"\npromise = "坏"\n', encoding="utf-8")
+    term = Terminal(["--content", str(course)], tmp_path / "home")
+    try:
+        term.read_until("我的课程")
+        term.read_until("空路线")  # the default route D is the one with nothing usable
+        term.drain()
+        assert "DuplicateID" not in term.text() and "重名路线" not in term.text()
+        term.send("c")
+        term.read_until("当前路线没有一章能读")
+        assert "全部读完" not in term.text()
+        assert term.proc.poll() is None
+    finally:
+        term.close()
