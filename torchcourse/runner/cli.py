@@ -478,7 +478,8 @@ def cmd_doctor(args) -> int:
         missing = True
     runner = Runner(cache_dir=None, warm=True, preload=preload)
     try:
-        print(f"CUDA        {'✅ 可用' if runner.gpu_available() else '— 不可用（GPU 代码片段不会实跑）'}")
+        if "torch" in preload:  # a course without torch never imports it, not even here
+            print(f"CUDA        {'✅ 可用' if runner.gpu_available() else '— 不可用（GPU 代码片段不会实跑）'}")
         print(f"data        {paths.data_dir()}")
         print(f"cache       {paths.cache_dir()}")
         print(f"content     {paths.content_dir(getattr(args, 'content', None))}")
