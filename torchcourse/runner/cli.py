@@ -458,6 +458,7 @@ def cmd_doctor(args) -> int:
     print(f"Python      {platform.python_version()}  ({sys.executable})")
     tv = torch_version(sys.executable)
     missing = False
+    print(f"preload     {'、'.join(preload) or '（无）'}（course.toml 的 preload：预热运行器先导入它们）")
     for name in preload:  # what the course's course.toml says the warm runner imports
         if name == "torch":
             if tv == "none":
