@@ -371,3 +371,12 @@ def test_the_app_starts_with_two_routes_of_one_id_and_a_route_with_nothing_to_re
         assert term.proc.poll() is None
     finally:
         term.close()
+
+
+def test_a_quiz_snippet_or_key_typo_gets_a_did_you_mean(course):
+    quiz = course / "checkpoints" / "01.toml"
+    edit(quiz, 'snippet = "sum"', 'snippet = "summ"')
+    edit(quiz, 'accept = ["raises", "raises="]', 'acept = ["raises", "raises="]')
+    found = problems(course)
+    assert only(found, "snippet 'summ' is not a snippet").endswith("did you mean 'sum'?")
+    assert only(found, "unknown key 'acept'").endswith("did you mean 'accept'?")

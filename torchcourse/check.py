@@ -22,7 +22,7 @@ def all_problems(course: Course) -> list[Problem]:
     problems.extend(excerpt_problems(course))
     problems.extend(validate_checkpoints(course))
     problems.extend(author_problems(course))
-    return _without_repeats(problems)
+    return _with_suggestions(course, _without_repeats(problems))
 
 
 def minute_warnings(course: Course) -> list[str]:
@@ -129,6 +129,36 @@ def _without_repeats(problems: list[Problem]) -> list[Problem]:
         if tuple(p) in seen:
             continue
         seen.add(tuple(p))
+        out.append(p)
+    return out
+
+
+_UNKNOWN_SNIPPET_RE = None
+
+
+def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
+    """A "did you mean" for a quiz's unknown snippet id or key (L8), as links already have."""
+    import difflib
+    import re
+
+    global _UNKNOWN_SNIPPET_RE
+    if _UNKNOWN_SNIPPET_RE is None:
+        _UNKNOWN_SNIPPET_RE = (re.compile(r"snippet '([^']*)' is not a snippet of chapter (\S+)"),
+                               re.compile(r"unknown key '([^']*)' \(known: ([^)]*)\)"))
+    snippet_re, key_re = _UNKNOWN_SNIPPET_RE
+    out = []
+    for p in problems:
+        guess = None
+        m = snippet_re.search(p.message)
+        if m is not None and course.chapter(m.group(2)) is not None:
+            ids = [s.id for s in course.chapter(m.group(2)).snippets]
+            guess = difflib.get_close_matches(m.group(1), ids, n=1, cutoff=0.6)
+        else:
+            m = key_re.search(p.message)
+            if m is not None:
+                guess = difflib.get_close_matches(m.group(1), [k.strip() for k in m.group(2).split(",")], n=1, cutoff=0.6)
+        if guess and "did you mean" not in p.message:
+            p = Problem(p.file, p.line, f"{p.message}; did you mean {guess[0]!r}?")
         out.append(p)
     return out
 
