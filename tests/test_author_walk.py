@@ -380,3 +380,21 @@ def test_a_quiz_snippet_or_key_typo_gets_a_did_you_mean(course):
     found = problems(course)
     assert only(found, "snippet 'summ' is not a snippet").endswith("did you mean 'sum'?")
     assert only(found, "unknown key 'acept'").endswith("did you mean 'accept'?")
+
+
+def test_reload_chapter_reads_the_saved_file_in_place(course):
+    """The preview loop's model side: the same chapter object gets the new text and blocks, and
+    its problems on the course are replaced."""
+    from torchcourse.course.loader import chapter_stamp, reload_chapter
+
+    loaded = load_course(course)
+    chapter = loaded.chapter("01")
+    stamp = chapter_stamp(chapter)
+    edit(course / "01-first.md", "print(sorted(numbers), sum(numbers))", "print(sorted(numbers), sum(numbers), 'new')")
+    edit(course / "01-first.md", "## 会报错的代码块 {#errors}", "## 会报错的代码块 {#sum}")
+    os.utime(course / "01-first.md", ns=(stamp[1] + 10**9, stamp[1] + 10**9))
+    assert chapter_stamp(chapter) != stamp
+    found = reload_chapter(loaded, "01")
+    assert loaded.chapter("01") is chapter and "'new'" in chapter.snippet("sum").code
+    assert [p.message for p in found if "is also the id of the snippet" in p.message]
+    assert [p for p in loaded.problems if "is also the id of the snippet" in p.message] == [p for p in found if "is also the id" in p.message]

@@ -532,6 +532,49 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     return course
 
 
+def chapter_stamp(chapter: Chapter) -> tuple | None:
+    """(size, mtime, inode) of a chapter's file, None when it cannot be read: the preview loop
+    compares it to notice that an author saved the file."""
+    try:
+        st = os.stat(chapter.file)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
+    """Read one written chapter's file again and parse it in place (the preview loop: an author
+    edits in one terminal, the app shows the new text). The chapter object stays the same (every
+    screen holding it sees the new blocks); its problems on ``course.problems`` are replaced, and
+    what other modules remembered about it in ``course.memo`` is dropped. Returns the chapter's
+    new problems, or None (nothing changed) when the file cannot be read now."""
+    from torchcourse.course.chapter import parse_chapter
+
+    chapter = course.chapter(chapter_id)
+    if chapter is None or not chapter.available:
+        return None
+    try:
+        source, bad_bytes = decode_text(chapter.file.read_bytes())
+    except OSError:
+        return None
+    fresh = Chapter(chapter.id, chapter.title, chapter.promise, chapter.file, chapter.kind, True,
+                    chapter.target_minutes, chapter.checkpoint, planned=chapter.planned)
+    found = [Problem(chapter.file, n, f"not valid UTF-8 ({what}); save the file as UTF-8") for n, what in bad_bytes]
+    found += parse_chapter(fresh, source, course.chars_per_minute)
+    with _LAZY_LOCK:
+        chapter.__dict__.pop("_parse_later", None)
+        for name in _PARSED_FIELDS:
+            chapter.__dict__[name] = getattr(fresh, name)
+        course.problems[:] = [p for p in course.problems if p.file != chapter.file] + found
+        for key in [k for k in course.memo if isinstance(k, tuple) and len(k) > 1 and k[1] == chapter.id]:
+            del course.memo[key]
+        course.memo.get("checkpoints", {}).pop(chapter.id, None)
+    for route in course.routes:
+        if chapter.id in route.chapters:
+            route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+    return found
+
+
 def chapter_minutes(chapter: Chapter | None) -> int:
     """Computed minutes for a written chapter; the target for one not yet written."""
     if chapter is None:
@@ -549,4 +592,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["CourseError", "load_course", "parse_pending", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id"]
+__all__ = ["CourseError", "load_course", "parse_pending", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id",
+           "chapter_stamp", "reload_chapter", "decode_text"]
