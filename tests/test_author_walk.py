@@ -398,3 +398,13 @@ def test_reload_chapter_reads_the_saved_file_in_place(course):
     assert loaded.chapter("01") is chapter and "'new'" in chapter.snippet("sum").code
     assert [p.message for p in found if "is also the id of the snippet" in p.message]
     assert [p for p in loaded.problems if "is also the id of the snippet" in p.message] == [p for p in found if "is also the id" in p.message]
+
+
+def test_a_file_another_snippet_wrote_gets_the_empty_directory_hint(course, tmp_path):
+    """12a / L12: reading a file that a previous snippet wrote (relative path) fails with a hint."""
+    add_snippets(course,
+                 '```python {#save}\nopen("data.txt", "w").write("1 2 3")\nprint("saved")\n```',
+                 '```python {#load}\nprint(open("data.txt").read())\n```')
+    out = tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
+    assert "01:load" in out.stderr and "FileNotFoundError" in out.stderr
+    assert "前面代码块写下的文件和模块在这里并不存在" in out.stderr
