@@ -91,7 +91,7 @@ class RunResult:
     message: str = ""  # short Chinese explanation (skipped / timeout / error / exit code)
     cached: bool = False
     raised: str | None = None  # class name of the uncaught exception the run ended with
-    raise_problem: str = ""  # set when ``raised`` disagrees with the snippet's ``raises=``
+    raise_problem: str = ""  # set when ``raised`` disagrees with ``raises=``, or the exit status with ``exit=N``
 
     @property
     def ok(self) -> bool:
