@@ -408,3 +408,52 @@ def test_a_file_another_snippet_wrote_gets_the_empty_directory_hint(course, tmp_
     out = tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
     assert "01:load" in out.stderr and "FileNotFoundError" in out.stderr
     assert "前面代码块写下的文件和模块在这里并不存在" in out.stderr
+
+
+# -- the preview loop --------------------------------------------------------------------------
+
+def test_moved_line_follows_lines_inserted_above():
+    from torchcourse.tui.reader.preview import moved_line
+
+    old = "a\nb\nc\nd\n"
+    assert moved_line(old, "x\ny\na\nb\nc\nd\n", 3) == 5  # two lines inserted above
+    assert moved_line(old, "a\nc\nd\n", 3) == 2  # one deleted above
+    assert moved_line(old, "a\nb\nC\nd\n", 3) == 3  # the line itself rewritten: the same place
+
+
+def test_the_reader_offers_to_reload_a_changed_chapter_and_keeps_the_reading_line(tmp_path):
+    """M10 preview loop: the app shows chapter 01; the author saves the file with two lines inserted
+    at the top and a changed snippet; the reader offers a reload, R reopens it at the same line."""
+    import asyncio
+    import shutil
+
+    from test_tui_support import FIXTURE, build_app, open_loaded_reader, open_reader, screen_text, wait_for
+
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root)
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+    chapter_file = root / "01-box.md"
+
+    async def body():
+        async with app.run_test(size=(100, 30), notifications=True) as pilot:
+            await pilot.pause()
+            screen = await open_reader(pilot, "01")
+            await screen.jump_to_line(24)  # '## 说明书 {#shape}'
+            await pilot.pause()
+            await wait_for(pilot, lambda: screen.current_place() is not None and screen.current_place()[1] == 24, what="line 24 at the top")
+            text = chapter_file.read_text(encoding="utf-8")
+            stamp = chapter_file.stat().st_mtime_ns
+            chapter_file.write_text(text.replace("## 一块内存 {#memory}\n", "## 一块内存 {#memory}\n\n新写的一段。\n", 1)
+                                    .replace('print("盒子:", box)', 'print("新盒子:", box)'), encoding="utf-8")
+            os.utime(chapter_file, ns=(stamp + 10**9, stamp + 10**9))
+            await wait_for(pilot, lambda: "按 Shift+R 重新载入" in screen_text(app), what="the offer to reload")
+            await pilot.press("R")
+            new = await open_loaded_reader(pilot, app, "01")
+            assert new is not screen
+            await wait_for(pilot, lambda: new.current_place() is not None and new.current_place()[1] == 26, what="the same line, moved by 2")
+            assert "新盒子" in new.chapter.snippet("hello").code
+            assert "已重新载入" in screen_text(app)
+            await pilot.press("R")
+            await wait_for(pilot, lambda: "没有改过，不用重新载入" in screen_text(app), what="nothing to reload")
+
+    asyncio.run(body())
