@@ -13,7 +13,8 @@ but ``__main__`` imports ``torchcourse.cli``.
 Inside the reader package (``torchcourse.tui.reader``) the parts import strictly downward:
 
     screen (and the package itself)   the coordinator: keys and wiring
-    place, navigation, snippets       the parts; none imports another
+    place, navigation, snippets,      the parts; none imports another
+    preview
     layout                            lazy mounting, rendering ahead, jumps
     positions                         where things are in the body (read-only)
     blocks                            the widgets a segment becomes
@@ -32,7 +33,7 @@ COMMANDS = {"torchcourse.cli", "torchcourse.commandline", "torchcourse.cli_zh", 
 ORDER = {"base": 0, "course": 1, "features": 2, "commands": 3, "tui": 3}
 READER = "torchcourse.tui.reader"
 READER_ORDER = {READER: 4, f"{READER}.screen": 4, f"{READER}.place": 3, f"{READER}.navigation": 3,
-                f"{READER}.snippets": 3, f"{READER}.layout": 2, f"{READER}.positions": 1, f"{READER}.blocks": 0}
+                f"{READER}.snippets": 3, f"{READER}.preview": 3, f"{READER}.layout": 2, f"{READER}.positions": 1, f"{READER}.blocks": 0}
 
 
 def module_name(path: Path, pkg: Path = PKG) -> str:

@@ -91,10 +91,14 @@ def test_hundred_megabytes_are_capped(runner, cold):
 
 @pytest.mark.parametrize("cold", MODES)
 def test_sys_exit_code_is_reported(runner, cold):
+    # the exit status is compared like an exception: undeclared, the matching output fails (34 L5)
     res = runner.run(snip("import sys\nprint('bye')\nsys.exit(3)\n", expected="bye"), cold=cold, use_cache=False)
-    assert res.status == "match"
-    assert res.returncode == 3 and res.signal is None
-    assert "退出码 3" in res.message
+    assert res.status == "mismatch" and res.returncode == 3 and res.signal is None
+    assert "运行以退出码 3 结束，代码块却没有声明 exit=3" in res.message and "退出码 3" in res.message
+    res = runner.run(snip("import sys\nprint('bye')\nsys.exit(3)\n", expected="bye", exit_code=3), cold=cold, use_cache=False)
+    assert res.status == "match" and "退出码 3" in res.message
+    res = runner.run(snip("print('bye')\n", expected="bye", exit_code=3), cold=cold, use_cache=False)
+    assert res.status == "mismatch" and "声明了 exit=3，运行的退出码却是 0" in res.message
 
 
 @pytest.mark.parametrize("cold", MODES)

@@ -21,7 +21,8 @@ def all_problems(course: Course) -> list[Problem]:
     problems.extend(appendix_problems(course))
     problems.extend(excerpt_problems(course))
     problems.extend(validate_checkpoints(course))
-    return problems
+    problems.extend(author_problems(course))
+    return _with_suggestions(course, _without_repeats(problems))
 
 
 def minute_warnings(course: Course) -> list[str]:
@@ -36,6 +37,11 @@ def minute_warnings(course: Course) -> list[str]:
             where = "长于" if c.minutes > high else "短于"
             out.append(f"{c.file}: ⚠️ {c.label}算出来读 {c.minutes} 分钟，{where}目标 {c.target_minutes} 分钟的 ±20%（{low}–{high}）")
     return out
+
+
+def all_warnings(course: Course) -> list[str]:
+    """Every ⚠️ line of ``torchcourse check`` (judgement calls: printed, never counted)."""
+    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course)
 
 
 def shape(course: Course, problems: list[Problem]) -> dict:
@@ -57,7 +63,7 @@ def shape(course: Course, problems: list[Problem]) -> dict:
         ],
         "routes": [{"id": r.id, "name": r.name, "chapters": r.chapters, "minutes": r.minutes} for r in course.routes],
         "problems": [str(p) for p in problems],
-        "warnings": minute_warnings(course),
+        "warnings": all_warnings(course),
     }
 
 
@@ -107,3 +113,173 @@ def excerpt_problems(course: Course) -> list[Problem]:
                     "that verify --accept wrote (whitespace may differ, nothing else)",
                 ))
     return problems
+
+
+# -- author mode: what a new author gets wrong (issue 34) ----------------------------------
+
+def _without_repeats(problems: list[Problem]) -> list[Problem]:
+    """One message per broken link: an appendix row's 讲解 link is checked as a link and as a row;
+    the row's "link to unknown …" goes when the link check already reported that line."""
+    links = {(p.file, p.line) for p in problems if p.message.startswith("link (")}
+    seen: set[tuple] = set()
+    out = []
+    for p in problems:
+        if p.message.startswith("link to unknown") and (p.file, p.line) in links:
+            continue
+        if tuple(p) in seen:
+            continue
+        seen.add(tuple(p))
+        out.append(p)
+    return out
+
+
+_UNKNOWN_SNIPPET_RE = None
+
+
+def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
+    """A "did you mean" for a quiz's unknown snippet id or key (L8), as links already have."""
+    import difflib
+    import re
+
+    global _UNKNOWN_SNIPPET_RE
+    if _UNKNOWN_SNIPPET_RE is None:
+        _UNKNOWN_SNIPPET_RE = (re.compile(r"snippet '([^']*)' is not a snippet of chapter (\S+)"),
+                               re.compile(r"unknown key '([^']*)' \(known: ([^)]*)\)"))
+    snippet_re, key_re = _UNKNOWN_SNIPPET_RE
+    out = []
+    for p in problems:
+        guess = None
+        m = snippet_re.search(p.message)
+        if m is not None and course.chapter(m.group(2)) is not None:
+            ids = [s.id for s in course.chapter(m.group(2)).snippets]
+            guess = difflib.get_close_matches(m.group(1), ids, n=1, cutoff=0.6)
+        else:
+            m = key_re.search(p.message)
+            if m is not None:
+                guess = difflib.get_close_matches(m.group(1), [k.strip() for k in m.group(2).split(",")], n=1, cutoff=0.6)
+        if guess and "did you mean" not in p.message:
+            p = Problem(p.file, p.line, f"{p.message}; did you mean {guess[0]!r}?")
+        out.append(p)
+    return out
+
+
+def author_problems(course: Course) -> list[Problem]:
+    """Mistakes that would pass silently otherwise: a chapter nobody can complete, and the
+    appendix tables the lookup would silently misread."""
+    return completion_problems(course) + appendix_table_problems(course)
+
+
+def completion_problems(course: Course) -> list[Problem]:
+    """A written chapter a learner could never complete. Completion is recorded when the last
+    break point is reached (and the quiz, if any, passed): an appendix without a break point is
+    never marked done, and every route through it stays unfinished."""
+    out = []
+    for ch in course.chapters:
+        if not ch.available:
+            continue
+        if ch.break_points == 0 and ch.kind != "chapter":  # a chapter's own rule already says it
+            out.append(Problem(ch.file, max(1, len(ch.source.splitlines())), f"{ch.label} has no break point, so a learner can never complete it (completion is recorded when the last break point is reached) and every route through it stays unfinished: end it with <!-- break -->"))
+    return out
+
+
+def checkpoint_warnings(course: Course) -> list[str]:
+    """A chapter without a quiz completes at its last break point; its ``## ✅`` heading (the
+    anatomy wants one) then points the learner at a quiz that does not exist: a ⚠️."""
+    out = []
+    for ch in course.chapters:
+        if not ch.available or ch.checkpoint is not None:
+            continue
+        heading = next((s for s in ch.sections if s.level == 2 and "✅" in s.title), None)
+        if heading is not None:
+            out.append(f"{ch.file}:{heading.line}: ⚠️ 「## {heading.title}」指向检查点测验，但 course.toml 没给第 {ch.id} 章 checkpoint（写 checkpoint = \"{ch.id}.toml\" 和这个文件；没有测验时，这一章读到最后一个断点就算完成）")
+    return out
+
+
+def appendix_table_problems(course: Course) -> list[Problem]:
+    """The appendix's tables as an author meant them: a header that is almost the lookup table's
+    (the whole table would be ignored), an excerpt without backticks, the same excerpt twice."""
+    import difflib
+
+    from torchcourse.course.appendix import APPENDIX_HEADER, APPENDIX_HEADER_CHECK, split_row
+
+    known = [" | ".join(h) for h in (APPENDIX_HEADER, APPENDIX_HEADER_CHECK)]
+    out = []
+    for ch in appendices(course):
+        lines = ch.source.splitlines()
+        in_fence = False
+        for i, ln in enumerate(lines):
+            if ln.lstrip().startswith(("```", "~~~")):
+                in_fence = not in_fence
+            if in_fence or not ln.strip().startswith("|") or i + 1 >= len(lines):
+                continue
+            if i > 0 and lines[i - 1].strip().startswith("|"):
+                continue  # not a header: a table's header is its first row
+            rule = split_row(lines[i + 1])
+            if not rule or not all(c and set(c) <= set(":-") for c in rule):
+                continue
+            cells = split_row(ln)
+            if tuple(cells) in (APPENDIX_HEADER, APPENDIX_HEADER_CHECK):
+                continue
+            close = difflib.get_close_matches(" | ".join(cells), known, n=1, cutoff=0.6)
+            if close or (cells and ("报错" in cells[0] or "原文" in cells[0])):
+                want = "| " + (close[0] if close else known[1]) + " |"
+                out.append(Problem(ch.file, i + 1, f"table header {ln.strip()!r} is not an error-lookup header, so the lookup ignores this whole table; write it exactly {want}"))
+        first: dict[str, int] = {}
+        for row in appendix_rows(ch):
+            if len(row.cells) != row.columns:
+                continue
+            cell = row.cells[0].strip()
+            if cell and not cell.startswith("`"):
+                out.append(Problem(ch.file, row.line, f"报错原文 {cell[:60]!r} is not in backticks: write it as `…` (double backticks when it holds a backtick), so Markdown shows it exactly as printed"))
+            key = flat(strip_code(cell))
+            if key and key in first:
+                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} is already the row at line {first[key]}: one error, one row (merge the two)"))
+            elif key:
+                first[key] = row.line
+    return out
+
+
+_ABS_PATH_RE = None
+_CLOCK_RE = None
+
+
+def author_warnings(course: Course) -> list[str]:
+    """⚠️ lines, judgement calls: a snippet that names an absolute path (it runs in a new empty
+    directory; a file another snippet left at an absolute path exists on the author's machine,
+    not the learner's), one whose output may depend on today's date or clock, and a chapter whose
+    ``# 标题`` differs from its course.toml title."""
+    import io
+    import re
+    import tokenize
+
+    global _ABS_PATH_RE, _CLOCK_RE
+    if _ABS_PATH_RE is None:
+        _ABS_PATH_RE = re.compile(r"^(?:/(?:[^/\s]+/?)+|~/\S*|[A-Za-z]:[\\/]\S*)$")
+        _CLOCK_RE = re.compile(r"\b(?:date\.today|datetime\.(?:now|today|utcnow)|time\.(?:time|localtime|ctime|strftime|time_ns))\s*\(")
+    out = []
+    for ch in course.chapters:
+        if not ch.available:
+            continue
+        heading = next((ln[2:].strip() for ln in ch.source.splitlines() if ln.startswith("# ")), None)
+        if heading is not None and ch.kind == "chapter" and ch.title.replace(" ", "") not in heading.replace(" ", ""):
+            out.append(f"{ch.file}:1: ⚠️ 标题「{heading}」和 course.toml 里的 title「{ch.title}」不一样（首页和目录显示后者）")
+        if ch.kind == "chapter" and not any(sec.level == 2 and "🔗" in sec.title for sec in ch.sections):
+            checkpoint = next((sec.line for sec in ch.sections if sec.level == 2 and "✅" in sec.title), 1)
+            out.append(f"{ch.file}:{checkpoint}: ⚠️ 没有「## 🔗 …」一节（这一章和前后章节的关系，放在 ✅ 检查点之前）")
+        for snip in ch.snippets:
+            if snip.norun:
+                continue
+            try:
+                tokens = list(tokenize.generate_tokens(io.StringIO(snip.code).readline))
+            except (tokenize.TokenError, SyntaxError, IndentationError):
+                tokens = []
+            for tok in tokens:
+                if tok.type != tokenize.STRING:
+                    continue
+                body = re.sub(r"^[rRbBuUfF]*", "", tok.string).strip("'\"")
+                if _ABS_PATH_RE.match(body) and not body.startswith(("/dev/null", "/proc/self")):
+                    out.append(f"{ch.file}:{snip.line + tok.start[0]}: ⚠️ 代码块 #{snip.id} 用了绝对路径 {body!r}：每段代码在一个新建的空目录里运行，别的代码块留在绝对路径上的文件只在作者机器上有，读者那里没有；用相对路径，在同一段代码里先写出要读的文件")
+                    break
+            if snip.expected and _CLOCK_RE.search(snip.code) and "<<...>>" not in snip.expected:
+                out.append(f"{ch.file}:{snip.line}: ⚠️ 代码块 #{snip.id} 读了日期或时钟：verify --accept 的两次运行在同一天、同一秒附近，看不出输出会随日期变；别打印它，或在期望输出里用 <<...>> 通配")
+    return out

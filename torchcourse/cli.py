@@ -15,7 +15,7 @@ from torchcourse.commandline import course_or_exit
 
 
 def cmd_check(args) -> int:
-    from torchcourse.check import all_problems, minute_warnings, shape
+    from torchcourse.check import all_problems, all_warnings, shape
 
     course = course_or_exit(args, need_chapters=False)
     problems = all_problems(course)
@@ -24,7 +24,7 @@ def cmd_check(args) -> int:
     else:
         for p in problems:
             print(p)
-        for w in minute_warnings(course):  # printed, never counted as a problem
+        for w in all_warnings(course):  # printed, never counted as a problem
             print(w)
         written = [c for c in course.chapters if c.available]
         snippets = sum(len(c.snippets) for c in written)
@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="以 JSON 输出课程结构和问题")
     p.set_defaults(func=cmd_check)
 
+    p = sub.add_parser("new", help="新建一门课程（作者用）：一章、一个检查点测验、附录和路线，马上能通过 check 和 verify")
+    p.add_argument("dir", metavar="DIR", help="新课程的目录（不能已经存在，或者是空目录）")
+    p.add_argument("--id", metavar="ID", help="课程 id（默认用目录名）")
+    p.set_defaults(func=_delegate("torchcourse.scaffold", "cmd_new"))
+
     p = sub.add_parser("locate", help="显示数据、缓存和课程内容所在的路径")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.set_defaults(func=cmd_locate)
@@ -109,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_run_snippet_or_file)
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
-    p.add_argument("chapters", nargs="*", metavar="CHAPTER", help="只检查这些章（默认全部）")
+    p.add_argument("chapters", nargs="*", metavar="CHAPTER[:SNIPPET]", help="只检查这些章（默认全部）；章:代码块 只检查这一个代码块，如 01:view-error")
     p.add_argument("--jobs", type=int, default=2, help="同时运行几个（默认 2）")
     p.add_argument("--cold", action="store_true", help="每个代码块都在全新的解释器里运行")
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果")

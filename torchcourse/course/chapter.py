@@ -22,8 +22,12 @@ from torchcourse.course.model import Callout, Chapter, Part, Problem, Section, S
 
 SNIPPET_LANG = "python"
 OUTPUT_LANG = "output"
+# other tags other tools run as Python (Jupyter Book, MyST, Quarto): with attributes they are
+# refused with the reason, so a snippet never silently becomes display-only code
+PYTHON_ALIASES = {"py", "python3", "py3", "ipython", "ipython3"}
 FLAG_ATTRS = {"gpu", "norun", "cold"}
 VALUE_ATTRS = {"timeout"}  # numeric: seconds
+INT_ATTRS = {"exit"}  # the exit status the snippet is meant to end with (sys.exit(N))
 NAME_ATTRS = {"raises"}  # an exception class name, as on a traceback's final line
 MAX_TIMEOUT = 600.0  # seconds; a larger timeout= is a problem
 EXC_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -92,7 +96,7 @@ def suggest_attr(token: str) -> str | None:
     """The known attribute a misspelled fence token was probably meant to be (``timout=5`` →
     ``timeout=5``), or None."""
     name, eq, value = token.partition("=")
-    guess = difflib.get_close_matches(name, sorted({*FLAG_ATTRS, *VALUE_ATTRS, *NAME_ATTRS}), n=1, cutoff=0.6)
+    guess = difflib.get_close_matches(name, sorted({*FLAG_ATTRS, *VALUE_ATTRS, *NAME_ATTRS, *INT_ATTRS}), n=1, cutoff=0.6)
     if not guess or guess[0] == name:
         return None
     return guess[0] + (eq + value if guess[0] not in FLAG_ATTRS else "")
@@ -117,6 +121,13 @@ def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Probl
             except ValueError:
                 problems.append(Problem(where[0], where[1], f"attribute {key}= needs a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {value!r}"))
                 out.setdefault("bad_attrs", []).append(tok)
+        elif "=" in tok and tok.split("=", 1)[0] in INT_ATTRS:
+            key, value = tok.split("=", 1)
+            if value.isdigit() and 1 <= int(value) <= 255:
+                out["exit_code"] = int(value)
+            else:
+                problems.append(Problem(where[0], where[1], f"attribute {key}= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got {value!r}"))
+                out.setdefault("bad_attrs", []).append(tok)
         elif "=" in tok and tok.split("=", 1)[0] in NAME_ATTRS:
             key, value = tok.split("=", 1)
             if EXC_NAME_RE.match(value):
@@ -125,7 +136,7 @@ def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Probl
                 problems.append(Problem(where[0], where[1], f"attribute {key}= needs an exception class name such as RuntimeError, got {value!r}"))
                 out.setdefault("bad_attrs", []).append(tok)
         else:
-            known = [*sorted(FLAG_ATTRS), *(f"{v}=N" for v in sorted(VALUE_ATTRS)), *(f"{v}=ExceptionName" for v in sorted(NAME_ATTRS))]
+            known = [*sorted(FLAG_ATTRS), *(f"{v}=N" for v in sorted(VALUE_ATTRS | INT_ATTRS)), *(f"{v}=ExceptionName" for v in sorted(NAME_ATTRS))]
             guess = suggest_attr(tok)
             hint = f"; did you mean {guess!r}?" if guess else ""
             problems.append(Problem(where[0], where[1], f"unknown fence attribute {tok!r}{hint} (known: #id, {', '.join(known)})"))
@@ -189,6 +200,18 @@ def _anatomy(chapter: Chapter, lines: list[str], fence_lines: set[int], breaks: 
     return out
 
 
+def _anchor_snippet_clashes(chapter: Chapter) -> list[Problem]:
+    """A section anchor that is also a snippet id elsewhere: ``#x`` leads to the section, so the
+    snippet can never be linked. (A snippet inside the section of its own name is fine: the link
+    lands on the heading right above it.)"""
+    out = []
+    for sec in chapter.sections:
+        snip = chapter.snippet(sec.anchor)
+        if snip is not None and snip.section != sec.anchor:
+            out.append(Problem(chapter.file, sec.line, f"section anchor #{sec.anchor} is also the id of the snippet at line {snip.line}, which is not in this section: a link #{sec.anchor} leads here, never to the snippet; rename one of them"))
+    return out
+
+
 def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[Problem]:
     """Fill ``chapter`` from its Markdown ``source``; return the problems found."""
     problems: list[Problem] = []
@@ -233,6 +256,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
 
     # 2. Walk the tokens: headings, fences, callouts.
     anchors: dict[str, int] = {}
+    derived: dict[str, int] = {}  # title -> line, of the sections whose anchor comes from the title
     current_section: str | None = None
     pending: Snippet | None = None  # snippet waiting for its output block
     seen_ids: dict[str, int] = {}
@@ -258,6 +282,12 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             else:
                 anchor = slugify(title)
             level = int(tok.tag[1])
+            if not m and level >= 2:
+                twin = derived.get(title.strip())
+                if twin is not None:
+                    problems.append(Problem(path, line0 + 1, f"section title {title.strip()!r} repeats the one at line {twin} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## {title.strip()} {{#some-anchor}}"))
+                else:
+                    derived[title.strip()] = line0 + 1
             if anchor in anchors:
                 if m:
                     problems.append(Problem(path, line0 + 1, f"duplicate section anchor {anchor!r} (first at line {anchors[anchor]})"))
@@ -300,6 +330,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                     timeout=a.get("timeout"),
                     raises=a.get("raises"),
                     bad_attrs=tuple(a.get("bad_attrs", ())),
+                    exit_code=a.get("exit_code"),
                 )
                 chapter.snippets.append(snip)
                 pending = snip
@@ -312,10 +343,14 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                         problems.append(Problem(path, line0 + 1, f"```output takes no attributes, got {{{attrs}}}"))
                     if pending.norun:
                         problems.append(Problem(path, line0 + 1, f"snippet #{pending.id} is norun: it never runs, so it cannot have an ```output block (the reader would show it as a real output); remove the block or the norun"))
+                    if tok.content.strip() and all(ln.strip() == "..." for ln in tok.content.split("\n") if ln.strip()):
+                        problems.append(Problem(path, line0 + 1, f"the ```output block of #{pending.id} is only the wildcard '...', which matches any output: verify could never fail; let verify --accept write the real output"))
                     pending.expected = tok.content
                     pending.expected_line = line0 + 1
                     pending = None
             else:
+                if lang.lower() in PYTHON_ALIASES and attrs is not None:
+                    problems.append(Problem(path, line0 + 1, f"```{lang} {{{attrs}}}: only ```python fences are snippets (run, verified, accepted); write ```python {{{attrs}}} — or drop the braces if it is display-only code"))
                 close_pending()
             i += 1
             continue
@@ -356,6 +391,8 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             for k, (left, right) in enumerate(zip(tok.content.split("\n"), tok.content.split("\n")[1:])):
                 if left and right and _CJK_RE.match(left[-1]) and _CJK_RE.match(right[0]):
                     problems.append(Problem(path, tok.map[0] + k + 1, "Chinese paragraph broken across lines (renders as a space between characters); join the lines"))
+
+    problems.extend(_anchor_snippet_clashes(chapter))
 
     chapter.reading_chars = reading_chars(source)
     chapter.minutes = minutes_for(chapter.reading_chars, chars_per_minute)

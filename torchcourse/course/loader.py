@@ -129,6 +129,29 @@ def _store_parsed(chapter: Chapter, source: str, cpm: int, entry: Path) -> list[
 
 CHAPTER_KEYS = ("id", "file", "title", "promise", "kind", "planned", "target_minutes", "checkpoint")
 COURSE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# A chapter id is what links (``[文字](02#anchor)``), ``torchcourse run 02:id`` and progress name
+# a chapter by: ASCII letters and digits only, so every link form can address it.
+CHAPTER_ID_RE = re.compile(r"^[A-Za-z0-9]{1,32}$")
+PRELOAD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+DEFAULT_PRELOAD = ("torch",)
+
+
+def decode_text(raw: bytes) -> tuple[str, list[tuple[int, str]]]:
+    """``raw`` as UTF-8 text (a leading byte-order mark dropped); every undecodable byte becomes
+    U+FFFD, and each line holding one is reported once: (1-based line, what is wrong)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    bad: list[tuple[int, str]] = []
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad.append((n, f"byte 0x{line[exc.start]:02x} at column {len(line[: exc.start].decode('utf-8', 'replace')) + 1}"))
+    return raw.decode("utf-8", errors="replace"), bad
 
 
 def derived_course_id(root: Path) -> str:
@@ -377,21 +400,36 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         if missing:
             problems.append(Problem(toml_path, line, f"chapter entry lacks {', '.join(missing)}"))
             continue
-        wrong = [f"{k} must be a string, got {raw[k]!r}" for k in ("id", "file", "title", "promise", "kind", "checkpoint") if k in raw and not isinstance(raw[k], str)]
-        if "planned" in raw and not isinstance(raw["planned"], bool):
-            wrong.append(f"planned must be true or false, got {raw['planned']!r}")
-        tm = raw.get("target_minutes")
-        if tm is not None and (isinstance(tm, bool) or not isinstance(tm, (int, float)) or not (0 < tm < 100_000)):
-            wrong.append(f"target_minutes must be a positive number of minutes, got {tm!r}")
+        # A wrong id or file drops the entry (nothing can name or read it); a wrong value of any
+        # other key is reported once and replaced by its default, so that the chapter stays in
+        # the course and one typo does not cascade into its routes, links and checkpoint.
+        wrong = [f"{k} must be a string, got {raw[k]!r}" for k in ("id", "file") if not isinstance(raw[k], str)]
         if wrong:
             for w in wrong:
                 problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"chapter entry: {w}"))
             continue
         cid = raw["id"]
+
+        def lenient(key: str, message: str, default):
+            problems.append(Problem(toml_path, key_line(key, line), f"chapter {cid}: {message}"))
+            raw[key] = default
+
+        for k in ("title", "promise", "kind", "checkpoint"):
+            if k in raw and not isinstance(raw[k], str):
+                lenient(k, f"{k} must be a string, got {raw[k]!r}", str(raw[k]) if k in ("title", "promise") else None)
+        if "planned" in raw and not isinstance(raw["planned"], bool):
+            lenient("planned", f"planned must be true or false, got {raw['planned']!r}", False)
+        tm = raw.get("target_minutes")
+        if tm is not None and (isinstance(tm, bool) or not isinstance(tm, (int, float)) or not (0 < tm < 100_000)):
+            lenient("target_minutes", f"target_minutes must be a positive number of minutes, got {tm!r}", None)
+            tm = None
+        if not CHAPTER_ID_RE.match(cid):
+            problems.append(Problem(toml_path, key_line("id", line), f"chapter id {cid!r} may use only ASCII letters and digits (at most 32: 01, A, basics): links ([文字](02#anchor)) and 'torchcourse run 02:id' cannot address another id"))
+            continue
         if any(c.id == cid for c in chapters):
             problems.append(Problem(toml_path, line, f"duplicate chapter id {cid!r}"))
             continue
-        kind = raw.get("kind", "chapter")
+        kind = raw.get("kind") or "chapter"
         if kind not in ("chapter", "appendix"):
             problems.append(Problem(toml_path, line, f"chapter {cid}: kind must be 'chapter' or 'appendix', got {kind!r}"))
             kind = "chapter"
@@ -415,6 +453,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
             available=not planned,
             target_minutes=tm,
             checkpoint=cp_path,
+            planned=bool(planned),
         )
         chapters.append(chapter)
         if planned:
@@ -424,11 +463,13 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
             chapter.available = False
             continue
         try:
-            source = file.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
+            source, bad_bytes = decode_text(file.read_bytes())
+        except OSError as exc:
             problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
             chapter.available = False
             continue
+        for bad_line, what in bad_bytes:  # read anyway (as U+FFFD): one problem, no cascade
+            problems.append(Problem(file, bad_line, f"not valid UTF-8 ({what}); save the file as UTF-8"))
         problems.extend(_parse_cached(chapter, source, cpm, cache_dir, problems if lazy else None))
         if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
             problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
@@ -440,6 +481,8 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     if not isinstance(raw_routes, list) or not all(isinstance(r, dict) for r in raw_routes):
         problems.append(Problem(toml_path, key_line("routes"), f"routes must be [[routes]] tables, got {raw_routes!r:.80}"))
         raw_routes = []
+    refused = {c.get("id") for c in raw_chapters if isinstance(c.get("id"), str)} - ids
+    route_ids: dict[str, int] = {}
     for n, raw in enumerate(raw_routes):
         line = route_lines[n] if n < len(route_lines) else 1
         missing = [k for k in ("id", "name", "audience", "chapters") if not raw.get(k)]
@@ -453,16 +496,83 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
             for w in wrong:
                 problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"route entry: {w}"))
             continue
+        rid = raw["id"]
+        if rid in route_ids:  # the home screen lists routes by id: two of one id cannot both show
+            problems.append(Problem(toml_path, key_line("id", line), f"duplicate route id {rid!r} (first at line {route_ids[rid]}); the second route is left out"))
+            continue
+        route_ids[rid] = key_line("id", line)
         seq = list(raw["chapters"])
+        chapters_line = _line_of(text, r"^\s*chapters\s*=", line)
+        kept: list[str] = []
         for cid in seq:
-            if cid not in ids:
-                problems.append(Problem(toml_path, _line_of(text, r"^\s*chapters\s*=", line), f"route {raw['id']}: unknown chapter {cid!r} (chapters: {', '.join(sorted(ids))})"))
-        routes.append(Route(raw["id"], raw["name"], raw["audience"], [c for c in seq if c in ids]))
+            if cid in kept:
+                problems.append(Problem(toml_path, chapters_line, f"route {rid}: chapter {cid!r} is listed twice; a route reads each chapter once"))
+            elif cid in ids:
+                kept.append(cid)
+            elif cid in refused:
+                pass  # its chapter entry was refused above (that problem names why)
+            else:
+                problems.append(Problem(toml_path, chapters_line, f"route {rid}: unknown chapter {cid!r} (chapters: {', '.join(sorted(ids))})"))
+        if not kept:
+            problems.append(Problem(toml_path, line, f"route {rid}: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read"))
+        routes.append(Route(rid, raw["name"], raw["audience"], kept))
 
-    course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id)
+    preload = data.get("preload", list(DEFAULT_PRELOAD))
+    if not isinstance(preload, list) or not all(isinstance(m, str) and PRELOAD_RE.match(m) for m in preload):
+        problems.append(Problem(toml_path, key_line("preload"), f"preload must be a list of module names the warm runner imports first (preload = [\"torch\"], or [] for none), got {preload!r}"))
+        preload = list(DEFAULT_PRELOAD)
+    not_covered = data.get("not_covered", "")
+    if not isinstance(not_covered, str):
+        problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered must be a string (what the error lookup suggests for an error the course does not cover), got {not_covered!r}"))
+        not_covered = ""
+    course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id,
+                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip())
     for route in routes:
         route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
     return course
+
+
+def chapter_stamp(chapter: Chapter) -> tuple | None:
+    """(size, mtime, inode) of a chapter's file, None when it cannot be read: the preview loop
+    compares it to notice that an author saved the file."""
+    try:
+        st = os.stat(chapter.file)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
+    """Read one written chapter's file again and parse it in place (the preview loop: an author
+    edits in one terminal, the app shows the new text). The chapter object stays the same (every
+    screen holding it sees the new blocks); its problems on ``course.problems`` are replaced, and
+    what other modules remembered about it in ``course.memo`` is dropped. Returns the chapter's
+    new problems, or None (nothing changed) when the file cannot be read now."""
+    from torchcourse.course.chapter import parse_chapter
+
+    chapter = course.chapter(chapter_id)
+    if chapter is None or not chapter.available:
+        return None
+    try:
+        source, bad_bytes = decode_text(chapter.file.read_bytes())
+    except OSError:
+        return None
+    fresh = Chapter(chapter.id, chapter.title, chapter.promise, chapter.file, chapter.kind, True,
+                    chapter.target_minutes, chapter.checkpoint, planned=chapter.planned)
+    found = [Problem(chapter.file, n, f"not valid UTF-8 ({what}); save the file as UTF-8") for n, what in bad_bytes]
+    found += parse_chapter(fresh, source, course.chars_per_minute)
+    with _LAZY_LOCK:
+        chapter.__dict__.pop("_parse_later", None)
+        for name in _PARSED_FIELDS:
+            chapter.__dict__[name] = getattr(fresh, name)
+        course.problems[:] = [p for p in course.problems if p.file != chapter.file] + found
+        for key in [k for k in course.memo if isinstance(k, tuple) and len(k) > 1 and k[1] == chapter.id]:
+            del course.memo[key]
+        course.memo.get("checkpoints", {}).pop(chapter.id, None)
+    for route in course.routes:
+        if chapter.id in route.chapters:
+            route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+    return found
 
 
 def chapter_minutes(chapter: Chapter | None) -> int:
@@ -482,4 +592,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["CourseError", "load_course", "parse_pending", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id"]
+__all__ = ["CourseError", "load_course", "parse_pending", "chapter_minutes", "minutes_for", "course_id_of", "derived_course_id",
+           "chapter_stamp", "reload_chapter", "decode_text"]

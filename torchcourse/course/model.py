@@ -56,13 +56,13 @@ class Snippet(_Record):
     """A runnable ```python block and the ```output block that follows it."""
 
     _fields = ("id", "chapter_id", "code", "expected", "line", "expected_line", "part", "section",
-               "gpu", "norun", "cold", "timeout", "raises", "bad_attrs")
+               "gpu", "norun", "cold", "timeout", "raises", "bad_attrs", "exit_code")
 
     def __init__(self, id: str, chapter_id: str, code: str, expected: str | None, line: int,
                  expected_line: int | None = None, part: int = 0, section: str | None = None,
                  gpu: bool = False, norun: bool = False, cold: bool = False,
                  timeout: float | None = None, raises: str | None = None,
-                 bad_attrs: tuple[str, ...] = ()) -> None:
+                 bad_attrs: tuple[str, ...] = (), exit_code: int | None = None) -> None:
         self.id = id
         self.chapter_id = chapter_id
         self.code = code
@@ -77,6 +77,7 @@ class Snippet(_Record):
         self.timeout = timeout
         self.raises = raises  # the exception the snippet is meant to end with (``raises=RuntimeError``)
         self.bad_attrs = bad_attrs  # fence attributes that could not be understood: never run it
+        self.exit_code = exit_code  # ``exit=N``: the snippet is meant to end with exit status N
 
     @property
     def key(self) -> str:
@@ -129,14 +130,14 @@ LAZY_FIELDS = ("source", "parts", "sections", "snippets", "callouts")
 
 class Chapter(_Record):
     _fields = ("id", "title", "promise", "file", "kind", "available", "target_minutes", "checkpoint",
-               "source", "parts", "sections", "snippets", "callouts", "reading_chars", "minutes")
+               "source", "parts", "sections", "snippets", "callouts", "reading_chars", "minutes", "planned")
 
     def __init__(self, id: str, title: str, promise: str, file: Path, kind: str = "chapter",
                  available: bool = True, target_minutes: int | None = None,
                  checkpoint: Path | None = None, source: str = "", parts: list[Part] | None = None,
                  sections: list[Section] | None = None, snippets: list[Snippet] | None = None,
                  callouts: list[Callout] | None = None, reading_chars: int = 0,
-                 minutes: int = 0) -> None:
+                 minutes: int = 0, planned: bool = False) -> None:
         self.id = id
         self.title = title
         self.promise = promise
@@ -152,6 +153,9 @@ class Chapter(_Record):
         self.callouts = [] if callouts is None else callouts
         self.reading_chars = reading_chars
         self.minutes = minutes
+        # ``planned = true`` in course.toml: not written yet on purpose (``available`` is also
+        # False for a chapter whose file is missing or unreadable, which is a problem)
+        self.planned = planned
 
     def __getattr__(self, name: str):
         # Only reached for an attribute not set: the parsed fields of a chapter loaded lazily
@@ -219,11 +223,13 @@ class Route(_Record):
 class Course(_Record):
     # ``memo`` (derived data remembered by other modules, e.g. loaded checkpoints) is neither
     # shown nor compared
-    _fields = ("title", "root", "chars_per_minute", "chapters", "routes", "checkpoints_dir", "problems", "id")
+    _fields = ("title", "root", "chars_per_minute", "chapters", "routes", "checkpoints_dir", "problems", "id",
+               "preload", "not_covered")
 
     def __init__(self, title: str, root: Path, chars_per_minute: int, chapters: list[Chapter],
                  routes: list[Route], checkpoints_dir: Path, problems: list[Problem] | None = None,
-                 id: str = "", memo: dict | None = None) -> None:
+                 id: str = "", memo: dict | None = None, preload: tuple[str, ...] = ("torch",),
+                 not_covered: str = "") -> None:
         self.title = title
         self.root = root
         self.chars_per_minute = chars_per_minute
@@ -233,6 +239,11 @@ class Course(_Record):
         self.problems = [] if problems is None else problems
         self.id = id  # the course's identity (``id`` in course.toml): progress is kept under it
         self.memo = {} if memo is None else memo
+        # ``preload`` in course.toml: the modules the warm runner imports once before forking
+        # each snippet (and that ``doctor`` checks); ``not_covered``: what the error lookup says
+        # after "this course does not cover it" (empty: a wording that names no other course)
+        self.preload = tuple(preload)
+        self.not_covered = not_covered
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         for c in self.chapters:

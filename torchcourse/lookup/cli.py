@@ -9,15 +9,20 @@ from dataclasses import asdict
 from torchcourse.commandline import course_or_exit
 from torchcourse.lookup.errors import error_index, lookup_error, where_label
 
-NOT_COVERED = (
-    "本教程没有讲到这条报错：附录 A 里没有和它相近的条目，硬凑一条只会把你带偏。\n"
-    "下一步可以这样查：\n"
-    "  1. 读 traceback 的最后一行（异常类型和消息），再往上找第一行属于你自己代码的 File \"…\"；\n"
-    "  2. 把最后一行里你自己的形状、数字和变量名去掉，拿剩下的原文去 PyTorch 文档（docs.pytorch.org）、\n"
-    "     github.com/pytorch/pytorch/issues 和 discuss.pytorch.org 搜；\n"
-    "  3. 带 CUDA、cuDNN、NCCL、out of memory 的多半是显卡、驱动、显存或分布式的事，不在本教程范围里\n"
-    "     （见第 00 章 §不讲的五件事）。"
+GENERIC_NOT_COVERED = (
+    "本课程没有讲到这条报错：附录里没有和它相近的条目，硬凑一条只会把你带偏。\n"
+    "下一步可以这样查：读 traceback 的最后一行（异常类型和消息），再往上找第一行属于你自己代码的 File \"…\"；\n"
+    "把最后一行里你自己的数字和变量名去掉，拿剩下的原文去搜。"
 )
+
+
+def not_covered(course) -> str:
+    """What to say for an error the course does not cover: the course's own ``not_covered`` of
+    course.toml (the shipped course names PyTorch's forums and its chapter 00), else a wording
+    that names no library and no chapter."""
+    return course.not_covered or GENERIC_NOT_COVERED
+
+
 EMPTY_INPUT = "输入是空的：把报错原文（最后一行或整段 traceback）作为参数传进来，或者 torchcourse why - < 报错.txt"
 
 
@@ -40,7 +45,7 @@ def cmd_why(args) -> int:
         if not index.entries:
             print("课程里还没有可查的报错条目（附录 A 还没写，写好的章节里也还没有报错示例）。", file=sys.stderr)
         else:
-            print(NOT_COVERED, file=sys.stderr)
+            print(not_covered(course), file=sys.stderr)
         return 1
     for n, h in enumerate(hits[:5], start=1):
         excerpt = h.entry.text if len(h.entry.text) <= 160 else h.entry.text[:157] + "..."

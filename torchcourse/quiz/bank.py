@@ -123,12 +123,19 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
         problems.append(Problem(path, line, message))
 
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         bad(1, "checkpoint file not found")
         return cp
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         bad(1, f"cannot read checkpoint file: {exc}")
+        return cp
+    from torchcourse.course.loader import decode_text  # a BOM is accepted; bad bytes at their line
+
+    text, undecodable = decode_text(raw)
+    if undecodable:
+        line, what = undecodable[0]
+        bad(line, f"not valid UTF-8 ({what}); save the file as UTF-8")
         return cp
     try:
         data = tomllib.loads(text)

@@ -287,8 +287,9 @@ class _LazyRunner:
     """The snippet runner for predict questions: warmed up in the background as the quiz
     starts (when it has predict questions), so the first run does not wait for ``import torch``."""
 
-    def __init__(self, course_id: str):
+    def __init__(self, course_id: str, preload: tuple[str, ...] | None = None):
         self.course_id = course_id
+        self.preload = preload  # course.toml ``preload``: what the warm runner imports first
         self.runner = None
         self.error: Exception | None = None
 
@@ -298,7 +299,7 @@ class _LazyRunner:
                 from torchcourse import paths
                 from torchcourse.runner import Runner
 
-                self.runner = Runner(cache_dir=paths.run_cache_dir(self.course_id), warm=True)
+                self.runner = Runner(cache_dir=paths.run_cache_dir(self.course_id), warm=True, preload=self.preload)
             except Exception as exc:  # noqa: BLE001 - the quiz goes on without running
                 self.error = exc
         return self.runner
@@ -333,7 +334,7 @@ def cmd_quiz(args) -> int:
     store = open_or_report("torchcourse quiz", course_id=course.id)
     if store is None:
         return 1
-    runner = _LazyRunner(course.id)
+    runner = _LazyRunner(course.id, course.preload)
     try:
         try:
             session = QuizSession.for_chapter(course, store, args.chapter)

@@ -3,11 +3,13 @@
 Public API (stable; the Textual app builds on it)
 -------------------------------------------------
 
-``Runner(cache_dir: Path | None = None, warm: bool = True)``
+``Runner(cache_dir: Path | None = None, warm: bool = True, *, preload=None, hash_seed=None)``
     One per app. ``cache_dir`` (normally ``paths.cache_dir() / "runs"``) enables the output
     cache; ``None`` disables it. ``warm=True`` forks snippets from a zygote process that has
-    imported torch and numpy (started lazily on the first warm run, or now with ``start()``);
-    ``warm=False`` runs every snippet in a brand-new interpreter.
+    imported ``preload`` (the course's ``preload`` of course.toml; default ``("torch",)``, and
+    numpy with torch) — started lazily on the first warm run, or now with ``start()``;
+    ``warm=False`` runs every snippet in a brand-new interpreter. ``hash_seed`` replaces the
+    fixed ``PYTHONHASHSEED=0`` of every run (``verify --accept``'s second pass uses "1").
 
 ``runner.run(snippet, *, cold=False, use_cache=True, cancel=None) -> RunResult``
     Thread-safe; call it from worker threads. Blocks until the snippet ends, times out
@@ -15,7 +17,9 @@ Public API (stable; the Textual app builds on it)
     snippet's whole process group is killed within ~50 ms and the status is ``"cancelled"``.
     ``cold=True`` (or ``snippet.cold`` / ``snippet.gpu``) uses a brand-new interpreter.
     Never raises for a snippet's behaviour; runner failures come back as status ``"error"``
-    (e.g. torch missing: the message says ``pip install torch==2.13.0``).
+    (e.g. torch missing: the message says ``pip install torch==2.13.0``). A run whose exit
+    status differs from the snippet's ``exit=N`` (0 by default; an uncaught exception's 1 belongs
+    to ``raises=``) is a ``"mismatch"`` whatever its output.
 
 ``runner.close()``
     Kills the zygote and every snippet process still running. Idempotent; also run at exit.

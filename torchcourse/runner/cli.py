@@ -24,18 +24,45 @@ ICONS = {
 }
 
 
-def _runner(args, warm: bool, course_id: str):
+def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None):
     from torchcourse.runner import Runner
 
     cache = None if getattr(args, "no_cache", False) else paths.run_cache_dir(course_id)
-    return Runner(cache_dir=cache, warm=warm)
+    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed)
 
 
 def _select(course, wanted: list[str]):
-    """Written chapters to verify (all of them when none is named)."""
+    """(chapters, snippets) to verify: every written chapter when none is named; ``CH`` names a
+    chapter, ``CH:ID`` one snippet of it (``verify --accept 01:seeded-random`` rewrites one block)."""
+    chapters, snippets = [], []
     if not wanted:
-        return [c for c in course.chapters if c.available]
-    return [chapter_or_exit(course, cid, "verify") for cid in wanted]
+        chapters = [c for c in course.chapters if c.available]
+        return chapters, [s for ch in chapters for s in ch.snippets]
+    for item in wanted:
+        if ":" in item:
+            snip = snippet_or_exit(course, item, "verify")
+            ch = course.chapter(snip.chapter_id)
+            if snip not in snippets:
+                snippets.append(snip)
+        else:
+            ch = chapter_or_exit(course, item, "verify")
+            snippets.extend(s for s in ch.snippets if s not in snippets)
+        if ch not in chapters:
+            chapters.append(ch)
+    return chapters, snippets
+
+
+def _unreadable_chapters(course) -> list[str]:
+    """Chapters that are neither written nor planned (their file is missing or cannot be read):
+    a verify of the whole course fails on them instead of passing without them."""
+    return [f"{c.label}（{c.file}）" for c in course.chapters if not c.available and not c.planned]
+
+
+def _preload_note(course) -> str:
+    names = "、".join(course.preload)
+    if not names:
+        return "⏳ 正在启动预热运行器（之后每段代码从它分叉）……"
+    return f"⏳ 正在启动预热运行器（它先 import {names} 一次，之后每段代码从它分叉）……"
 
 
 class _Progress:
@@ -44,7 +71,8 @@ class _Progress:
 
     SLOW_NOTE_S = 10.0
 
-    def __init__(self, total: int, stream, tty: bool, quiet_lines: bool):
+    def __init__(self, total: int, stream, tty: bool, quiet_lines: bool, accepting: bool = False):
+        self.accepting = accepting
         self.total = total
         self.done = 0
         self.stream = stream
@@ -105,7 +133,10 @@ class _Progress:
         with self._lock:
             self.running.pop(snippet.key, None)
             self.done += 1
-            label = f"{ICONS.get(res.status, res.status)} {snippet.key}  {res.seconds:.2f}s" + (" (缓存)" if res.cached else "")
+            icon = ICONS.get(res.status, res.status)
+            if self.accepting and res.status == "mismatch" and not res.raise_problem:
+                icon = "📝 待写入"  # verify --accept is about to write it (after a second run)
+            label = f"{icon} {snippet.key}  {res.seconds:.2f}s" + (" (缓存)" if res.cached else "")
             self.last = label
             if self.tty:
                 self._draw()
@@ -126,8 +157,9 @@ def cmd_verify(args) -> int:
     from torchcourse.runner import run_many
 
     course = course_or_exit(args)
-    chapters = _select(course, list(getattr(args, "chapters", []) or []))
-    snippets = [s for ch in chapters for s in ch.snippets]
+    wanted = list(getattr(args, "chapters", []) or [])
+    chapters, snippets = _select(course, wanted)
+    unreadable = [] if wanted else _unreadable_chapters(course)
     as_json = bool(getattr(args, "json", False))
     accept = bool(getattr(args, "accept", False))
     cold = bool(getattr(args, "cold", False))
@@ -139,11 +171,11 @@ def cmd_verify(args) -> int:
             for p in blocking:
                 print(f"  {p}", file=sys.stderr)
             return 1
-    progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json)
-    runner = _runner(args, warm=not cold, course_id=course.id)
+    progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json, accepting=accept)
+    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload)
     try:
         if not cold and any(s.runnable and not s.cold and not s.gpu for s in snippets):
-            progress.note("⏳ 正在启动预热运行器（它先 import torch 一次，之后每段代码从它分叉）……")
+            progress.note(_preload_note(course))
             runner.start()
         results = run_many(
             runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold,
@@ -170,12 +202,19 @@ def cmd_verify(args) -> int:
         else:
             failed += 1
         rows.append({"chapter": s.chapter_id, "id": s.id, "status": status, "seconds": round(r.seconds, 4)})
+        if accept and i not in accepted and r.expected is None and status == "mismatch" and not r.raise_problem:
+            continue  # a new block accept refused: the refusal above says why
         if not as_json and status not in ("match", "skipped"):
             print(f"\n{ICONS.get(status, status)}  {s.key}  ({s_file(course, s)}:{s.line})  {r.message}".rstrip())
             if r.diff:
                 print(visible(r.diff))
             elif status in ("timeout", "error") and r.actual:
                 print(visible(r.actual[-2000:]))
+    for where in unreadable:
+        failed += 1
+        rows.append({"chapter": where, "id": None, "status": "error", "seconds": 0.0})
+        if not as_json:
+            print(f"\n{ICONS['error']}  {where} 读不出来，它的代码块一个也没验证（torchcourse check 说明原因；还没写的章在 course.toml 里标 planned = true）")
     if as_json:
         print(json.dumps({"results": rows, "passed": passed, "failed": failed, "skipped": skipped}, ensure_ascii=False, indent=2))
     else:
@@ -223,10 +262,13 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             continue
         if r.raise_problem:
             refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{r.raise_problem}")
+        elif r.status == "mismatch" and (too_big := _too_big(r)):
+            refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{too_big}")
         elif r.status == "mismatch":
             todo_idx.append(i)
     if todo_idx:
-        again = _runner(runner_args, warm=cold, course_id=course.id)
+        # the second run: the other mode, and another hash seed (set order, hash(): see the guide)
+        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED)
         try:
             second = run_many(again, [snippets[i] for i in todo_idx], jobs=max(1, int(getattr(runner_args, "jobs", 2) or 1)), cold=not cold, use_cache=False)
         finally:
@@ -237,7 +279,7 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             if r2.status not in ("match", "mismatch") or r2.actual != r1.actual:
                 first, other = ("热启动", "全新解释器") if not cold else ("全新解释器", "热启动")
                 diff = unified_diff(r1.actual, r2.actual).replace("期望 expected", first).replace("实际 actual", other)
-                refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：两次运行的输出不同（{first} / {other}），输出不确定的代码块不能写入——先固定随机种子或去掉时间、地址。\n{visible(diff) or r2.message}")
+                refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：两次运行的输出不同（{first} / {other}，第二次 PYTHONHASHSEED={SECOND_HASH_SEED}），输出不确定的代码块不能写入——先固定随机种子，去掉时间、地址，集合（set）和 hash() 的顺序排好序再打印。\n{visible(diff) or r2.message}")
             else:
                 keep.append(i)
         todo_idx = keep
@@ -267,7 +309,42 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
         print(f"\n🚫 拒绝写入 {len(refused)} 个代码块：", file=stream)
         for r in refused:
             print(f"  • {r}", file=stream)
+    if changes:
+        _appendix_after_accept(course)
     return 0
+
+
+SECOND_HASH_SEED = "1"  # the first run has the fixed PYTHONHASHSEED=0 of every run
+ACCEPT_MAX_LINES = 400  # the longest output block accept writes; a longer one is refused
+ACCEPT_MAX_CHARS = 40_000
+
+
+def _too_big(res) -> str:
+    """Why an output is too big to write into a chapter (cut by the runner, or over the cap)."""
+    if res.truncated:
+        return "输出超过 1 MB，被运行器截断了：截断的输出不是真实输出，不能写入。请让代码块少打印一些（只打印形状、前几行或摘要）"
+    lines = res.actual.count("\n") + 1
+    if lines > ACCEPT_MAX_LINES or len(res.actual) > ACCEPT_MAX_CHARS:
+        return (f"输出有 {lines} 行、{len(res.actual)} 个字符，超过 verify --accept 写入的上限（{ACCEPT_MAX_LINES} 行或 "
+                f"{ACCEPT_MAX_CHARS} 个字符）：读者读不完这么长的输出。请让代码块少打印一些（只打印形状、前几行或摘要）")
+    return ""
+
+
+def _appendix_after_accept(course) -> None:
+    """After writing outputs: the appendix rows whose 报错原文 no output prints any more (L2), so the
+    author learns it now rather than at the next check."""
+    try:
+        from torchcourse.check import excerpt_problems
+        from torchcourse.course import load_course
+
+        fresh = load_course(course.root)
+        broken = excerpt_problems(fresh)
+    except Exception:  # noqa: BLE001 - a hint only; check reports it in any case
+        return
+    if broken:
+        print(f"\n⚠️ 写入后附录里有 {len(broken)} 条报错原文不再出现在任何代码块的输出里（torchcourse check 也会报）：", file=sys.stderr)
+        for p in broken:
+            print(f"  {p}", file=sys.stderr)
 
 
 def s_file(course, snippet) -> str:
@@ -314,7 +391,7 @@ def cmd_run(args) -> int:
         snippet_or_exit(None, args.snippet)
     course = course_or_exit(args)
     snip = snippet_or_exit(course, args.snippet)
-    runner = _runner(args, warm=not args.cold, course_id=course.id)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:
@@ -338,6 +415,34 @@ def cmd_run(args) -> int:
 
 # -- doctor --------------------------------------------------------------------------------
 
+def _course_quietly(args):
+    """The course (for its ``preload``), or None when it cannot be loaded: doctor still runs."""
+    try:
+        from torchcourse.course import load_course
+
+        return load_course(paths.content_dir(getattr(args, "content", None)))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _module_version(name: str) -> str | None:
+    """The installed version of the distribution behind module ``name`` (no import), or None when
+    the module cannot be found. "已安装" when it has no version metadata."""
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    top = name.split(".")[0]
+    try:
+        if importlib.util.find_spec(top) is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    try:
+        return version(top)
+    except PackageNotFoundError:
+        return "已安装"
+
+
 def cmd_doctor(args) -> int:
     import platform
     import statistics
@@ -348,24 +453,44 @@ def cmd_doctor(args) -> int:
     from torchcourse.runner.core import TORCH_PIN
 
     ok = True
+    course = _course_quietly(args)
+    preload = course.preload if course is not None else ("torch",)
     print(f"Python      {platform.python_version()}  ({sys.executable})")
     tv = torch_version(sys.executable)
-    if tv == "none":
-        print(f"torch       ❌ 未安装 — pip install torch=={TORCH_PIN}")
-        ok = False
-    elif tv.split("+")[0] != TORCH_PIN:
-        print(f"torch       ⚠️ {tv}（课程按 {TORCH_PIN} 写成，输出可能不同）")
-    else:
-        print(f"torch       ✅ {tv}")
-    runner = Runner(cache_dir=None, warm=True)
+    missing = False
+    print(f"preload     {'、'.join(preload) or '（无）'}（course.toml 的 preload：预热运行器先导入它们）")
+    for name in preload:  # what the course's course.toml says the warm runner imports
+        if name == "torch":
+            if tv == "none":
+                print(f"torch       ❌ 未安装 — pip install torch=={TORCH_PIN}")
+                ok = False
+            elif tv.split("+")[0] != TORCH_PIN:
+                print(f"torch       ⚠️ {tv}（课程按 {TORCH_PIN} 写成，输出可能不同）")
+            else:
+                print(f"torch       ✅ {tv}")
+            continue
+        version = _module_version(name)
+        if version is None:
+            print(f"{name:<11} ❌ 未安装 — pip install {name.split('.')[0]}（课程的 course.toml 要预先导入它）")
+            ok, missing = False, True
+        else:
+            print(f"{name:<11} ✅ {version}")
+    if tv == "none" and "torch" in preload:
+        missing = True
+    runner = Runner(cache_dir=None, warm=True, preload=preload)
     try:
-        print(f"CUDA        {'✅ 可用' if runner.gpu_available() else '— 不可用（GPU 代码片段不会实跑）'}")
+        if "torch" in preload:  # a course without torch never imports it, not even here
+            print(f"CUDA        {'✅ 可用' if runner.gpu_available() else '— 不可用（GPU 代码片段不会实跑）'}")
         print(f"data        {paths.data_dir()}")
         print(f"cache       {paths.cache_dir()}")
         print(f"content     {paths.content_dir(getattr(args, 'content', None))}")
-        if tv != "none":
+        if not missing:
             t0 = time.monotonic()
-            snip = Snippet(id="doctor", chapter_id="doctor", code="import torch\nprint(torch.ones(2).sum().item())\n", expected="2.0", line=1)
+            if "torch" in preload:
+                snip = Snippet(id="doctor", chapter_id="doctor", code="import torch\nprint(torch.ones(2).sum().item())\n", expected="2.0", line=1)
+            else:
+                code = "".join(f"import {name}\n" for name in preload) + "print('ok')\n"
+                snip = Snippet(id="doctor", chapter_id="doctor", code=code, expected="ok", line=1)
             first = runner.run(snip, use_cache=False)
             boot = time.monotonic() - t0
             if first.status != "match":

@@ -18,12 +18,21 @@ from torchcourse.runner.cache import RunCache, fingerprint, gpu_possible
 from torchcourse.runner.normalize import compare, exception_matches, normalize, raised_exception, unified_diff
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_PRELOAD = ("torch",)
 STATUSES = ("match", "mismatch", "error", "timeout", "skipped", "cancelled")
 TORCH_PIN = "2.13.0"
 MSG_NO_TORCH = f"🚫 运行器找不到 torch：请先安装 `pip install torch=={TORCH_PIN}`，再重试。"
 MSG_GPU = "🗓️ 未实跑 — 需要 GPU"
 MSG_NORUN = "🗓️ 未实跑 — 这段代码只供阅读"
 MSG_ALONE = "提示：每段代码都单独写进一个空文件、在新进程里运行，前面代码块定义的名字在这里并不存在"
+MSG_EMPTY_DIR = "提示：每段代码都在一个新建的空目录里运行，前面代码块写下的文件和模块在这里并不存在（要用的文件请在同一段代码里先写出来）"
+
+
+def missing_module_message(module: str | None) -> str:
+    """What a learner reads when the warm runner cannot import a module the course preloads."""
+    if not module or module == "torch":
+        return MSG_NO_TORCH
+    return f"🚫 运行器找不到 {module}（课程的 course.toml 要预先导入它）：请先安装 `pip install {module.split('.')[0]}`，再重试。"
 
 
 def bad_attrs_message(snippet: Snippet) -> str:
@@ -50,7 +59,23 @@ def raise_problem(snippet: Snippet, raised: str | None) -> str:
     msg = f"💥 运行抛出了 {raised}，代码块却没有声明 raises={raised.rsplit('.', 1)[-1]}"
     if raised.rsplit(".", 1)[-1] in ("NameError", "UnboundLocalError", "ImportError"):
         msg += "。" + MSG_ALONE
+    elif raised.rsplit(".", 1)[-1] in ("FileNotFoundError", "ModuleNotFoundError"):
+        msg += "。" + MSG_EMPTY_DIR
     return msg
+
+
+def exit_problem(snippet: Snippet, raised: str | None, returncode: int | None) -> str:
+    """Empty when the exit status is the one the snippet declares (``exit=N``; 0 by default).
+    An uncaught exception's status 1 belongs to ``raises=`` (see :func:`raise_problem`); a run
+    killed by a signal has no status here."""
+    if raised is not None or returncode is None:
+        return ""
+    want = snippet.exit_code or 0
+    if returncode == want:
+        return ""
+    if snippet.exit_code is None:
+        return f"↩️ 运行以退出码 {returncode} 结束，代码块却没有声明 exit={returncode}（sys.exit(n) 的退出码要在围栏里写明）"
+    return f"↩️ 代码块声明了 exit={snippet.exit_code}，运行的退出码却是 {returncode}"
 
 
 @dataclass
@@ -66,7 +91,7 @@ class RunResult:
     message: str = ""  # short Chinese explanation (skipped / timeout / error / exit code)
     cached: bool = False
     raised: str | None = None  # class name of the uncaught exception the run ended with
-    raise_problem: str = ""  # set when ``raised`` disagrees with the snippet's ``raises=``
+    raise_problem: str = ""  # set when ``raised`` disagrees with ``raises=``, or the exit status with ``exit=N``
 
     @property
     def ok(self) -> bool:
@@ -214,9 +239,15 @@ def _close_all() -> None:
 class Runner:
     """Runs snippets. Thread-safe; one per app. See the package docstring for the contract."""
 
-    def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None):
+    def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
+                 preload: tuple[str, ...] | list[str] | None = None, hash_seed: str | None = None):
         self.python = python or execute.default_python()
         self.warm = warm
+        # what the zygote imports before forking (course.toml ``preload``; default torch)
+        self.preload = tuple(DEFAULT_PRELOAD if preload is None else preload)
+        # PYTHONHASHSEED of every run (zygote and cold alike): verify --accept's second pass uses
+        # another one, so that an output depending on set order or hash() is caught
+        self.hash_seed = hash_seed
         self.cache = RunCache(Path(cache_dir)) if cache_dir is not None else None
         self._lock = threading.Lock()
         self._zygote = None
@@ -244,6 +275,9 @@ class Runner:
                     self._gpu = False
         return self._gpu
 
+    def _env_overrides(self) -> dict[str, str]:
+        return {"PYTHONHASHSEED": self.hash_seed} if self.hash_seed is not None else {}
+
     def fingerprint(self) -> dict:
         return fingerprint(self.python, gpu_possible(self.python))
 
@@ -258,7 +292,7 @@ class Runner:
             if self._zygote is None or self._zygote is stale or not self._zygote.alive():
                 if self._zygote is not None:
                     self._zygote.close()
-                self._zygote = Zygote(self.python)
+                self._zygote = Zygote(self.python, preload=self.preload, env=self._env_overrides())
             return self._zygote
 
     def start(self) -> None:
@@ -321,7 +355,12 @@ class Runner:
         key = None
         if self.cache is not None and use_cache:
             # the mode is part of the key: `verify --cold` must never be answered by a warm run
-            key = self.cache.key(snippet.code, {**self.fingerprint(), "mode": "cold" if use_cold else "warm"})
+            env = {**self.fingerprint(), "mode": "cold" if use_cold else "warm"}
+            if not use_cold and self.preload != DEFAULT_PRELOAD:
+                env["preload"] = list(self.preload)  # (the default stays out: existing keys hold)
+            if self.hash_seed is not None:
+                env["hash_seed"] = self.hash_seed
+            key = self.cache.key(snippet.code, env)
             rec = self.cache.get(key)
             if rec is not None:
                 return self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
@@ -334,7 +373,7 @@ class Runner:
             os.mkdir(run_dir)
             _write_snippet(run_dir, snippet.code)
             if use_cold:
-                raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
+                raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base, env=self._env_overrides())
             else:
                 from torchcourse.runner.warm import ZygoteError
 
@@ -355,9 +394,9 @@ class Runner:
                         # the snippet wrote a module (json.py…) that shadows one the zygote had
                         # already imported: only a fresh interpreter gives `python file.py`'s answer
                         _reset_run_dir(run_dir, snippet.code)
-                        raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base)
+                        raw = execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base, env=self._env_overrides())
                 except ZygoteError as exc:
-                    msg = MSG_NO_TORCH if exc.no_torch else f"💥 预热运行器出错：{exc}"
+                    msg = missing_module_message(exc.missing) if exc.no_torch else f"💥 预热运行器出错：{exc}"
                     return RunResult("error", expected=expected, message=msg)
         except OSError as exc:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
@@ -393,7 +432,7 @@ class Runner:
             return res
         res.message = _exit_message(returncode, sig)
         res.raised = raised_exception(actual, returncode)
-        res.raise_problem = raise_problem(snippet, res.raised)
+        res.raise_problem = raise_problem(snippet, res.raised) or exit_problem(snippet, res.raised, returncode)
         if expected is None:
             res.status = "mismatch"
             res.diff = unified_diff("", actual)

@@ -193,13 +193,15 @@ def private_dirs(run_dir: str) -> dict[str, str]:
     return out
 
 
-def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None) -> RawRun:
+def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None, env: dict[str, str] | None = None) -> RawRun:
     """``python snippet.py`` in ``run_dir``: a brand-new interpreter in its own session, under a
     supervisor (tc_supervise.py) that enforces the timeout, kills the snippet's whole process
     tree, and does so by itself when the driver dies (lifeline: its stdin). ``cleanup_dir`` is
     removed by the supervisor when the driver is gone."""
     started = time.monotonic()
+    overrides = env or {}
     env = snippet_env()
+    env.update(overrides)  # e.g. another PYTHONHASHSEED for verify --accept's second pass
     env.update(private_dirs(run_dir))
     proc = subprocess.Popen(
         [python, "-I", "-S", SUPERVISOR_SCRIPT, repr(float(timeout)), cleanup_dir or run_dir, "--", python, SNIPPET_FILE],

@@ -21,26 +21,28 @@ START_TIMEOUT = 180.0
 
 
 class ZygoteError(Exception):
-    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False, died_mid_run: bool = False):
+    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False, died_mid_run: bool = False, missing: str | None = None):
         super().__init__(message)
         self.died_mid_run = died_mid_run  # collateral of the zygote's death: safe to retry once
-        self.no_torch = no_torch
+        self.no_torch = no_torch  # a module to preload is not installed (torch, or ``missing``)
+        self.missing = missing
         self.before_fork = before_fork  # the snippet never started: safe to retry
 
 
 class Zygote:
-    def __init__(self, python: str):
+    def __init__(self, python: str, *, preload: tuple[str, ...] = ("torch",), env: dict[str, str] | None = None):
         self.python = python
+        self.preload = tuple(preload)
         self.dir = tempfile.mkdtemp(prefix="tc-zyg-")
         self.sock_path = os.path.join(self.dir, "z.sock")
         self.log_path = os.path.join(self.dir, "zygote.log")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [python, str(ZYGOTE_SCRIPT), self.sock_path],
+            [python, str(ZYGOTE_SCRIPT), self.sock_path, json.dumps(list(self.preload))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
-            env=execute.snippet_env(),
+            env={**execute.snippet_env(), **(env or {})},
             cwd=self.dir,
             start_new_session=True,
             close_fds=True,
@@ -49,7 +51,7 @@ class Zygote:
         if not self.hello.get("ok"):
             err = str(self.hello.get("error", "unknown error"))
             self.close()
-            raise ZygoteError(err, no_torch=bool(self.hello.get("no_torch")))
+            raise ZygoteError(err, no_torch=bool(self.hello.get("no_torch")), missing=self.hello.get("missing"))
 
     def _read_hello(self) -> dict:
         fd = self.proc.stdout.fileno()

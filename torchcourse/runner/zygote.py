@@ -1,6 +1,7 @@
-"""The warm zygote: imports torch and numpy, runs nothing else, forks one child per snippet.
+"""The warm zygote: imports the course's preload modules (the shipped course: torch, and numpy
+with it), runs nothing else, forks one child per snippet.
 
-Started by :mod:`torchcourse.runner.warm` as ``python /path/to/zygote.py SOCKET`` — as a plain
+Started by :mod:`torchcourse.runner.warm` as ``python /path/to/zygote.py SOCKET '["torch"]'`` — as a plain
 script, so that not even the ``torchcourse`` package is imported here. Standard library only.
 
 Protocol (unix stream socket at SOCKET, one connection per snippet):
@@ -302,18 +303,24 @@ def main(argv=None):
     import signal
     import socket
 
-    hello = {"ok": True, "pid": os.getpid(), "python": sys.version}
-    try:
-        import torch  # noqa: F401 - the whole point: pay for this once
+    # the modules to import once (course.toml ``preload``; the shipped course: torch), as JSON
+    preload = json.loads(argv[1]) if len(argv) > 1 else ["torch"]
+    hello = {"ok": True, "pid": os.getpid(), "python": sys.version, "preload": preload}
+    import importlib
 
-        hello["torch"] = torch.__version__
-        hello["cuda"] = torch.version.cuda  # build info only; no CUDA call here
+    for name in preload:
         try:
-            import numpy  # noqa: F401
-        except ImportError:
-            pass
-    except BaseException as exc:  # noqa: BLE001
-        hello = {"ok": False, "no_torch": isinstance(exc, ImportError), "error": f"{type(exc).__name__}: {exc}"}
+            module = importlib.import_module(name)  # the whole point: pay for this once
+        except BaseException as exc:  # noqa: BLE001
+            hello = {"ok": False, "no_torch": isinstance(exc, ImportError), "missing": name, "error": f"{type(exc).__name__}: {exc}"}
+            break
+        if name == "torch":
+            hello["torch"] = module.__version__
+            hello["cuda"] = module.version.cuda  # build info only; no CUDA call here
+            try:
+                import numpy  # noqa: F401 - torch's snippets use it often; optional
+            except ImportError:
+                pass
 
     if not hello["ok"]:
         os.write(1, (json.dumps(hello) + "\n").encode())

@@ -59,11 +59,11 @@ def _course_commands():
     return CourseCommands
 
 
-def default_runner_factory(course_id: str):
+def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = None):
     from torchcourse import paths
     from torchcourse.runner import Runner
 
-    return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True)
+    return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True, preload=preload)
 
 
 class TorchCourseApp(App):
@@ -92,7 +92,7 @@ class TorchCourseApp(App):
         self.store = PendingView(store, self.writer)  # reads see the queued route and place
         self.unsaved_at_exit: list[str] = []
         if runner is None:
-            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id)))
+            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload)))
         self.runner = runner
         self.notice = notice
         self._today = today

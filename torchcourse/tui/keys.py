@@ -56,6 +56,7 @@ KEYS: tuple[Key, ...] = (
     Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
     Key("k", "quiz", "测验", "本章的检查点测验", "阅读"),
     Key("l", "links", "链接", "列出这一屏的链接，回车打开（也可以用鼠标直接点链接）", "阅读", show=False),
+    Key("R", "reload_chapter", "重新载入", "本章文件在磁盘上改过时（作者在另一个终端里编辑），重新载入它，停在同一行", "阅读", show=False, display="Shift+R"),
     # the snippet editor (e in the reader)
     Key("ctrl+r", "run_edited", "运行", "保存并运行改过的代码，结果和书上的预期输出并排、不同的行标出来", "改代码", display="Ctrl+R"),
     Key("escape", "leave_editor", "退出", "保存改动并关掉编辑器（回到阅读）", "改代码", display="Esc"),

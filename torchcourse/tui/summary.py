@@ -151,6 +151,8 @@ def unwritten_in_route(course: Course, route: Route | None) -> list[Chapter]:
 def nothing_to_continue(course: Course, store) -> str:
     """What 继续 says when no written chapter of the route is left: finished only when nothing is planned."""
     route = current_route(course, store)
+    if route is None or not route.chapters:  # every chapter of it refused (torchcourse check says why)
+        return "⚠️ 当前路线没有一章能读（课程内容有问题，作者运行 torchcourse check 可以看到原因）—— 按 r 换一条路线"
     planned = unwritten_in_route(course, route)
     if not planned:
         return "🎉 当前路线已全部读完 —— 按 r 换一条路线"

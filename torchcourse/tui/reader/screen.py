@@ -10,7 +10,8 @@ loader. The parts are collaborator objects, each with its own state:
   mounting, rendering ahead, jumps;
 - :class:`~.place.ReadingPlace` — reading credit, break points reached, the place for 继续;
 - :class:`~.navigation.Navigation` — links, the TOC, neighbouring chapters, home, the quiz;
-- :class:`~.snippets.Snippets` — choosing, running, editing and cancelling snippets.
+- :class:`~.snippets.Snippets` — choosing, running, editing and cancelling snippets;
+- :class:`~.preview.Preview` — the chapter's file changed on disk: offer to reload it in place.
 
 May call: every part of the package (it is the top of ``tests/test_layers.py``'s order: no part
 imports it). The names tests, the app and ``readcredit`` use (``body``, ``part_tops``, ``_y``,
@@ -39,6 +40,7 @@ from torchcourse.tui.reader.layout import ChapterLayout
 from torchcourse.tui.reader.navigation import Navigation
 from torchcourse.tui.reader.place import ReadingPlace
 from torchcourse.tui.reader.positions import Positions
+from torchcourse.tui.reader.preview import Preview
 from torchcourse.tui.reader.snippets import Snippets
 from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.widgets.banner import BreakBanner
@@ -65,6 +67,7 @@ class ReaderScreen(LeanScreen):
         self.place = ReadingPlace(self, layout, positions)
         self.navigation = Navigation(self, layout, positions)
         self.snippets = Snippets(self, positions)
+        self.preview = Preview(self)  # the chapter's file changed on disk: R reloads it in place
         self.loaded_event = threading.Event()  # set with ``loaded``: a worker thread can wait for it
         # perf_counter() stamps for benchmarks/bench_app.py: opened, first part painted, all mounted
         self.created_at = time.perf_counter()
@@ -89,6 +92,7 @@ class ReaderScreen(LeanScreen):
     def on_mount(self) -> None:
         self.watch(self.body, "scroll_y", self._scrolled, init=False)
         self.place.start()
+        self.preview.start()
         self.load_parts()
 
     def on_resize(self) -> None:
@@ -208,6 +212,9 @@ class ReaderScreen(LeanScreen):
 
     def action_links(self) -> None:
         self.navigation.links()
+
+    def action_reload_chapter(self) -> None:
+        self.preview.reload()
 
     def action_next_snippet(self) -> None:
         self.snippets.step(1)

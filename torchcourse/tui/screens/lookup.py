@@ -38,8 +38,14 @@ class PasteBox(TextArea):
 class LookupScreen(Finder):
     NAME = "lookup"
     HEADING = "报错反查：把报错原文粘贴进来（整段 Traceback 也行）。回车直接跳到最相关的那一节，Tab 到结果挑别的。"
-    EMPTY = ("本教程没有讲到这条报错（附录 A 里没有相近的）。下一步：去掉你自己的形状、数字和名字，"
-             "拿最后一行去 PyTorch 文档、github.com/pytorch/pytorch/issues 或 discuss.pytorch.org 搜。")
+    EMPTY_OTHER = "本课程没有讲到这条报错（附录里没有相近的）。下一步：去掉你自己的数字和名字，拿最后一行去搜。"
+
+    @property
+    def EMPTY(self) -> str:  # noqa: N802 - the Finder's name for it
+        """The course's own ``not_covered`` (course.toml; the shipped course names PyTorch's
+        forums and its chapter 00), else a wording that names no library and no chapter."""
+        course = getattr(self.app, "course", None)
+        return (getattr(course, "not_covered", "") or self.EMPTY_OTHER).strip()
     BINDINGS = Finder.BINDINGS + [Binding("ctrl+j", "first", "跳到第一条", show=False)]
 
     def make_input(self) -> TextArea:

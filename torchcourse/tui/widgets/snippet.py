@@ -39,6 +39,10 @@ def verdict_text(result) -> str:
         return f"💥 {INSTALL_HINT}"
     if status == "error" and getattr(result, "message", None):
         head = f"{head}：{result.message}"
+    elif status == "timeout" and str(getattr(result, "message", "") or "").startswith("⏱️"):
+        head = result.message  # the runner's own: it names the limit (运行超过 60 秒) and timeout=N
+    elif status == "mismatch" and getattr(result, "raise_problem", ""):
+        head = f"{head}：{result.raise_problem}"  # an undeclared exception or exit status: the diff may be empty
     tail = []
     if getattr(result, "cached", False):
         tail.append("缓存结果，X 重新运行")
