@@ -63,6 +63,15 @@ def text(screen, wid: str) -> str:
     return str(content if content is not None else widget.render())
 
 
+def num(screen, *file_indexes) -> list[str]:
+    """The keys to press for these choices (the file's indexes from 0) of the question on screen:
+    their numbers in the order this attempt shows them."""
+    from torchcourse.quiz.order import shown_numbers
+
+    s = screen.session
+    return [str(n) for n in shown_numbers(s.order(*s.current), file_indexes)]
+
+
 async def wait_for(pilot, predicate, timeout=60.0):
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -79,15 +88,18 @@ async def test_whole_quiz_by_keys(course, store, runner):
         await pilot.pause()
         screen = app.screen
         assert "第 1/6 题 · 单选" in text(screen, "#quiz-head")
-        await pilot.press("2")
-        assert "(•) 2) 6" in text(screen, "#quiz-choices")
+        [six] = num(screen, 1)
+        await pilot.press(six)
+        assert f"(•) {six}) 6" in text(screen, "#quiz-choices")
         await pilot.press("enter")
         assert "✓ 正确" in text(screen, "#quiz-verdict")
         assert "出处：第 01 章 §求和" in text(screen, "#quiz-where")
         await pilot.press("enter")
-        # multi: toggle 1, 2, 3 then untoggle 2 with the cursor and space
-        await pilot.press("1", "2", "3", "up", "space")
-        assert "[x] 1)" in text(screen, "#quiz-choices") and "[ ] 2)" in text(screen, "#quiz-choices")
+        # multi: toggle 1, 2, 3 then untoggle the wrong one with the cursor and space
+        [wrong] = num(screen, 1)
+        await pilot.press("1", "2", "3", *(["up"] * (3 - int(wrong))), "space")
+        assert f"[ ] {wrong}) \"hi\".lower()" in text(screen, "#quiz-choices")
+        assert text(screen, "#quiz-choices").count("[x]") == 2
         await pilot.press("enter", "enter")
         # fill
         assert "填空" in text(screen, "#quiz-head")
@@ -101,7 +113,7 @@ async def test_whole_quiz_by_keys(course, store, runner):
         assert text(screen, "#quiz-run").rstrip().endswith("6")
         await pilot.press("enter")
         # predict graded like single
-        await pilot.press("2", "enter")
+        await pilot.press(*num(screen, 1), "enter")
         await wait_for(pilot, lambda: "实际输出" in text(screen, "#quiz-run"))
         assert "HI" in text(screen, "#quiz-run")
         await pilot.press("enter")
@@ -143,8 +155,9 @@ async def test_escape_mid_quiz_keeps_answers(course, store, runner):
         assert store.answers() == []
         await pilot.press("1", "enter", "escape")
         await pilot.pause()
-    assert app.outcomes == [QuizOutcome("01", 0, 6, None)]
-    assert [(a.question_id, a.correct) for a in store.answers()] == [("sum-single", False)]
+    [(qid, answer, correct)] = [(a.question_id, a.answer, a.correct) for a in store.answers()]
+    assert qid == "sum-single" and correct == (answer == "1")
+    assert app.outcomes == [QuizOutcome("01", int(correct), 6, None)]
 
 
 @sync
