@@ -219,3 +219,72 @@ async def test_review_open_question_self_graded_right_and_review_footer(course, 
         await pilot.press("enter", "enter")
         await pilot.pause()
     assert [(a.question_id, a.correct) for a in store.answers(question_id="why-sum")] == [("why-sum", False), ("why-sum", True)]
+
+
+async def _answer_first_three(pilot, screen):
+    await pilot.press(*num(screen, 1), "enter", "enter")  # single, right
+    await pilot.press(*num(screen, 0), "enter", "enter")  # multi, wrong (one of two)
+    await pilot.press(*"upper", "enter", "enter")  # fill, right
+
+
+@sync
+async def test_escape_after_some_answers_and_reopening_resumes_at_the_next(course, store, runner):
+    """Issue 33: Esc after 3 of 6 answers, open the quiz again: it offers 从第 4 题继续 / 重新开始;
+    continuing starts at question 4 and the three answers count once. Then the same after a
+    restart of the app (nothing in memory: the stored attempt)."""
+    from torchcourse.tui.screens.quiz_save import forget_left
+
+    for fresh_process in (False, True):
+        store.reset()
+        app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            first = app.screen
+            order = [first.session.order(cid, q) for cid, q in first.session.items if q.has_choices]
+            await _answer_first_three(pilot, first)
+            assert "第 4/6 题" in text(first, "#quiz-head")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: len(store.answers()) == 3)
+            if fresh_process:
+                forget_left(store, "01")  # a new process remembers nothing but the store
+            app.push_screen(QuizScreen(course, "01", store, runner), callback=app.outcomes.append)
+            await wait_for(pilot, lambda: app.screen is not first and "从第 4 题继续" in screen_text(app))
+            again = app.screen
+            assert "重新开始" in screen_text(app) and "6 题里已答 3 题" in screen_text(app)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "第 4/6 题" in text(again, "#quiz-head"))
+            assert [again.session.order(cid, q) for cid, q in again.session.items if q.has_choices] == order
+            await pilot.press("6", "enter", "enter")  # predict (typed), right
+            await pilot.press(*num(again, 1), "enter", "enter")  # predict (choices), right
+            await pilot.press("r", "y", "enter")  # open, self-graded right
+            await wait_for(pilot, lambda: "得分：5/6" in text(again, "#quiz-summary"))
+            assert "含上次离开前答的 3 题" in text(again, "#quiz-summary")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: len(store.answers()) == 6 and store.open_attempt("01") is None)
+        assert [a.question_id for a in store.answers()] == [
+            "sum-single", "upper-multi", "func-fill", "predict-add", "predict-shout", "why-sum"]
+        assert len({a.attempt_id for a in store.answers()}) == 1
+
+
+@sync
+async def test_starting_again_asks_from_question_1_in_a_new_order(course, store, runner):
+    from torchcourse.tui.screens.quiz_save import forget_left
+
+    app = QuizApp(lambda: QuizScreen(course, "01", store, runner, seed=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await _answer_first_three(pilot, app.screen)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: len(store.answers()) == 3)
+        app.push_screen(QuizScreen(course, "01", store, runner, seed=2), callback=app.outcomes.append)
+        await wait_for(pilot, lambda: "重新开始" in screen_text(app))
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: "第 1/6 题" in text(app.screen, "#quiz-head"))
+        assert app.screen.session.seed == 2 and app.screen.session.answered == 0
+        await pilot.press("1", "enter")
+        await wait_for(pilot, lambda: len(store.answers()) == 4)
+        left = store.open_attempt("01")
+        assert left.seed == 2 and len(left.answers) == 1  # the old attempt is closed
+        await pilot.press("escape")
+        await pilot.pause()
+    forget_left(store, "01")

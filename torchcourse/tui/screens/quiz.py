@@ -34,7 +34,7 @@ from torchcourse.quiz.review import next_review_day
 from torchcourse.quiz.session import QuizError, QuizOutcome, QuizSession, Result, chapter_label
 from torchcourse.tui.screens import quiz_view as view
 from torchcourse.tui.screens.quiz_ends import QuizEnds
-from torchcourse.tui.screens.quiz_run import PredictRun
+from torchcourse.tui.screens.quiz_run import PredictRun, RunOutput
 from torchcourse.tui.screens.quiz_save import resume_offer, save_in_background
 from torchcourse.tui.screens.quiz_view import ANSWER, EMPTY, FEEDBACK, JUDGE, RESUME, SUMMARY
 from torchcourse.tui.screens.quiz_view import HangingChoices  # noqa: F401 - re-exported for callers
@@ -117,7 +117,7 @@ class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
             yield Static(id="quiz-verdict")
             yield Markdown(id="quiz-explain")
             yield Static(id="quiz-where")
-            yield Static(id="quiz-run")
+            yield RunOutput(id="quiz-run")
             yield Static(id="quiz-hint")
             yield Static(id="quiz-summary")
             yield OptionList(id="quiz-resume")

@@ -9,12 +9,23 @@ import threading
 
 from rich.text import Text
 from textual import work
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from torchcourse.tui.screens import quiz_view as view
 from torchcourse.tui.screens.quiz_view import FEEDBACK
 
 RUN_GROUP = "quiz-predict"
+
+
+class RunOutput(Static):
+    """The real output's box. It grows when the output lands, a layout after the update: only
+    then can the screen scroll all of it (and the hint under it) into view."""
+
+    def on_resize(self, event) -> None:
+        if self.display and getattr(self.screen, "phase", None) == FEEDBACK:
+            # after the next refresh: by then the scroll container knows its new height too
+            self.call_after_refresh(self.screen._reveal_feedback)
 
 
 class PredictRun:
@@ -62,4 +73,4 @@ class PredictRun:
             self._cancel = None
 
 
-__all__ = ["PredictRun", "RUN_GROUP"]
+__all__ = ["PredictRun", "RunOutput", "RUN_GROUP"]

@@ -144,7 +144,8 @@ def missed_options(session) -> list[Option]:
 def resume_text(offer) -> str:
     return (
         f"上次这份测验做到一半就离开了：{offer.total} 题里已答 {offer.answered} 题。\n"
-        f"接着做，已答的题计入得分、只算一次；重新开始，选项重新打乱，从第 1 题答起。"
+        f"接着做，已答的题计入得分、只算一次；重新开始，选项重新打乱，从第 1 题答起。\n"
+        f"↑↓ 选一项，回车确定；Esc 离开。"
     )
 
 
