@@ -38,6 +38,14 @@ def minute_warnings(course: Course) -> list[str]:
     return out
 
 
+def all_warnings(course: Course) -> list[str]:
+    """Everything ``check`` warns about (⚠️, never counted as a problem): reading times out of
+    their band, choice questions whose keys length or wording gives away (quiz/tells.py)."""
+    from torchcourse.quiz.tells import quiz_warnings
+
+    return minute_warnings(course) + quiz_warnings(course)
+
+
 def shape(course: Course, problems: list[Problem]) -> dict:
     return {
         "id": course.id,
@@ -57,7 +65,7 @@ def shape(course: Course, problems: list[Problem]) -> dict:
         ],
         "routes": [{"id": r.id, "name": r.name, "chapters": r.chapters, "minutes": r.minutes} for r in course.routes],
         "problems": [str(p) for p in problems],
-        "warnings": minute_warnings(course),
+        "warnings": all_warnings(course),
     }
 
 

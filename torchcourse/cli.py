@@ -15,7 +15,7 @@ from torchcourse.commandline import course_or_exit
 
 
 def cmd_check(args) -> int:
-    from torchcourse.check import all_problems, minute_warnings, shape
+    from torchcourse.check import all_problems, all_warnings, shape
 
     course = course_or_exit(args, need_chapters=False)
     problems = all_problems(course)
@@ -24,7 +24,7 @@ def cmd_check(args) -> int:
     else:
         for p in problems:
             print(p)
-        for w in minute_warnings(course):  # printed, never counted as a problem
+        for w in all_warnings(course):  # printed, never counted as a problem
             print(w)
         written = [c for c in course.chapters if c.available]
         snippets = sum(len(c.snippets) for c in written)
