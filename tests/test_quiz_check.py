@@ -177,3 +177,15 @@ def test_the_shipped_course_has_no_quiz_tells_in_chapters_03_to_10():
     warnings = quiz_warnings(load_course(ROOT / "content"))
     later = [w for w in warnings if any(f"checkpoints/{n:02d}.toml" in w for n in range(3, 11))]
     assert later == []
+
+
+def test_check_json_lists_the_quiz_warnings(tmp_path):
+    import json
+
+    qs = "".join(_single(f"long-{i}", ["短", "也短", "最长的这一个才是答案", "不长"], 2) for i in range(3))
+    root = course_copy(tmp_path, qs)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHCOURSE_CONTENT"}
+    proc = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(root), "check", "--json"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    data = json.loads(proc.stdout)
+    assert data["problems"] == [] and any("唯一最长" in w for w in data["warnings"])

@@ -194,3 +194,12 @@ def test_a_quiz_left_half_way_resumes_with_resume_and_counts_answers_once(tmp_pa
     # finished: nothing left to resume
     after = quiz(tmp_path, "01", "", extra=("--resume",))
     assert "没有做到一半的测验可以接着做" in after.stderr
+
+
+def test_help_says_the_order_is_shuffled_and_how_to_fix_it(tmp_path):
+    proc = quiz(tmp_path, "01", "", extra=("--help",))
+    assert proc.returncode == 0
+    out = " ".join(proc.stdout.split())
+    assert "选项的顺序每次测验都重新打乱" in out and "--seed N" in out and "同一个 N 每次顺序相同" in out and "--resume" in out
+    bad = quiz(tmp_path, "01", "", extra=("--seed", "abc"))
+    assert bad.returncode == 2 and "种子应为整数" in bad.stderr and "Traceback" not in bad.stderr
