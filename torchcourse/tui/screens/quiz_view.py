@@ -80,7 +80,7 @@ def choice_rows(question, order: list[int], picked: set[int], cursor: int | None
 def answer_hint(question) -> str:
     """What to do on a question that has just opened."""
     if question.kind == "predict" and question.has_choices:
-        return "选出你预测的输出：按数字键选择（↑↓ 移动），回车提交；提交后会运行这段代码，给你看真实输出。"
+        return "选出你预测的输出：按数字键选择（↑↓ 移动），回车提交；提交后给你看这段代码在本机的真实输出。"
     if question.has_choices:
         if question.multiple:
             return "多选：按数字键或空格勾选/取消所有正确的选项，回车提交。"
@@ -89,7 +89,7 @@ def answer_hint(question) -> str:
         return "简答：先在心里（或纸上）答一遍，再按 r 或回车看参考答案，然后自己评分。"
     if question.kind == "fill":
         return "输入答案后按回车。大小写、空格、全角半角都不计较。"
-    return "写下你预测的输出，按回车提交；提交后会运行这段代码，给你看真实输出。"
+    return "写下你预测的输出，按回车提交；提交后给你看这段代码在本机的真实输出。"
 
 
 def verdict(result) -> tuple[Text, bool]:
@@ -104,7 +104,7 @@ def verdict(result) -> tuple[Text, bool]:
 
 def next_hint(last: bool, predict_running: bool = False) -> str:
     go = "按回车看结果。" if last else "按回车进入下一题。"
-    return go + ("（真实输出还在运行，不用等。）" if predict_running else "")
+    return go + ("（真实输出还在路上，不用等。）" if predict_running else "")
 
 
 def run_text(text: str, note: str | None, seconds: float | None = None) -> Text:
