@@ -203,3 +203,42 @@ def test_help_says_the_order_is_shuffled_and_how_to_fix_it(tmp_path):
     assert "选项的顺序每次测验都重新打乱" in out and "--seed N" in out and "同一个 N 每次顺序相同" in out and "--resume" in out
     bad = quiz(tmp_path, "01", "", extra=("--seed", "abc"))
     assert bad.returncode == 2 and "种子应为整数" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_at_a_terminal_a_quiz_left_half_way_is_named(tmp_path):
+    """At a real terminal (a pty) without --resume the learner is told where the last attempt
+    stopped and how to continue; Ctrl+D then ends the quiz cleanly."""
+    import pty
+    import select
+    import time
+
+    quiz(tmp_path, "01", shown("sum-single", 1) + "\n")  # piped: one answer, then the end of input
+    env = {**os.environ, "TORCHCOURSE_HOME": str(tmp_path)}
+    env.pop("TORCHCOURSE_CONTENT", None)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "quiz", "01"],
+                            stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 300
+        while "输入序号".encode() not in out:  # the first question's prompt: waiting for a line
+            assert time.monotonic() < deadline and proc.poll() is None, out.decode(errors="replace")
+            if select.select([master], [], [], 1)[0]:
+                out += os.read(master, 65536)
+        os.write(master, b"\x04")  # Ctrl+D: end of input
+        while proc.poll() is None or select.select([master], [], [], 0)[0]:
+            if select.select([master], [], [], 1)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    break
+            assert time.monotonic() < deadline
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        os.close(master)
+    text = " ".join(out.decode(errors="replace").split())
+    assert "上次的测验停在第 2/6 题（已答 1 题）；要从第 2 题继续，请加 --resume。这次重新开始。" in text, text
+    assert "第 1/6 题" in text and "Traceback" not in text
