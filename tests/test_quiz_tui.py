@@ -288,3 +288,19 @@ async def test_starting_again_asks_from_question_1_in_a_new_order(course, store,
         await pilot.press("escape")
         await pilot.pause()
     forget_left(store, "01")
+
+
+def test_the_quiz_screen_modules_stay_split_by_role():
+    """Issue 31/33: question rendering, grading flow, persistence and the predict run live in
+    modules of their own; no class over 400 lines, no module over 500."""
+    import ast
+
+    screens = Path(__file__).resolve().parent.parent / "torchcourse" / "tui" / "screens"
+    files = sorted(screens.glob("quiz*.py"))
+    assert {f.stem for f in files} >= {"quiz", "quiz_view", "quiz_save", "quiz_run", "quiz_ends"}
+    for f in files:
+        src = f.read_text(encoding="utf-8")
+        assert len(src.splitlines()) <= 500, f
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ClassDef):
+                assert node.end_lineno - node.lineno + 1 <= 400, (f.name, node.name)
