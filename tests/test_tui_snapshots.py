@@ -104,6 +104,13 @@ def test_quiz(snap_compare, tmp_path):
 LONGQUIZ = Path(__file__).parent / "fixtures" / "longquiz"
 
 
+def _in_view(screen, selector: str) -> bool:
+    """The widget's whole box is inside the quiz body's window (the scroll has landed)."""
+    body, widget = screen.body, screen.query_one(selector)
+    top, bottom = widget.virtual_region.y, widget.virtual_region.bottom
+    return widget.display and body.scroll_y <= top and bottom <= body.scroll_y + body.scrollable_content_region.height
+
+
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
 @pytest.mark.parametrize("chapter_id", ["02", "09"])
 @pytest.mark.parametrize("stage", ["opened", "answered"])
@@ -130,6 +137,7 @@ def test_quiz_long_predict_question(snap_compare, tmp_path, size, chapter_id, st
         screen = app.screen
         q = screen.session.current[1]
         await wait_for(pilot, lambda: all(c in screen_text(app) for c in q.choices), what="every option on screen")
+        await wait_for(pilot, lambda: _in_view(screen, "#quiz-hint"), what="the hint under the options scrolled into view")
         if stage == "answered":
             wrong = next(str(n + 1) for n, i in enumerate(screen.session.order(chapter_id, q)) if i != q.answer)
             await pilot.press(wrong, "enter")
@@ -137,6 +145,7 @@ def test_quiz_long_predict_question(snap_compare, tmp_path, size, chapter_id, st
             await wait_for(pilot, lambda: "实际输出" in screen_text(app), what="the real output on screen")
             await wait_for(pilot, lambda: "下一题" in screen_text(app).splitlines()[-1] or "看结果" in screen_text(app).splitlines()[-1],
                            what="the footer saying how to go on")
+            await wait_for(pilot, lambda: _in_view(screen, "#quiz-run"), what="the whole real output scrolled into view")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
