@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_quiz_tui import FIXTURE, QuizApp, sync, text, wait_for
+from test_quiz_cli import SEED, shown
+from test_quiz_tui import FIXTURE, QuizApp, num, sync, text, wait_for
 
 from torchcourse.course import load_course
 from torchcourse.progress import open_store
@@ -51,7 +52,9 @@ def test_plain_quiz_survives_a_locked_store(tmp_path):
     assert first.returncode == 0, first.stderr
     lock = Lock(home / "data" / "progress.sqlite3")
     try:
-        out = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "quiz", "01"], cwd=ROOT, env=env, input="2\n", capture_output=True, text=True, timeout=600)
+        key = shown("sum-single", 1)  # the right choice's number as --seed shows it
+        out = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "quiz", "01", "--seed", str(SEED)],
+                             cwd=ROOT, env=env, input=key + "\n", capture_output=True, text=True, timeout=600)
     finally:
         lock.release()
     assert "Traceback" not in out.stderr + out.stdout, out.stderr
@@ -72,7 +75,7 @@ async def test_app_quiz_stays_responsive_and_saves_later(tmp_path):
             await pilot.pause()
             screen = app.screen
             lock = Lock(db)
-            await pilot.press("2", "enter")
+            await pilot.press(*num(screen, 1), "enter")
             assert "✓ 正确" in text(screen, "#quiz-verdict")
             await pilot.press("enter")  # on to question 2 while the write waits for the lock
             assert "第 2/6 题" in text(screen, "#quiz-head")

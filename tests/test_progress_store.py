@@ -26,7 +26,7 @@ def test_fresh_database_is_current_schema_in_wal_mode(tmp_path):
     s.close()
     assert notice is None
     conn = sqlite3.connect(tmp_path / "data" / "p.sqlite3")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_VERSION == 6
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"settings", "chapters", "answers", "runs", "breaks", "snippet_edits"} <= tables

@@ -11,13 +11,27 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
 
 
-def quiz(tmp_path, chapter, stdin, content=FIXTURE):
+SEED = 7
+
+
+def quiz(tmp_path, chapter, stdin, content=FIXTURE, extra=("--seed", str(SEED))):
     env = {**os.environ, "TORCHCOURSE_HOME": str(tmp_path)}
     env.pop("TORCHCOURSE_CONTENT", None)
     return subprocess.run(
-        [sys.executable, "-m", "torchcourse", "--content", str(content), "quiz", chapter],
+        [sys.executable, "-m", "torchcourse", "--content", str(content), "quiz", chapter, *extra],
         input=stdin, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
     )
+
+
+def shown(qid, *file_indexes, seed=SEED, sep=" "):
+    """What to type to pick these choices (the file's indexes from 0) when the quiz runs with
+    --seed ``seed``: their numbers as shown, from 1."""
+    from torchcourse.course import load_course
+    from torchcourse.quiz.bank import questions_for
+    from torchcourse.quiz.order import choice_order, shown_numbers
+
+    q = next(q for q in questions_for(load_course(FIXTURE), "01") if q.id == qid)
+    return sep.join(str(n) for n in shown_numbers(choice_order(seed, "01", q), file_indexes))
 
 
 def stored(tmp_path, content=FIXTURE):
@@ -33,7 +47,8 @@ def stored(tmp_path, content=FIXTURE):
 def test_whole_quiz_piped(tmp_path):
     # single right, multi right ("1,3"), fill right despite backticks and case, predict (text) wrong,
     # predict (choices) right, open self-graded wrong
-    proc = quiz(tmp_path, "01", "2\n1,3\n`Upper()`\n5\n2\nn\n")
+    answers = [shown("sum-single", 1), shown("upper-multi", 0, 2, sep=","), "`Upper()`", "5", shown("predict-shout", 1), "n"]
+    proc = quiz(tmp_path, "01", "\n".join(answers) + "\n")
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr
     assert "第 1/6 题 · 单选" in out and "第 6/6 题 · 简答" in out
@@ -60,14 +75,23 @@ def test_whole_quiz_piped(tmp_path):
 
 
 def test_eof_stops_cleanly_and_keeps_what_was_answered(tmp_path):
+    from torchcourse.course import load_course
+    from torchcourse.quiz.bank import questions_for
+    from torchcourse.quiz.order import choice_order
+
     proc = quiz(tmp_path, "1", "1\n2 3\n")  # "1" finds chapter 01
     assert proc.returncode == 0, proc.stderr
     assert "输入结束：已保存 2/6 题的作答。" in proc.stdout
-    assert "本次得分：答了 2 题，对 0 题（0%）；还有 4 题没答。" in proc.stdout
+    assert "本次得分：答了 2 题，对 %d 题" % sum(a[3] for a in stored(tmp_path)[0]) in proc.stdout
+    assert "还有 4 题没答。" in proc.stdout
     assert "/6 题正确" not in proc.stdout and "0/2（" not in proc.stdout  # one denominator per line
     assert "Traceback" not in proc.stderr
     answers, _ = stored(tmp_path)
-    assert answers == [("01", "sum-single", "0", False), ("01", "upper-multi", "1,2", False)]
+    # the numbers typed are positions as shown: stored as the file's indexes they stood for
+    qs = {q.id: q for q in questions_for(load_course(FIXTURE), "01")}
+    first = choice_order(SEED, "01", qs["sum-single"])[0]
+    multi = sorted(choice_order(SEED, "01", qs["upper-multi"])[1:3])
+    assert answers == [("01", "sum-single", str(first), first == 1), ("01", "upper-multi", ",".join(map(str, multi)), multi == [0, 2])]
 
 
 def test_unknown_chapter_and_chapter_without_checkpoint(tmp_path):
@@ -85,7 +109,8 @@ def test_completing_the_chapter_through_the_quiz(tmp_path):
     store, _ = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
     store.reach_break("01", 2)
     store.close()
-    proc = quiz(tmp_path, "01", "2\n1 3\nupper\n6\n2\ny\n")
+    answers = [shown("sum-single", 1), shown("upper-multi", 0, 2), "upper", "6", shown("predict-shout", 1), "y"]
+    proc = quiz(tmp_path, "01", "\n".join(answers) + "\n")
     assert proc.returncode == 0, proc.stderr
     assert "得分：6/6（100%）" in proc.stdout
     assert "🎉 第 01 章已完成。" in proc.stdout
@@ -95,7 +120,8 @@ def test_completing_the_chapter_through_the_quiz(tmp_path):
 
 def test_a_piped_line_that_does_not_answer_stops_the_quiz_naming_the_line(tmp_path):
     # line 5 ("9") cannot answer question 5 (3 choices): nothing after it may answer the wrong question
-    proc = quiz(tmp_path, "01", "2\n1,3\n`Upper()`\n5\n9\n2\nn\n")
+    answers = [shown("sum-single", 1), shown("upper-multi", 0, 2, sep=","), "`Upper()`", "5", "9", "2", "n"]
+    proc = quiz(tmp_path, "01", "\n".join(answers) + "\n")
     assert proc.returncode == 1
     assert "输入第 5 行“9”回答不了第 5 题：看不懂“9”：请输入 1–3 之间的一个序号（从 1 数起）。" in proc.stdout
     assert "前面的作答已保存" in proc.stdout
@@ -110,3 +136,109 @@ def test_a_quiz_abandoned_before_any_answer_is_not_an_attempt(tmp_path):
     assert "没有作答任何题目：这次不算一次测验" in proc.stdout
     assert "题正确" not in proc.stdout and "对 0 题" not in proc.stdout
     assert "输入结束" not in proc.stdout
+
+
+def _orders(tmp_path):
+    from torchcourse.course.loader import course_id_of
+
+    store, _ = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
+    try:
+        return tuple(a.shown for a in store.answers() if a.shown is not None)
+    finally:
+        store.close()
+
+
+def test_each_fresh_attempt_shows_its_own_order_and_the_seed_repeats_one(tmp_path):
+    """Issue 33: always typing "1" must not be a strategy. Five fresh attempts without --seed
+    (3 choice questions of 3 choices each: 216 possible orders per attempt) show at least two
+    different orders; two runs with the same --seed show the same one, as choice_order says."""
+    from torchcourse.course import load_course
+    from torchcourse.quiz.bank import questions_for
+    from torchcourse.quiz.order import choice_order
+
+    seen = set()
+    for i in range(5):
+        d = tmp_path / f"fresh{i}"
+        proc = quiz(d, "01", "1\n1\n1\n1\n1\n1\n", extra=())
+        assert proc.returncode == 0, proc.stderr
+        seen.add(_orders(d))
+    assert len(seen) >= 2, seen
+    runs = []
+    for i in range(2):
+        d = tmp_path / f"seeded{i}"
+        proc = quiz(d, "01", "1\n1\n1\n1\n1\n1\n", extra=("--seed", "12345"))
+        runs.append((proc.stdout, _orders(d)))
+    assert runs[0] == runs[1]
+    qs = [q for q in questions_for(load_course(FIXTURE), "01") if q.has_choices]
+    assert runs[0][1] == tuple(tuple(choice_order(12345, "01", q)) for q in qs)
+    # the transcript numbers the choices in that order
+    sum_single = qs[0]
+    listed = "\n".join(f"  {n + 1}) {sum_single.choices[i]}" for n, i in enumerate(choice_order(12345, "01", sum_single)))
+    assert listed in runs[0][0]
+
+
+def test_a_quiz_left_half_way_resumes_with_resume_and_counts_answers_once(tmp_path):
+    first = quiz(tmp_path, "01", "\n".join([shown("sum-single", 1), shown("upper-multi", 0)]) + "\n")
+    assert "输入结束：已保存 2/6 题的作答。" in first.stdout
+    # piped without --resume: a new attempt from question 1 (the piped lines stay predictable);
+    # one left before any answer is no attempt, so the half-done one still waits
+    again = quiz(tmp_path, "01", "")
+    assert "第 1/6 题" in again.stdout and "没有作答任何题目" in again.stdout
+    rest = quiz(tmp_path, "01", "upper\n6\n" + shown("predict-shout", 1) + "\ny\n", extra=("--resume",))
+    assert rest.returncode == 0, rest.stderr
+    assert "接着上次的测验：前 2 题已作答（计入得分），从第 3 题继续。" in rest.stdout
+    assert "第 1/6 题" not in rest.stdout and "第 3/6 题 · 填空" in rest.stdout
+    assert "得分：5/6（83%）" in rest.stdout  # the two earlier answers (one right) counted once
+    answers, _ = stored(tmp_path)
+    assert [a[1] for a in answers] == ["sum-single", "upper-multi", "func-fill", "predict-add", "predict-shout", "why-sum"]
+    # finished: nothing left to resume
+    after = quiz(tmp_path, "01", "", extra=("--resume",))
+    assert "没有做到一半的测验可以接着做" in after.stderr
+
+
+def test_help_says_the_order_is_shuffled_and_how_to_fix_it(tmp_path):
+    proc = quiz(tmp_path, "01", "", extra=("--help",))
+    assert proc.returncode == 0
+    out = " ".join(proc.stdout.split())
+    assert "选项的顺序每次测验都重新打乱" in out and "--seed N" in out and "同一个 N 每次顺序相同" in out and "--resume" in out
+    bad = quiz(tmp_path, "01", "", extra=("--seed", "abc"))
+    assert bad.returncode == 2 and "种子应为整数" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_at_a_terminal_a_quiz_left_half_way_is_named(tmp_path):
+    """At a real terminal (a pty) without --resume the learner is told where the last attempt
+    stopped and how to continue; Ctrl+D then ends the quiz cleanly."""
+    import pty
+    import select
+    import time
+
+    quiz(tmp_path, "01", shown("sum-single", 1) + "\n")  # piped: one answer, then the end of input
+    env = {**os.environ, "TORCHCOURSE_HOME": str(tmp_path)}
+    env.pop("TORCHCOURSE_CONTENT", None)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "quiz", "01"],
+                            stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 300
+        while "输入序号".encode() not in out:  # the first question's prompt: waiting for a line
+            assert time.monotonic() < deadline and proc.poll() is None, out.decode(errors="replace")
+            if select.select([master], [], [], 1)[0]:
+                out += os.read(master, 65536)
+        os.write(master, b"\x04")  # Ctrl+D: end of input
+        while proc.poll() is None or select.select([master], [], [], 0)[0]:
+            if select.select([master], [], [], 1)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    break
+            assert time.monotonic() < deadline
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        os.close(master)
+    text = " ".join(out.decode(errors="replace").split())
+    assert "上次的测验停在第 2/6 题（已答 1 题）；要从第 2 题继续，请加 --resume。这次重新开始。" in text, text
+    assert "第 1/6 题" in text and "Traceback" not in text

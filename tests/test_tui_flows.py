@@ -301,7 +301,9 @@ class TestHomeQuizAndReview:
             await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
             await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="the due question")
             assert "第 1/1 题" in screen_text(app) and "切片会复制数据吗？" not in screen_text(app)
-            await pilot.press("2", "enter")  # right this time
+            from test_tui_support import shown_key
+
+            await pilot.press(*shown_key(app, 1), "enter")  # right this time (the key is choice 1 in the file)
             await wait_for(pilot, lambda: "✓ 正确" in screen_text(app), what="the verdict")
             await pilot.press("enter")  # the summary
             await wait_for(pilot, lambda: "得分：1/1" in screen_text(app), what="the summary")

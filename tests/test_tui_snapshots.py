@@ -7,6 +7,9 @@ and review the report.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual import events
 from textual.widgets import TextArea
 
@@ -96,3 +99,53 @@ def test_quiz(snap_compare, tmp_path):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+LONGQUIZ = Path(__file__).parent / "fixtures" / "longquiz"
+
+
+def _in_view(screen, selector: str) -> bool:
+    """The widget's whole box is inside the quiz body's window (the scroll has landed)."""
+    body, widget = screen.body, screen.query_one(selector)
+    top, bottom = widget.virtual_region.y, widget.virtual_region.bottom
+    return widget.display and body.scroll_y <= top and bottom <= body.scroll_y + body.scrollable_content_region.height
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+@pytest.mark.parametrize("chapter_id", ["02", "09"])
+@pytest.mark.parametrize("stage", ["opened", "answered"])
+def test_quiz_long_predict_question(snap_compare, tmp_path, size, chapter_id, stage):
+    """Issue 33: a long predict question (shipped 02 predict-eval-leak, 09 predict-double-mid,
+    copied into a fixture) shows its options when it opens, and after a wrong answer its verdict,
+    explanation and the real output (cached: no timing in the picture), at 80x24 and 100x30."""
+    from torchcourse.course import load_course
+    from torchcourse.runner import Runner
+    from torchcourse.tui.screens.quiz import QuizScreen
+
+    cache = tmp_path / "cache"
+    course = load_course(LONGQUIZ)
+    snippet = course.snippet({"02": "02:loss-eval-leak", "09": "09:double-backward-mid"}[chapter_id])
+    if stage == "answered":
+        warmup = Runner(cache_dir=cache, warm=False)
+        assert warmup.run(snippet).status == "match"
+        warmup.close()
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=LONGQUIZ, cache=cache)
+
+    async def run_before(pilot):
+        app.open_quiz(chapter_id)
+        await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
+        screen = app.screen
+        q = screen.session.current[1]
+        await wait_for(pilot, lambda: all(c in screen_text(app) for c in q.choices), what="every option on screen")
+        await wait_for(pilot, lambda: _in_view(screen, "#quiz-hint"), what="the hint under the options scrolled into view")
+        if stage == "answered":
+            wrong = next(str(n + 1) for n, i in enumerate(screen.session.order(chapter_id, q)) if i != q.answer)
+            await pilot.press(wrong, "enter")
+            await wait_for(pilot, lambda: "✗ 不对。正确答案" in screen_text(app), what="the verdict on screen")
+            await wait_for(pilot, lambda: "实际输出" in screen_text(app), what="the real output on screen")
+            await wait_for(pilot, lambda: "下一题" in screen_text(app).splitlines()[-1] or "看结果" in screen_text(app).splitlines()[-1],
+                           what="the footer saying how to go on")
+            await wait_for(pilot, lambda: _in_view(screen, "#quiz-run"), what="the whole real output scrolled into view")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -14,6 +14,7 @@ from torchcourse.tui.reader import ReaderScreen
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tuicourse"
 TODAY = date(2026, 3, 18)  # fixed, so the calendar in snapshots never moves
+QUIZ_SEED = 1
 
 
 def sync(coro_fn):
@@ -38,7 +39,17 @@ def build_app(db: Path, course_root: Path = FIXTURE, cache: Path | None = None, 
         return Runner(cache_dir=cache, warm=warm, **kwargs)
 
     app = make_app(course, store, notice=notice, runner_factory=factory, today=TODAY)
+    app.quiz_seed = QUIZ_SEED  # the quiz's choice order, fixed like the date: snapshots never move
     return app, store
+
+
+def shown_key(app, *file_indexes) -> list[str]:
+    """The number keys that pick these choices (the quiz file's indexes from 0) of the question
+    on the quiz screen, in the order this attempt shows them."""
+    from torchcourse.quiz.order import shown_numbers
+
+    s = app.screen.session
+    return [str(n) for n in shown_numbers(s.order(*s.current), file_indexes)]
 
 
 async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "condition") -> None:

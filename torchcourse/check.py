@@ -40,8 +40,12 @@ def minute_warnings(course: Course) -> list[str]:
 
 
 def all_warnings(course: Course) -> list[str]:
-    """Every ⚠️ line of ``torchcourse check`` (judgement calls: printed, never counted)."""
-    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course)
+    """Every ⚠️ line of ``torchcourse check`` (judgement calls: printed, never counted): reading
+    times out of their band, author mistakes that may be intended, and choice questions whose keys
+    length or wording gives away (quiz/tells.py)."""
+    from torchcourse.quiz.tells import quiz_warnings
+
+    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course)
 
 
 def shape(course: Course, problems: list[Problem]) -> dict:

@@ -65,6 +65,16 @@ def _run_snippet_or_file(args) -> int:
     return _delegate("torchcourse.runner.cli", "cmd_run")(args)
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"种子应为整数，实际是 {text!r}") from None
+    if not 0 <= value < 2**31:
+        raise argparse.ArgumentTypeError(f"种子应在 0 到 2147483647 之间，实际是 {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from torchcourse import cli_zh
 
@@ -130,8 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.set_defaults(func=_delegate("torchcourse.lookup.cli", "cmd_why"))
 
-    p = sub.add_parser("quiz", help="在普通终端里做一章的检查点测验")
+    p = sub.add_parser(
+        "quiz", help="在普通终端里做一章的检查点测验",
+        description="在普通终端里做一章的检查点测验，每行输入回答一题。选项的顺序每次测验都重新打乱，序号按显示的顺序从 1 数起。",
+    )
     p.add_argument("chapter", metavar="CHAPTER", help="章节编号，如 01")
+    p.add_argument("--seed", type=_seed, metavar="N",
+                   help="用固定的种子 N（0 到 2147483647 的整数）打乱选项：同一个 N 每次顺序相同，脚本化作答可以复现")
+    p.add_argument("--resume", action="store_true", help="接着上次没做完的测验，从第一道没答的题继续（已答的题计入得分）")
     p.set_defaults(func=_delegate("torchcourse.quiz.cli", "cmd_quiz"))
     return parser
 

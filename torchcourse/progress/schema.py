@@ -18,6 +18,12 @@ path is exercised on every fresh install, not only on upgrades.
   minutes read are counted from these rows, not from the furthest break, which ``n`` reaches
   in a second. Back-filled from what v4 counted as read: every part before the furthest break
   reached, and all parts of a completed chapter, each at the time its break was first reached.
+- v6: ``quiz_attempts``: one row per attempt at a chapter's checkpoint quiz (the seed its
+  choice order is drawn from, when it started and finished), so a quiz left half-way resumes
+  at its next unanswered question. ``answers`` gain ``attempt_id`` (NULL for answers given
+  before v6 and in review) and ``shown``: the order the choices were shown in, as the file's
+  indexes from 0 joined by ``,`` (NULL when not known or not a choice question). Existing rows
+  are kept as they are.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-CURRENT_VERSION = 5
+CURRENT_VERSION = 6
 SHIPPED_COURSE_ID = "torchcourse"  # the ``id`` in the shipped content/course.toml
 
 V1_SQL = """
@@ -180,9 +186,29 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
             )
 
 
+V5_TO_V6_SQL = """
+CREATE TABLE quiz_attempts (
+    id          INTEGER PRIMARY KEY,
+    course_id   TEXT NOT NULL,
+    chapter_id  TEXT NOT NULL,
+    seed        INTEGER NOT NULL,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT
+);
+CREATE INDEX quiz_attempts_key ON quiz_attempts (course_id, chapter_id, finished_at);
+ALTER TABLE answers ADD COLUMN attempt_id INTEGER;
+ALTER TABLE answers ADD COLUMN shown TEXT
+"""
+
+
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    for stmt in _statements(V5_TO_V6_SQL):
+        conn.execute(stmt)
+
+
 def _statements(sql: str) -> list[str]:
     return [s.strip() for s in sql.split(";") if s.strip()]
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 assert len(MIGRATIONS) == CURRENT_VERSION

@@ -77,6 +77,19 @@ class Answer(NamedTuple):
     answer: str
     correct: bool
     at: datetime
+    shown: tuple[int, ...] | None = None  # the choices' order as shown (file indexes); None: unknown
+    attempt_id: int | None = None  # the chapter quiz attempt it belongs to (None: review, before v6)
+
+
+class Attempt(NamedTuple):
+    """One attempt at a chapter's checkpoint quiz (schema v6)."""
+
+    id: int
+    chapter_id: str
+    seed: int  # the choice order of every question is drawn from it
+    started_at: datetime
+    finished_at: datetime | None
+    answers: tuple[Answer, ...] = ()  # the answers given in it, oldest first
 
 
 class Edit(NamedTuple):
@@ -93,6 +106,26 @@ class Run(NamedTuple):
     snippet_id: str
     verdict: str
     at: datetime
+
+
+_ANSWER_COLUMNS = "chapter_id, question_id, answer, correct, at, shown, attempt_id"
+
+
+def _order_text(order) -> str | None:
+    return None if order is None else ",".join(str(int(i)) for i in order)
+
+
+def _order(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(t) for t in text.split(","))
+    except ValueError:
+        return None
+
+
+def _answer(r) -> "Answer":
+    return Answer(r[0], r[1], r[2], bool(r[3]), _parse_time(r[4]), _order(r[5]), r[6])
 
 
 def _now() -> datetime:
@@ -149,7 +182,7 @@ def _check_writable_dir(directory: Path) -> None:
 
 
 _OUR_TABLES = {"settings", "chapters", "answers"}  # present from version 1 on
-_ALL_OUR_TABLES = {"settings", "chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "settings_v3", "chapters_v3"}
+_ALL_OUR_TABLES = {"settings", "chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "settings_v3", "chapters_v3", "quiz_attempts"}
 
 
 def _foreign_reason(path: Path) -> str | None:
@@ -183,6 +216,8 @@ def _foreign_reason(path: Path) -> str | None:
             missing |= {"snippet_edits"} - tables
         if version >= 5:
             missing |= {"parts_read"} - tables
+        if version >= 6:
+            missing |= {"quiz_attempts"} - tables
         if missing:
             return f"结构版本 {version}，却缺少表 {', '.join(sorted(missing))}"
         if version >= 3:
@@ -525,15 +560,58 @@ class Store:
 
     # -- answers and runs -------------------------------------------------------------------
 
-    def record_answer(self, chapter_id: str, question_id: str, answer: str, correct: bool, at: datetime | None = None) -> None:
+    def record_answer(self, chapter_id: str, question_id: str, answer: str, correct: bool, at: datetime | None = None,
+                      shown: list[int] | tuple[int, ...] | None = None, attempt_id: int | None = None) -> None:
+        """Store one answer. ``shown``: the order its choices were shown in (file indexes from 0);
+        ``attempt_id``: the chapter quiz attempt (:meth:`start_attempt`) it belongs to."""
         with self._tx(True) as c:
             c.execute(
-                "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?, ?)",
-                (self.course_id, chapter_id, question_id, str(answer), int(bool(correct)), _iso(at)),
+                "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at, shown, attempt_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.course_id, chapter_id, question_id, str(answer), int(bool(correct)), _iso(at), _order_text(shown), attempt_id),
             )
 
+    # -- quiz attempts ----------------------------------------------------------------------
+
+    def start_attempt(self, chapter_id: str, seed: int, at: datetime | None = None) -> int:
+        """A new attempt at a chapter's quiz; every attempt of that chapter still open is closed
+        (the learner chose to start again). Returns its id."""
+        when = _iso(at)
+        with self._tx(True) as c:
+            c.execute(
+                "UPDATE quiz_attempts SET finished_at = ? WHERE course_id = ? AND chapter_id = ? AND finished_at IS NULL",
+                (when, self.course_id, chapter_id),
+            )
+            cur = c.execute(
+                "INSERT INTO quiz_attempts (course_id, chapter_id, seed, started_at) VALUES (?, ?, ?, ?)",
+                (self.course_id, chapter_id, int(seed), when),
+            )
+            return int(cur.lastrowid)
+
+    def finish_attempt(self, attempt_id: int, at: datetime | None = None) -> None:
+        with self._tx(True) as c:
+            c.execute(
+                "UPDATE quiz_attempts SET finished_at = ? WHERE course_id = ? AND id = ? AND finished_at IS NULL",
+                (_iso(at), self.course_id, int(attempt_id)),
+            )
+
+    def open_attempt(self, chapter_id: str) -> Attempt | None:
+        """The latest attempt at this chapter's quiz that was left before its end, with its answers."""
+        with self._tx(False) as c:
+            row = c.execute(
+                "SELECT id, chapter_id, seed, started_at, finished_at FROM quiz_attempts "
+                "WHERE course_id = ? AND chapter_id = ? AND finished_at IS NULL ORDER BY id DESC LIMIT 1",
+                (self.course_id, chapter_id),
+            ).fetchone()
+            if row is None:
+                return None
+            answers = c.execute(
+                f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE course_id = ? AND attempt_id = ? ORDER BY at, id",
+                (self.course_id, row[0]),
+            ).fetchall()
+        return Attempt(int(row[0]), row[1], int(row[2]), _parse_time(row[3]), None, tuple(_answer(r) for r in answers))
+
     def answers(self, chapter_id: str | None = None, question_id: str | None = None) -> list[Answer]:
-        sql = "SELECT chapter_id, question_id, answer, correct, at FROM answers"
+        sql = f"SELECT {_ANSWER_COLUMNS} FROM answers"
         where, params = ["course_id = ?"], [self.course_id]
         if chapter_id is not None:
             where.append("chapter_id = ?")
@@ -545,7 +623,7 @@ class Store:
         sql += " ORDER BY at, id"
         with self._tx(False) as c:
             rows = c.execute(sql, params).fetchall()
-        return [Answer(r[0], r[1], r[2], bool(r[3]), _parse_time(r[4])) for r in rows]
+        return [_answer(r) for r in rows]
 
     def record_run(self, chapter_id: str, snippet_id: str, verdict: str, at: datetime | None = None) -> None:
         with self._tx(True) as c:
@@ -650,8 +728,9 @@ class Store:
                     for r in c.execute("SELECT chapter_id, furthest_break, completed, completed_at FROM chapters WHERE course_id = ? ORDER BY chapter_id", (self.course_id,))
                 ],
                 "answers": [
-                    {"chapter_id": r[0], "question_id": r[1], "answer": r[2], "correct": bool(r[3]), "at": r[4]}
-                    for r in c.execute("SELECT chapter_id, question_id, answer, correct, at FROM answers WHERE course_id = ? ORDER BY at, id", (self.course_id,))
+                    {"chapter_id": r[0], "question_id": r[1], "answer": r[2], "correct": bool(r[3]), "at": r[4],
+                     **({"shown": list(_order(r[5]))} if _order(r[5]) else {})}
+                    for r in c.execute("SELECT chapter_id, question_id, answer, correct, at, shown FROM answers WHERE course_id = ? ORDER BY at, id", (self.course_id,))
                 ],
                 "runs": [
                     {"chapter_id": r[0], "snippet_id": r[1], "verdict": r[2], "at": r[3]}
@@ -742,8 +821,8 @@ class Store:
                     "SELECT 1 FROM answers WHERE course_id = ? AND chapter_id = ? AND question_id = ? AND at = ?", (cid, a["chapter_id"], a["question_id"], a["at"])
                 ).fetchone():
                     c.execute(
-                        "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (cid, a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"]),
+                        "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at, shown) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (cid, a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"], _order_text(a["shown"])),
                     )
                     counts["answers"] += 1
             for r in rows["runs"]:
@@ -785,10 +864,10 @@ class Store:
         """Forget one chapter's progress (answers, runs, breaks, edited snippets included), or everything."""
         with self._tx(True) as c:
             if chapter_id is None:
-                for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "settings"):
+                for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "settings", "quiz_attempts"):
                     c.execute(f"DELETE FROM {table} WHERE course_id = ?", (self.course_id,))
                 return
-            for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read"):
+            for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "quiz_attempts"):
                 c.execute(f"DELETE FROM {table} WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
             pos = self._position(c)
             if pos is not None and pos[0] == chapter_id:
@@ -870,8 +949,15 @@ def _validate_export(data: object, path: Path) -> dict:
             raise bad(f"{where}.correct", f"应为 true/false，实际是 {a.get('correct')!r}")
         if not isinstance(a.get("answer"), str):
             raise bad(f"{where}.answer", f"应为字符串，实际是 {a.get('answer')!r}")
+        shown = a.get("shown")
+        if shown is not None and (
+            not isinstance(shown, list) or not shown or len(shown) > 100
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in shown) or sorted(shown) != list(range(len(shown)))
+        ):
+            raise bad(f"{where}.shown", f"应为选项序号 0..n-1 的一种排列，实际是 {str(shown)[:60]!r}")
         out["answers"].append(
-            {"chapter_id": text(a, "chapter_id", where), "question_id": text(a, "question_id", where), "answer": a["answer"], "correct": a["correct"], "at": when(a, "at", where)}
+            {"chapter_id": text(a, "chapter_id", where), "question_id": text(a, "question_id", where), "answer": a["answer"], "correct": a["correct"], "at": when(a, "at", where),
+             "shown": shown}
         )
     for i, r in enumerate(items("runs")):
         where = f"runs[{i}]"

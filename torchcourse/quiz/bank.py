@@ -326,6 +326,10 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
                     contradiction = predict_key_contradiction(choices, answer, snip.expected)
                     if contradiction:
                         bad(at("answer"), f"{label}: {contradiction}")
+                elif snip.expected is not None and accept and not choices:
+                    contradiction = predict_accept_contradiction(accept, snip.expected)
+                    if contradiction:
+                        bad(at("accept"), f"{label}: {contradiction}")
         if kind == "open":
             reference = text_field("reference", True)
             if reference is None:
@@ -397,6 +401,10 @@ def predict_key_contradiction(choices: list[str], answer: int, expected: str) ->
     lines = {_squash(ln) for ln in expected.split("\n") if ln.strip()}
     present = [i for i, c in enumerate(choices) if _squash(c) in lines]
     key = _squash(choices[answer])
+    if len(present) >= 2:
+        shown = "、".join(f"{i}: {choices[i]!r}" for i in present)
+        return (f"choices {shown} are all lines of the snippet's expected output: a learner who ran it "
+                "cannot tell which one the key is; make every choice but the key a line it does not print")
     if present and answer not in present:
         shown = "、".join(f"{i}: {choices[i]!r}" for i in present)
         return f"the key is choice {answer} ({choices[answer]!r}), but the snippet's expected output prints choice {shown} as a line, not the key"
@@ -404,6 +412,48 @@ def predict_key_contradiction(choices: list[str], answer: int, expected: str) ->
     if literal and not any("\u4e00" <= ch <= "\u9fff" for ch in key) and key not in _squash(expected):
         return f"the key is choice {answer} ({choices[answer]!r}), written as printed output, but the snippet's expected output never prints it"
     return None
+
+
+_PRINTED_RE = re.compile(
+    r"^(?:[\(\[].*[\)\]]|(?:tensor|parameter|torch\.size|array)\(.*|true|false|none|[-+]?\d*\.\d+(?:e[-+]?\d+)?|[-+]?\d+e[-+]?\d+)$"
+)
+
+
+def _printed_form(text: str) -> bool:
+    """An accepted answer written as Python prints a value: a tuple or list, ``tensor(…``,
+    ``torch.Size(…``, True/False/None, a float. Bare integers and words are not (``2`` may
+    count names the output lists)."""
+    return bool(_PRINTED_RE.match(text))
+
+
+def predict_accept_contradiction(accept: list[str], expected: str) -> str | None:
+    """Why the typed answers a predict question accepts contradict its snippet's expected
+    output, or None. Compared as the grader compares (``grading.normalize``: whitespace, case
+    and full-width forms ignored): when every accepted spelling written as printed output
+    (see :func:`_printed_form`) is missing from the output, a learner who types what the code
+    prints is told they are wrong."""
+    import unicodedata
+
+    from torchcourse.quiz.grading import _CJK_PUNCT, normalize
+
+    # the output as the grader sees text, but with its spaces kept: they separate words
+    out = unicodedata.normalize("NFKC", expected).translate(_CJK_PUNCT).casefold()
+    printed = [a for a in accept if _printed_form(normalize(a))]
+    if not printed:
+        return None
+
+    def occurs(a: str) -> bool:
+        needle = normalize(a)  # no whitespace left: any spacing in the output matches
+        body = r"\s*".join(re.escape(ch) for ch in needle)
+        return re.search(r"(?<![0-9a-z_])" + body + r"(?![0-9a-z_])", out) is not None
+
+    if any(occurs(a) for a in printed):
+        return None
+    lines = [ln.strip() for ln in expected.split("\n") if ln.strip()]
+    shown = lines[0] if len(lines) == 1 else f"{len(lines)} lines, first {lines[0]!r}" if lines else "nothing"
+    spell = "、".join(repr(a) for a in printed)
+    return (f"accept {spell} is written as printed output, but the snippet's expected output never prints it "
+            f"(it prints {shown}): a learner who types the real output is told they are wrong")
 
 
 def validate_checkpoints(course: Course) -> list[Problem]:

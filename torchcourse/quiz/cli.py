@@ -11,7 +11,10 @@ Answers are read from stdin one line per question, so it is scriptable::
   terminal an Enter reveals the reference first; piped input gives just the y/n line);
 - ``?`` on any question: "I don't know" (graded wrong).
 
-Choices count from 1 here (the quiz files count ``answer`` from 0). At a terminal a line that
+Choices count from 1 here, in the order shown (the quiz files count ``answer`` from 0). The
+choices are shown in a fresh order each attempt; ``--seed N`` gives the same order on every
+run (a script then knows which number is which). A quiz left before its end (end of input)
+is continued with ``--resume``. At a terminal a line that
 does not answer is asked again; from piped input the quiz stops at that line (exit 1, naming
 the line) so that no later line answers the wrong question.
 
@@ -30,7 +33,7 @@ from typing import Callable, TextIO
 
 from torchcourse.progress.store import StoreError
 from torchcourse.course.model import Snippet
-from torchcourse.quiz.grading import correct_answer_text, parse_choices
+from torchcourse.quiz.grading import parse_choices
 from torchcourse.quiz.review import INTERVALS
 from torchcourse.quiz.session import QuizError, QuizSession, chapter_label, run_output
 
@@ -107,6 +110,8 @@ class TerminalQuiz:
             self.say(f"✅ {chapter_label(course, s.chapter_id)}检查点：{chapter.title if chapter else ''}（共 {s.total} 题）")
         else:
             self.say(f"🔁 复习：今天到期的 {s.total} 题")
+        if s.earlier:
+            self.say(f"接着上次的测验：前 {s.earlier} 题已作答（计入得分），从第 {s.index + 1} 题继续。")
         self.say("单选输入序号（选项从 1 数起）；多选输入全部正确的序号，如 1 3；填空直接输入答案；不会就输入 ?")
         stopped = False
         try:
@@ -136,7 +141,7 @@ class TerminalQuiz:
             for line in snippet.code.rstrip("\n").splitlines():
                 self.say(f"    {line}")
         if q.has_choices:
-            for i, c in enumerate(q.choices):
+            for i, c in enumerate(s.shown_choices(chapter_id, q)):
                 self.say(f"  {i + 1}) {c}")
 
         if q.kind == "open":
@@ -162,7 +167,7 @@ class TerminalQuiz:
                     break
                 picked = parse_choices(typed, n, multiple=q.multiple)
                 if picked is not None:
-                    result = s.answer(picked)
+                    result = s.answer(picked)  # shown positions: the session maps them to the file's
                     break
                 if q.multiple:
                     self.refuse(typed, f"看不懂“{typed}”：请输入 1–{n} 之间的序号，用空格或逗号隔开，不要重复。")
@@ -184,7 +189,7 @@ class TerminalQuiz:
         elif q.kind == "open":
             self.say("✗ 没答对（自评）")
         else:
-            self.say(f"✗ 不对。正确答案：{correct_answer_text(q)}")
+            self.say(f"✗ 不对。正确答案：{result.correct_text}")
         if snippet is not None:
             self.show_run(snippet)
         self.say(f"解释：{plain_markdown(q.explain.strip())}")
@@ -326,6 +331,32 @@ class _LazyRunner:
             self.runner.close()
 
 
+def _session(course, store, args) -> QuizSession:
+    """A fresh attempt, or with --resume the one left half-way (a note when there is none)."""
+    from torchcourse.quiz.session import resumable
+
+    seed = getattr(args, "seed", None)
+    chapter = course.find_chapter(args.chapter)
+    left = None
+    # piped input without --resume starts afresh anyway: no need to read (or wait for) the store
+    if chapter is not None and chapter.available and (getattr(args, "resume", False) or _isatty(sys.stdin)):
+        try:
+            left = resumable(course, store, chapter.id)
+        except StoreError as exc:
+            print(f"读不到上次的测验（{exc}）：这次从第 1 题开始。", file=sys.stderr)
+    if getattr(args, "resume", False):
+        if left is not None:
+            return QuizSession.for_chapter(course, store, args.chapter, resume=left)
+        print("没有做到一半的测验可以接着做：这次从第 1 题开始。", file=sys.stderr)
+    elif left is not None:
+        print(
+            f"上次的测验停在第 {left.next_number}/{left.total} 题（已答 {left.answered} 题）；"
+            f"要从第 {left.next_number} 题继续，请加 --resume。这次重新开始。",
+            file=sys.stderr,
+        )
+    return QuizSession.for_chapter(course, store, args.chapter, seed=seed)
+
+
 def cmd_quiz(args) -> int:
     from torchcourse.commandline import course_or_exit
     from torchcourse.progress.cli import open_or_report
@@ -337,7 +368,7 @@ def cmd_quiz(args) -> int:
     runner = _LazyRunner(course.id, course.preload)
     try:
         try:
-            session = QuizSession.for_chapter(course, store, args.chapter)
+            session = _session(course, store, args)
         except QuizError as exc:
             print(f"torchcourse quiz: {exc}", file=sys.stderr)
             return 2  # the chapter named cannot be quizzed: a usage error, as for run/verify

@@ -150,10 +150,14 @@ def parse_choices(text: str, n_choices: int, multiple: bool) -> list[int] | None
     return sorted(out)
 
 
-def correct_answer_text(question: Question) -> str:
-    """The right answer as the learner reads it: ``2) 文字``, or the first accepted spelling."""
+def correct_answer_text(question: Question, order: list[int] | None = None) -> str:
+    """The right answer as the learner reads it: ``2) 文字`` numbered as shown (``order``: the
+    file indexes in the order the choices were shown; None: the file's order), or the first
+    accepted spelling."""
     if question.has_choices:
-        return "；".join(f"{i + 1}) {question.choices[i]}" for i in question.answer_indexes)
+        pos = {f: p for p, f in enumerate(order)} if order else {i: i for i in range(len(question.choices))}
+        keys = sorted(question.answer_indexes, key=lambda i: pos.get(i, i))
+        return "；".join(f"{pos.get(i, i) + 1}) {question.choices[i]}" for i in keys)
     if question.kind == "open":
         return question.reference or ""
     return question.accept[0] if question.accept else ""

@@ -91,6 +91,7 @@ class TorchCourseApp(App):
         self.writer = ProgressWriter(store, notify=self.notify, landed=self._writes_landed)
         self.store = PendingView(store, self.writer)  # reads see the queued route and place
         self.unsaved_at_exit: list[str] = []
+        self.quiz_seed: int | None = None  # None: each quiz attempt shuffles its choices afresh (tests fix it)
         if runner is None:
             runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload)))
         self.runner = runner
@@ -381,7 +382,7 @@ class TorchCourseApp(App):
         except ImportError:
             self.notify("复习功能还没装好。", severity="warning")
             return
-        self.push_screen(ReviewScreen(self.course, self.store, self.runner, today=self.today()), self._quiz_done)
+        self.push_screen(ReviewScreen(self.course, self.store, self.runner, today=self.today(), seed=self.quiz_seed), self._quiz_done)
 
     def has_quiz(self, chapter_id: str) -> bool:
         """The chapter is written and its checkpoint file exists."""
@@ -400,7 +401,7 @@ class TorchCourseApp(App):
         except ImportError:
             self.notify("测验界面还没装好。", severity="warning")
             return
-        self.push_screen(QuizScreen(self.course, chapter_id, self.store, self.runner), self._quiz_done)
+        self.push_screen(QuizScreen(self.course, chapter_id, self.store, self.runner, seed=self.quiz_seed), self._quiz_done)
 
     def _quiz_done(self, outcome) -> None:
         if outcome is None:
