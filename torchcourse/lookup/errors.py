@@ -49,7 +49,7 @@ _TRACEBACK_LINE = re.compile(r"^Traceback \(most recent call last\):[ \t]*$", re
 MAX_TEXT = 400
 MIN_SCORE = 0.45  # below this a hit is noise: the answer is "not in this course"
 SURE_SCORE = 0.62  # from here on a hit is the answer; between the two it is "相近，不确定"
-MAX_PASTE = 60_000  # characters of a paste that are read (its end: that is where the error is)
+MAX_PASTE = 20_000  # characters of a paste that are read (its end: that is where the error is)
 VARIANTS_FILE = "A-variants.toml"
 
 
@@ -512,6 +512,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
     """
     if not text or not text.strip():
         return []
+    text = text[-MAX_PASTE:]
     if entries is None:
         index = error_index(course)
     elif isinstance(entries, ErrorIndex):
@@ -549,7 +550,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
                 sc -= 0.02  # the exception that ended the run says most
             e_idx = index.entries.index(face.entry) if len(index.entries) < 400 else k
             if sc > best.get(e_idx, (0.0, ""))[0]:
-                best[e_idx] = (sc, face.wording)
+                best[e_idx] = (sc, "" if keywords else face.wording)
     if not best and re.search(f"[{_CJK}]", text) and not re.search(r"[A-Za-z]{3,}", text):
         # a query in Chinese only: the causes' words
         q = _cjk_grams(text)
@@ -593,7 +594,7 @@ def mentions(course: Course, text: str, limit: int = 3) -> list:
     the message's own words, as :class:`torchcourse.lookup.search.TextHit`. Code is not searched."""
     from torchcourse.lookup.search import search_text
 
-    msgs = messages_of(text)
+    msgs = messages_of(text[-MAX_PASTE:])
     if not msgs:
         return []
     primary = next((m for m in reversed(msgs) if m.last), msgs[-1])

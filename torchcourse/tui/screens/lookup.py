@@ -63,9 +63,10 @@ class LookupScreen(Finder):
     def hit_option(self, index: int, hit) -> Option:
         e = hit.entry
         last = e.text.strip().splitlines()[-1] if e.text.strip() else ""
+        near = () if getattr(hit, "sure", True) else (("相近，不确定 · ", "$warning"),)
         return Option(
             Content.assemble(
-                (f"{index + 1}. {e.cause}", "bold"), "\n   ",
+                *near, (f"{index + 1}. {e.cause}", "bold"), "\n   ",
                 *((f"先查：{e.check}", "\n   ") if e.check else ()),
                 (f"→ {e.chapter_id} · {e.section_title}", "$accent"), "\n   ",
                 (last, "$text-muted"),
@@ -74,6 +75,8 @@ class LookupScreen(Finder):
         )
 
     def found_text(self, count: int) -> str:
+        if self.hits and not getattr(self.hits[0], "sure", True):
+            return f"相近，不确定：附录 A 里没有完全对得上的条目，下面 {count} 条只是像，别当成答案："
         return f"最相关的 {count} 条（按相关度排序）："
 
     def open_hit(self, hit) -> None:
