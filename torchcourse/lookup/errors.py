@@ -220,6 +220,9 @@ _KEEP_CAMEL = {"DataLoader", "TorchScript", "Torchscript", "DataParallel", "Dist
                "UnsupportedOperatorError", "TorchExportError", "ConversionError", "ONNXRuntimeError",
                "GuardOnDataDependentSymNode", "FailOnRecompileLimitHit", "InvalidCxxCompiler", "WeightsUnpickler",
                "AsStrided"}  # the view node behind "which is output 0 of AsStrided": the op is the point
+# torch's exceptions whose names do not end in Error (torch._dynamo.exc.Unsupported, …)
+_TORCH_TYPES = {"Unsupported", "InvalidCxxCompiler", "FailOnRecompileLimitHit", "GuardOnDataDependentSymNode",
+                "UserError", "InvalidArgument", "TorchRuntimeError"}
 _OP_BACKWARD_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*?Backward\d*\b")  # ExpBackward0, SigmoidBackward0
 _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()<>,]+){2,}[\\/]?|\b\S+\.(?:py|pyx|cpp|cu|so|h|pt|pth|ckpt|onnx)\b")
 _HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b")
@@ -282,6 +285,15 @@ def _type_name(t: str | None) -> str | None:
 
 _SAME_TYPES = [{"attributeerror", "moduleattributeerror"}, {"importerror", "modulenotfounderror"},
                {"runtimeerror", "torchruntimeerror"}, {"unpicklingerror", "weightsunpicklererror"}]
+
+
+import builtins as _builtins
+
+# Python's own exception and warning names say little about which error it is (every message is a
+# RuntimeError); a rarer type (torch._dynamo.exc.Unsupported, FailOnRecompileLimitHit, GradcheckError)
+# is itself the distinctive part
+_GENERIC_TYPES = {n.casefold() for n in dir(_builtins) if n.endswith(("Error", "Exception", "Warning"))} | {
+    "unpicklingerror", "picklingerror", "moduleattributeerror"}
 
 
 def _types_compatible(a: str, b: str) -> bool:
@@ -421,7 +433,8 @@ def _split_type(text: str) -> tuple[str | None, str]:
     if m and m.group("msg") is not None:
         return _type_name(m.group("type")), m.group("msg")
     m2 = re.match(r"^(?:[A-Za-z_]\w*\.)*(?P<t>[A-Z]\w*):\s*(?P<m>.*)$", text.strip())
-    if m2 and (m2.group("t").endswith(("Error", "Exception", "Warning")) or m2.group("t") in _KEEP_CAMEL):
+    if m2 and (m2.group("t").endswith(("Error", "Exception", "Warning")) or m2.group("t") in _KEEP_CAMEL
+               or m2.group("t") in _TORCH_TYPES):
         return m2.group("t").casefold(), m2.group("m")
     return None, text
 
@@ -535,15 +548,21 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
             continue
         toks = _content(words)
         head = words[:HEAD]
+        raw = [_score(face, words, toks, head, index, keywords) for face in index.faces]
+        others_match = max(raw, default=0.0) >= MIN_SCORE
         for k, face in enumerate(index.faces):
-            sc = _score(face, words, toks, head, index, keywords)
-            if sc <= 0:
+            sc = raw[k]
+            same_rare_type = (msg.type is not None and msg.type == face.type and type_count.get(face.type, 0) <= 2
+                              and face.type not in _GENERIC_TYPES)
+            if sc <= 0 and not same_rare_type:
                 continue
             if msg.type and face.type:
                 if not _types_compatible(msg.type, face.type):
                     sc -= 0.12
-                elif type_count.get(face.type, 0) <= 2 and sc >= MIN_SCORE - 0.1:
-                    sc += 0.15  # a type only this entry has (FailOnRecompileLimitHit) says a lot
+                elif same_rare_type:
+                    # a type only this entry has (FailOnRecompileLimitHit, dynamo's Unsupported) says a lot:
+                    # when no entry's words match the message, the type alone is the answer
+                    sc = sc + 0.15 if others_match else max(sc + 0.15, SURE_SCORE + 0.01)
             if msg.plain:
                 sc -= 0.08  # a line without its type: less sure than the exception itself
             elif not msg.last and any(m.last for m in msgs):
