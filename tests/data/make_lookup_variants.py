@@ -108,6 +108,9 @@ CASES = [
     ("grad-wrong-shape", "09#backward-returns", "import torch\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x ** 2\n    @staticmethod\n    def backward(ctx, g):\n        return g.sum(0)\nx = torch.ones(3, 2, requires_grad=True)\nSq.apply(x).sum().backward()\n"),
     ("export-item-branch", "10#export-data-dependent", "import torch\nclass Gate(torch.nn.Module):\n    def forward(self, x):\n        n = (x > 0).sum().item()\n        return x[:1] if n == 2 else x\ntorch.export.export(Gate(), (torch.randn(4),))\n"),
     ("ort-fixed-batch", "10#onnx", "import logging, warnings\nwarnings.filterwarnings('ignore')\nimport numpy as np, onnxruntime as ort, torch\nlogging.getLogger('torch.onnx').setLevel(logging.ERROR)\ntorch.onnx.export(torch.nn.Linear(6, 2), (torch.randn(3, 6),), 'lin.onnx', dynamo=False)\nsess = ort.InferenceSession('lin.onnx')\nsess.run(None, {sess.get_inputs()[0].name: np.ones((7, 6), np.float32)})\n"),
+    ("trace-train-dropout", "10#jit-trace", "import warnings\nwarnings.simplefilter('always')\nimport torch\ndef noisy(x):\n    return torch.nn.functional.dropout(x, 0.2, training=True) * 3\ntorch.jit.trace(noisy, torch.ones(6))\n"),
+    ("export-no-fake", "09#custom-op", "import torch\n@torch.library.custom_op('lab::scale2', mutates_args=())\ndef scale2(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return scale2(x).sum()\ntorch.export.export(Net(), (torch.randn(5),))\n"),
+    ("onnx-training-mode", "10#torch-export", "import logging, warnings\nwarnings.simplefilter('default')\nwarnings.filterwarnings('ignore', category=FutureWarning)\nimport torch\nlogging.getLogger('torch.onnx').setLevel(logging.ERROR)\nnet = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))\ntorch.onnx.export(net, (torch.randn(4, 3),), 'bn.onnx', verbose=False)\n"),
 ]
 
 
