@@ -96,6 +96,12 @@ def main() -> None:
                 never_total += 1
                 never_rows += bool(lookup_error(course, r["text"]))
     print(f"matmul shapes / loss batch size / cuDNN pastes answered with a row: {never_rows}/{never_total}")
+    check = load_reports(REPO / "tests" / "data" / "real_reports_check.txt")
+    c_in = [r for r in check if r["label"] != "-"]
+    c_right = sum(1 for r in c_in if (h := lookup_error(course, r["text"])) and h[0].sure and h[0].entry.link == r["label"])
+    c_none = sum(1 for r in check if r["label"] == "-" and not lookup_error(course, r["text"]))
+    print(f"second set of real reports (real_reports_check.txt): in scope {c_right}/{len(c_in)}, "
+          f"out of scope no hit {c_none}/{len(check) - len(c_in)}")
 
     variants = json.loads((REPO / "tests" / "data" / "lookup_variants.json").read_text(encoding="utf-8"))
     whole = alone = 0

@@ -214,3 +214,13 @@ def test_check_fails_on_an_error_a_snippet_prints_without_a_row(tmp_path):
     assert any("A-variants.toml" in p and "is no 报错原文" in p for p in problems), problems
     assert any("A-variants.toml" in p and "must be torch/<path>" in p for p in problems), problems
     assert all_problems(load_course(CONTENT)) == []
+
+
+def test_the_second_set_shares_no_thread_with_the_first(course):
+    second = load_reports(REPO / "tests" / "data" / "real_reports_check.txt")
+    assert len(second) >= 40
+    assert not {r["url"] for r in second} & {r["url"] for r in REPORTS_LIST}
+    for r in second:
+        if r["label"] != "-":
+            chapter, anchor = r["label"].split("#")
+            assert course.chapter(chapter).section(anchor) is not None, r["label"]

@@ -468,7 +468,8 @@ def prepare(entries: list[ErrorEntry], variants: list[Variant] | None = None, ou
     types = frozenset(t for *_, t in raw if t)
     grams = tuple(_cjk_grams(e.cause) for e in entries)
     flat_outputs = [(k, " ".join(o.split())) for k, o in (outputs or [])]
-    seen = tuple(frozenset(k for k, o in flat_outputs if " ".join(e.text.split()) in o) for e in entries)
+    needles = [" ".join(e.text.split()) for e in entries]
+    seen = tuple(frozenset(k for k, o in flat_outputs if needle in o) for needle in needles)
     return ErrorIndex(tuple(entries), faces, idf, math.log(1 + n), types, grams, seen)
 
 
