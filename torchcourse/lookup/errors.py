@@ -518,6 +518,21 @@ def _score(face: _Face, words: list[str], toks: frozenset, head: list[str], inde
     return score
 
 
+_UNEXPECTED_RE = re.compile(r"unexpected key", re.I)
+
+
+def _shared_key_prefixes(text: str) -> set[str]:
+    """A load_state_dict message lists missing and unexpected keys. A first part both lists share
+    ("module." on both sides: the model is wrapped too) is no prefix problem: it stays a feature
+    only when one side has it and the other does not."""
+    m = _UNEXPECTED_RE.search(text)
+    if m is None or not re.search(r"missing key", text[: m.start()], re.I):
+        return set()
+    missing = {w for w in core_words(text[: m.start()][-20_000:]) if w.startswith("k_")}
+    unexpected = {w for w in core_words(text[m.start():][:20_000]) if w.startswith("k_")}
+    return missing & unexpected
+
+
 def lookup_error(course: Course, text: str, limit: int = 10, entries: list[ErrorEntry] | ErrorIndex | None = None) -> list[Hit]:
     """Entries best matching a pasted error (a line, a whole traceback, or a few keywords).
 
@@ -543,8 +558,9 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
         if f.type:
             type_count[f.type] = type_count.get(f.type, 0) + 1
     best: dict[int, tuple[float, str]] = {}
+    shared_prefixes = _shared_key_prefixes(text)
     for msg in msgs:
-        words = core_words(msg.text)[:400]
+        words = [w for w in core_words(msg.text)[:400] if w not in shared_prefixes]
         if not words:
             continue
         toks = _content(words)
