@@ -526,10 +526,14 @@ def _shared_key_prefixes(text: str) -> set[str]:
     ("module." on both sides: the model is wrapped too) is no prefix problem: it stays a feature
     only when one side has it and the other does not."""
     m = _UNEXPECTED_RE.search(text)
-    if m is None or not re.search(r"missing key", text[: m.start()], re.I):
+    if m is None:
         return set()
-    missing = {w for w in core_words(text[: m.start()][-20_000:]) if w.startswith("k_")}
-    unexpected = {w for w in core_words(text[m.start():][:20_000]) if w.startswith("k_")}
+    starts = [x.start() for x in re.finditer(r"missing key", text[: m.start()], re.I)]
+    if not starts:
+        return set()
+    missing = {w for w in core_words(text[starts[-1] : m.start()][-20_000:]) if w.startswith("k_")}
+    end = text.find("\n\n", m.start())
+    unexpected = {w for w in core_words(text[m.start() : end if end > 0 else None][:20_000]) if w.startswith("k_")}
     return missing & unexpected
 
 
