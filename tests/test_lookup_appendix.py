@@ -167,8 +167,8 @@ def test_check_does_not_import_the_lookup():
     assert r.stdout.strip() == "False"
 
 
-def test_why_of_an_out_of_memory_message_says_where_to_look_next():
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def test_why_of_an_out_of_memory_message_says_where_to_look_next(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), TORCHCOURSE_HOME=str(tmp_path / "home"))
     env.pop("TORCHCOURSE_CONTENT", None)
     r = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(CONTENT), "why", "-"], cwd=REPO, env=env,
                        input=NOT_COVERED[0], capture_output=True, text=True, timeout=300)

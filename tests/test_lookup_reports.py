@@ -143,8 +143,12 @@ def test_without_a_row_the_chapters_text_is_searched(course):
     assert mentions(course, "RuntimeError: CUDA error: an illegal memory access was encountered") == []
 
 
-def _why(*args: str, input: str = ""):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def _why(*args: str, input: str = "", home: list = []):  # noqa: B006 - one private home per test run
+    import tempfile
+
+    if not home:  # why keeps the app's course cache: a private one for these runs
+        home.append(tempfile.mkdtemp(prefix="tc-why-home-"))
+    env = dict(os.environ, PYTHONPATH=str(REPO), TORCHCOURSE_HOME=home[0])
     env.pop("TORCHCOURSE_CONTENT", None)
     return subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(CONTENT), "why", *args], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=300, input=input)

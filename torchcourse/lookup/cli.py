@@ -32,7 +32,7 @@ def cmd_why(args) -> int:
             print("[]")
         print(EMPTY_INPUT, file=sys.stderr)
         return 1
-    course = course_or_exit(args)
+    course = course_or_exit(args, cached=True)
     index = error_index(course)
     hits = lookup_error(course, text, entries=index)
     if getattr(args, "json", False):
