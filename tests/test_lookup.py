@@ -184,8 +184,16 @@ def test_an_excerpt_matches_the_output_as_the_runner_normalizes_it(tmp_path):
     assert excerpt_sources(load_course(root), "grad can be implicitly created") == ["02:non-scalar-backward"]
 
 
+_WHY_HOME = None
+
+
 def why(*args: str, content: Path = FIXTURE, input: str | None = None):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    global _WHY_HOME
+    import tempfile
+
+    if _WHY_HOME is None:  # why keeps the app's course cache: a private one for these runs
+        _WHY_HOME = tempfile.mkdtemp(prefix="tc-why-home-")
+    env = dict(os.environ, PYTHONPATH=str(REPO), TORCHCOURSE_HOME=_WHY_HOME)
     env.pop("TORCHCOURSE_CONTENT", None)
     return subprocess.run(
         [sys.executable, "-m", "torchcourse", "--content", str(content), "why", *args],

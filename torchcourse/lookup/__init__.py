@@ -16,6 +16,7 @@ from torchcourse.lookup.errors import (
     error_index,
     errors_in_output,
     lookup_error,
+    mentions,
     normalize,
     prepare,
     snippet_entries,
@@ -25,5 +26,5 @@ from torchcourse.lookup.search import TextHit, search_text  # noqa: F401
 
 __all__ = [
     "MIN_SCORE", "ErrorIndex", "Hit", "error_entries", "error_index", "errors_in_output", "lookup_error",
-    "normalize", "prepare", "snippet_entries", "where_label", "TextHit", "search_text",
+    "mentions", "normalize", "prepare", "snippet_entries", "where_label", "TextHit", "search_text",
 ]

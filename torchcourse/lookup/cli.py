@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 
 from torchcourse.commandline import course_or_exit
-from torchcourse.lookup.errors import error_index, lookup_error, where_label
+from torchcourse.lookup.errors import error_index, lookup_error, mentions, where_label
 
 GENERIC_NOT_COVERED = (
     "本课程没有讲到这条报错：附录里没有和它相近的条目，硬凑一条只会把你带偏。\n"
@@ -23,6 +23,8 @@ def not_covered(course) -> str:
     return course.not_covered or GENERIC_NOT_COVERED
 
 
+NEAR_HEADER = "相近，不确定：附录 A 里没有和它完全对得上的条目，下面几条只是像，别当成答案。"
+MENTIONS_HEADER = "附录 A 里没有这条报错的条目；正文里有几处出现了同样的话（不确定讲的是同一个问题）："
 EMPTY_INPUT = "输入是空的：把报错原文（最后一行或整段 traceback）作为参数传进来，或者 torchcourse why - < 报错.txt"
 
 
@@ -35,24 +37,45 @@ def cmd_why(args) -> int:
             print("[]")
         print(EMPTY_INPUT, file=sys.stderr)
         return 1
-    course = course_or_exit(args)
+    course = course_or_exit(args, cached=True)
     index = error_index(course)
     hits = lookup_error(course, text, entries=index)
     if getattr(args, "json", False):
-        print(json.dumps([{**asdict(h.entry), "link": h.entry.link, "score": h.score} for h in hits], ensure_ascii=False, indent=2))
+        print(json.dumps([{**asdict(h.entry), "link": h.entry.link, "score": h.score, "sure": h.sure, "wording": h.wording}
+                          for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
     if not hits:
         if not index.entries:
             print("课程里还没有可查的报错条目（附录 A 还没写，写好的章节里也还没有报错示例）。", file=sys.stderr)
-        else:
-            print(not_covered(course), file=sys.stderr)
+            return 1
+        found = mentions(course, text)
+        if found:
+            print(MENTIONS_HEADER)
+            for n, t in enumerate(found, start=1):
+                where = f"{course.chapter_label(t.chapter_id)}" + (f" §{_title(course, t)}" if t.anchor else "")
+                link = f"{t.chapter_id}#{t.anchor}" if t.anchor else t.chapter_id
+                print(f"{n}. {t.excerpt}\n   → {where} ({link})")
+            print("（下一步怎么查，见 torchcourse why 对没讲到的报错给的建议。）", file=sys.stderr)
+            return 1
+        print(not_covered(course), file=sys.stderr)
         return 1
+    if not hits[0].sure:
+        print(NEAR_HEADER)
     for n, h in enumerate(hits[:5], start=1):
         excerpt = h.entry.text if len(h.entry.text) <= 160 else h.entry.text[:157] + "..."
-        print(f"{n}. {excerpt}")
+        print(f"{n}. {excerpt}" + ("" if h.sure else "（相近，不确定）"))
+        if h.wording:
+            shown = h.wording if len(h.wording) <= 100 else h.wording[:97] + "..."
+            print(f"   按另一种写法认出：{shown}（GPU 上或别的版本的措辞；上面的原文是本机跑出来的）")
         if h.entry.cause and h.entry.cause != h.entry.section_title:
             print(f"   原因：{h.entry.cause}")
         if h.entry.check:
             print(f"   先查：{h.entry.check}")
         print(f"   {where_label(course, h.entry)}")
     return 0
+
+
+def _title(course, hit) -> str:
+    ch = course.chapter(hit.chapter_id)
+    sec = ch.section(hit.anchor) if ch is not None and hit.anchor else None
+    return sec.title if sec else hit.anchor

@@ -1,42 +1,64 @@
 """Error lookup: which section explains this error?
 
 No textual, no torch. The entries are the appendix's rows (parsed and validated by
-``torchcourse.course.appendix``: the appendix is content, like a chapter). Only a course without
-an appendix falls back on the errors its snippets print (a traceback's final
-``SomeError: message`` line, a printed one, or a ``...Warning: message`` line), each pointing at
-the snippet's section.
+``torchcourse.course.appendix``: the appendix is content, like a chapter), each with the
+matching-only wordings of ``A-variants.toml`` beside the appendix (other releases, CUDA machines;
+see content/README.md). Only a course without an appendix falls back on the errors its snippets
+print (a traceback's final ``SomeError: message`` line, a printed one, or a
+``...Warning: message`` line), each pointing at the snippet's section.
 
-Matching (:func:`lookup_error`) is fuzzy on purpose: a learner pastes a whole traceback with
-other tensor shapes, numbers, names, op names and addresses than the stored text. Both sides are
-normalized (:func:`normalize`; the entries once per course, :func:`error_index`), then scored by
-token overlap (words; Chinese as character bigrams) and the longest common run of words. A text
-that scores under ``MIN_SCORE`` against every entry gets no hit: the course does not cover it.
+Matching (:func:`lookup_error`) is keyed on what makes an error distinctive, not on shared words:
+
+1. The pasted text is cleaned (full-width punctuation, Markdown marks, log and rank prefixes,
+   Rich boxes) and its error messages are found: every ``SomeError: …`` wherever it stands in a
+   line (Chinese glued before it, ``!!! Exception … !!!`` around it), with the lines that continue
+   it; a text without one is read line by line.
+2. Both sides are reduced to their core words (:func:`core_words`): the exception type, numbers,
+   shapes, addresses, paths, quoted names and CamelCase class names are masked, contractions
+   spelled out, case folded.
+3. An entry scores against each message by how much of the entry's core the message holds
+   (each word weighted by how rare it is among the entries, so the words only one entry has
+   decide between two candidates), the longest run of core words they share, and how much of
+   the message's opening the entry explains.
+
+A hit scoring ``SURE_SCORE`` or more is an answer; one between ``MIN_SCORE`` and that is a near
+match, shown as "相近，不确定"; a text with neither gets no hit: the course does not cover it
+(:func:`mentions` then looks for the message in the chapters' text and outputs).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from pathlib import Path
 
-from torchcourse.course.appendix import ErrorEntry, appendix_entries
+from torchcourse.course.appendix import ErrorEntry, appendices, appendix_entries
 from torchcourse.course.model import Course
 
 # A line naming an exception or warning: "RuntimeError: …", "torch.OutOfMemoryError: …",
 # "/path/x.py:3: UserWarning: …" (the warnings module's format).
 ERROR_LINE_RE = re.compile(
-    r"^(?:\S.*?:\d+: )?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt))(?::\s*(?P<msg>.*))?$"
+    r"^(?:\S.*?:\d+: )?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt)"
+    r"|(?:torch|onnxruntime)(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*)(?::\s*(?P<msg>.*))?$"  # torch._dynamo.exc.Unsupported
 )
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 _TRACEBACK_LINE = re.compile(r"^Traceback \(most recent call last\):[ \t]*$", re.M)
 MAX_TEXT = 400
-MIN_SCORE = 0.3  # below this a hit is noise: the answer is "not in this course"
+MIN_SCORE = 0.45  # below this a hit is noise: the answer is "not in this course"
+SURE_SCORE = 0.62  # from here on a hit is the answer; between the two it is "相近，不确定"
+MAX_PASTE = 20_000  # characters of a paste that are read (its end: that is where the error is)
+VARIANTS_FILE = "A-variants.toml"
 
 
 @dataclass(frozen=True)
 class Hit:
     entry: ErrorEntry
     score: float
+    sure: bool = True  # False: a near match, "相近，不确定"
+    wording: str = ""  # the matching-only wording (A-variants.toml) that matched, if any
 
 
 # ---------------------------------------------------------------------------------------
@@ -61,6 +83,7 @@ def errors_in_output(output: str) -> list[str]:
                 j = i + 1
                 while j < len(lines) and len(text) < MAX_TEXT and (
                     lines[j][:1] == "\t" or (not msg and (lines[j][:1] == " " or not lines[j].strip()))
+                    or (not msg and text == kind and lines[j].strip() and not lines[j].startswith("Traceback"))
                 ):
                     if lines[j].strip():
                         text += (" " if msg or text != kind else ": ") + lines[j].strip()
@@ -104,179 +127,553 @@ def error_entries(course: Course) -> list[ErrorEntry]:
     return out
 
 
-# ---------------------------------------------------------------------------------------
-# Matching
+@dataclass(frozen=True)
+class Variant:
+    row: str  # the 报错原文 of the row it belongs to
+    text: str  # the wording, for matching only
+    source: str  # where it comes from: a torch source path, a library's strings, or a report's link
+    line: int = 0  # in the variants file
 
-_QUOTES = "'\"`‘’“”«»「」『』"
-_STOP = {"the", "a", "an", "of", "to", "is", "in", "for", "and", "or", "be", "it", "at", "on", "with", "this", "that", "by", "as", "are", "was", "file", "line", "most", "recent", "call", "last", "traceback"}
-_TYPE_WORD = re.compile(r"\w*(?:error|exception|warning)")
+
+def read_variants(path: Path) -> tuple[list[Variant], list[tuple[int, str]]]:
+    """The variants file: ``[[variant]]`` tables with ``row``, ``text`` and ``source``.
+    Returns (variants, problems as (line, message)); a missing file is no variants."""
+    if not path.is_file():
+        return [], []
+    raw = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        return [], [(int(m.group(1)) if m else 1, f"not valid TOML: {exc}")]
+    starts = [i for i, ln in enumerate(raw.splitlines(), start=1) if ln.strip() == "[[variant]]"]
+    out, problems = [], []
+    items = data.get("variant", [])
+    if not isinstance(items, list):
+        return [], [(1, "expected [[variant]] tables")]
+    for k, item in enumerate(items):
+        line = starts[k] if k < len(starts) else 1
+        if not isinstance(item, dict):
+            problems.append((line, "a [[variant]] must be a table"))
+            continue
+        missing = [f for f in ("row", "text", "source") if not isinstance(item.get(f), str) or not item.get(f).strip()]
+        if missing:
+            problems.append((line, f"[[variant]] needs {', '.join(missing)} (non-empty strings)"))
+            continue
+        unknown = sorted(set(item) - {"row", "text", "source"})
+        if unknown:
+            problems.append((line, f"[[variant]] has unknown keys: {', '.join(unknown)}"))
+        out.append(Variant(item["row"].strip(), item["text"].strip(), item["source"].strip(), line))
+    return out, problems
+
+
+def variants_path(course: Course) -> Path | None:
+    apps = appendices(course)
+    if not apps or not getattr(course, "root", None):
+        return None
+    return Path(course.root) / VARIANTS_FILE
+
+
+def course_variants(course: Course) -> list[Variant]:
+    p = variants_path(course)
+    return read_variants(p)[0] if p is not None else []
+
+
+# ---------------------------------------------------------------------------------------
+# Normalization
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_OP_BACKWARD = re.compile(r"\b[A-Z][A-Za-z0-9]*?Backward\d*\b")  # ExpBackward0, SigmoidBackward0
-_HEX = re.compile(r"(?<![0-9a-z])0x[0-9a-z]*")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
-_NUMBER_LIST = re.compile(r"0(?:\s*,\s*0)+")  # a shape [3, 4] against [10]: one number
+_FULLWIDTH = str.maketrans({
+    "：": ": ", "，": ", ", "。": ". ", "（": " (", "）": ") ", "【": " ", "】": " ", "“": '"', "”": '"',
+    "‘": "'", "’": "'", "；": "; ", "！": "! ", "？": "? ", "、": ", ", "　": " ",
+})
+_LOG_PREFIX_RE = re.compile(
+    r"^[ \t]*(?:\[rank\d+\]:?(?:\[[^\]]*\])?[ \t]*)+"  # torchrun: [rank0]:  [rank1]:[E626 …]
+    r"|^[ \t]*[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+[ \t]+\d+[ \t]+\S+:\d+\][ \t]*(?:\[[\d/]+\][ \t]*)?",  # glog
+    re.M,
+)
+_EDGE_RE = re.compile(r"^[ \t]*(?:[│┃╭╮╰╯─━❱|]+[ \t]*|>[ \t]?)+|[ \t│┃╭╮╰╯─━]+$", re.M)  # Rich boxes, quotes
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_FRAME_RE = re.compile(r"^\s*(?:File \"[^\"]*\", line \d+|File [^\s,]+:\d+|\S+\.py:\d+ in \w+|\d+ frames$|frame #\d+:)")
+_TYPE_ANYWHERE_RE = re.compile(
+    r"(?<![A-Za-z0-9_.])(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning|Interrupt)"
+    r"|(?<=\.)[A-Z][A-Za-z0-9_]*))[ \t]*:(?!:)[ \t]*(?P<msg>.*)$"
+)
+
+
+def clean_paste(text: str) -> str:
+    """A pasted text as plain lines: no ANSI colours, no redrawn progress bars, no full-width
+    punctuation, no Markdown emphasis and quote marks, no log / rank prefixes or Rich box edges."""
+    text = _ANSI_RE.sub("", text.replace("\r\n", "\n"))
+    text = "\n".join(ln.rsplit("\r", 1)[-1] for ln in text.split("\n"))
+    text = text.translate(_FULLWIDTH).replace("\x00", "")
+    text = text.replace("**", "").replace("&gt;", ">").replace("&lt;", "<")
+    text = _LOG_PREFIX_RE.sub("", text)
+    return _EDGE_RE.sub("", text)
+
+
+_QUOTED_RE = re.compile(r"""(?P<q>['"`«「])(?P<body>[^'"`«»「」\s]{1,100})(?:['"`»」])""")
+_DOTTED_RE = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b")
+_CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b")
+_KEEP_CAMEL = {"DataLoader", "TorchScript", "Torchscript", "DataParallel", "DistributedDataParallel", "PyTorch",
+               "ModuleList", "ModuleDict", "NumPy", "TracerWarning", "GradcheckError", "PytorchStreamReader",
+               "UnsupportedOperatorError", "TorchExportError", "ConversionError", "ONNXRuntimeError",
+               "GuardOnDataDependentSymNode", "FailOnRecompileLimitHit", "InvalidCxxCompiler", "WeightsUnpickler",
+               "AsStrided"}  # the view node behind "which is output 0 of AsStrided": the op is the point
+# torch's exceptions whose names do not end in Error (torch._dynamo.exc.Unsupported, …)
+_TORCH_TYPES = {"Unsupported", "InvalidCxxCompiler", "FailOnRecompileLimitHit", "GuardOnDataDependentSymNode",
+                "UserError", "InvalidArgument", "TorchRuntimeError"}
+_OP_BACKWARD_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*?Backward\d*\b")  # ExpBackward0, SigmoidBackward0
+_PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()<>,]+){2,}[\\/]?|\b\S+\.(?:py|pyx|cpp|cu|so|h|pt|pth|ckpt|onnx)\b")
+_HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+_WORD_RE = re.compile(rf"<[qnk]>|[a-z_][a-z0-9_]*|[{_CJK}]")
+_STOP = frozenset(
+    "the a an of to is in for and or be it at on with this that by as are was has have been were its"
+    " you your please if so which will would may might can could should from into than then there these those"
+    " when while also any some such very just here error".split()
+)
+
+
+# the packages whose dotted names say something about an error (a NumPy scalar in a checkpoint);
+# any other dotted name (mynet.TinyNet, ultralytics.nn.tasks.DetectionModel) is the user's own
+_KNOWN_PACKAGES = {"torch", "numpy", "collections", "builtins", "argparse", "pathlib", "typing", "functools", "copyreg"}
+
+
+def _dotted(m: re.Match) -> str:
+    parts = m.group(0).split(".")
+    if parts[0] == "torch" or parts[0] in _KNOWN_PACKAGES:
+        return " " + " ".join(p if not _CAMEL_RE.fullmatch(p) or p in _KEEP_CAMEL else "<n>" for p in parts) + " "
+    return " <n> "
+
+
+def _mask(text: str) -> str:
+    """Names, numbers and paths out; the words that are the error itself stay (cased)."""
+    s = text.replace("can't", "can not").replace("Can't", "Can not").replace("cannot", "can not").replace("Cannot", "Can not")
+    s = re.sub(r"n't\b", " not", s)
+    s = _PATH_RE.sub(" ", s)
+
+    def quoted(m: re.Match) -> str:
+        body = m.group("body")
+        # a state-dict key keeps its first part: "module.fc.weight" and "_orig_mod.0.weight" differ there
+        head = body.split(".", 1)[0] if "." in body else ""
+        return " <q> " + (f"k_{head.lower()} " if head and re.fullmatch(r"[A-Za-z_]\w*", head) else "")
+
+    s = _QUOTED_RE.sub(quoted, s)
+    s = _OP_BACKWARD_RE.sub(lambda m: " " + (m.group(0).split("Backward")[0] if m.group(0).split("Backward")[0] in _KEEP_CAMEL else "<n>") + " ", s)
+    s = _HEX_RE.sub(" ", s)
+    s = _DOTTED_RE.sub(_dotted, s)
+    s = _CAMEL_RE.sub(lambda m: m.group(0) if m.group(0) in _KEEP_CAMEL else " <n> ", s)
+    s = _NUMBER_RE.sub(" ", s)
+    return s
+
+
+def core_words(text: str) -> list[str]:
+    """The words of an error message that two reports of it share, in order (see module doc)."""
+    s = _mask(text).casefold()
+    return [w for w in _WORD_RE.findall(s.replace("<Q>", "<q>")) if w not in _STOP and (len(w) > 1 or not w.isascii())]
 
 
 def normalize(text: str) -> str:
-    """What two reports of the same error share: op names in ``…Backward0``, numbers, shapes
-    (``[3, 4]`` = ``[10]``), addresses, quotes, case and spacing are evened out."""
-    s = _OP_BACKWARD.sub("OpBackward", text).casefold()
-    s = _HEX.sub("0x", s)
-    s = _NUMBER.sub("0", s)
-    s = _NUMBER_LIST.sub("0", s)
-    s = s.translate({ord(q): " " for q in _QUOTES})
-    return re.sub(r"\s+", " ", s).strip()
+    """What two reports of the same error share, as one string (see :func:`core_words`)."""
+    return " ".join(core_words(text))
 
 
-def tokens(normalized: str) -> set[str]:
-    out = set()
-    for word in re.findall(r"[a-z_][a-z0-9_]*", normalized):
-        # exception type names are compared apart (see lookup_error), not as shared words
-        if len(word) > 1 and word not in _STOP and not _TYPE_WORD.fullmatch(word):
-            out.add(word)
-            if "_" in word:
-                out.update(w for w in word.split("_") if len(w) > 1 and w not in _STOP)
-    for run in re.findall(f"[{_CJK}]+", normalized):
-        if len(run) == 1:
-            out.add(run)
-        out.update(run[k : k + 2] for k in range(len(run) - 1))
-    return out
+def _type_name(t: str | None) -> str | None:
+    return t.rsplit(".", 1)[-1].casefold() if t else None
 
 
-def units(normalized: str) -> list[str]:
-    return re.findall(f"[a-z0-9_]+|[{_CJK}]|[^\\sa-z0-9_{_CJK}]", normalized)
+_SAME_TYPES = [{"attributeerror", "moduleattributeerror"}, {"importerror", "modulenotfounderror"},
+               {"runtimeerror", "torchruntimeerror"}, {"unpicklingerror", "weightsunpicklererror"}]
 
 
-def _error_lines(text: str) -> str:
-    """The part of a pasted text that names the error (a traceback's final lines)."""
-    heads = list(_TRACEBACK_LINE.finditer(text))
-    if heads:
-        # the last traceback of the run (not "Original Traceback …" inside a DataLoader's message)
-        head, tail = text[: heads[-1].start()], text[heads[-1].end() :]
-        # warnings printed before the traceback (anomaly mode's "Error detected in …") count too
-        found = [t for t in errors_in_output(head) if t.split(":", 1)[0].endswith("Warning")] + errors_in_output(tail)
-    else:
-        found = errors_in_output(text)
-    return "\n".join(found)
+import builtins as _builtins
+
+# Python's own exception and warning names say little about which error it is (every message is a
+# RuntimeError); a rarer type (torch._dynamo.exc.Unsupported, FailOnRecompileLimitHit, GradcheckError)
+# is itself the distinctive part
+_GENERIC_TYPES = {n.casefold() for n in dir(_builtins) if n.endswith(("Error", "Exception", "Warning"))} | {
+    "unpicklingerror", "picklingerror", "moduleattributeerror"}
 
 
-def _type_of(text: str) -> str | None:
-    m = ERROR_LINE_RE.match(text.strip().splitlines()[0]) if text.strip() else None
-    return m.group("type").rsplit(".", 1)[-1].lower() if m else None
+def _types_compatible(a: str, b: str) -> bool:
+    return a == b or any(a in g and b in g for g in _SAME_TYPES)
+
+
+# ---------------------------------------------------------------------------------------
+# The messages of a paste
 
 
 @dataclass(frozen=True)
-class _Prepared:
-    """One entry, normalized once (see :func:`prepare`)."""
+class Message:
+    type: str | None  # the exception / warning type, lower case, unqualified
+    text: str
+    last: bool = False  # the exception that ended the paste
+    plain: bool = False  # a line that names no type (scored a little lower)
+
+
+def messages_of(text: str, extra_types: frozenset = frozenset()) -> list[Message]:
+    """The error messages of a pasted text, in order: every ``SomeError: …`` wherever it stands in
+    a line, with the lines that continue it. Without one, the non-frame lines, each on its own."""
+    text = clean_paste(text[-MAX_PASTE:])
+    lines = text.split("\n")
+    found: list[Message] = []
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        m = _TYPE_ANYWHERE_RE.search(ln)
+        if m is None:
+            # "发生异常: RuntimeError" (a debugger's header) names the type on a line of its own
+            bare = re.search(r"(?:^|[\s:：])(?P<type>[A-Z]\w*(?:Error|Exception))\s*$", ln)
+            if bare and i + 1 < len(lines) and lines[i + 1].strip() and not _FRAME_RE.match(lines[i + 1]):
+                found.append(Message(_type_name(bare.group("type")), lines[i + 1].strip()))
+                i += 2
+                continue
+            i += 1
+            continue
+        typ = m.group("type")
+        tname = _type_name(typ)
+        if "." in typ and not re.search(r"(?:Error|Exception|Warning|Interrupt)$", typ) and tname not in extra_types:
+            # a qualified name before a colon is a type only if it is one we know of
+            known = typ.rsplit(".", 1)[-1]
+            if not (known[:1].isupper() and len(known) > 3 and "." in typ and typ.split(".", 1)[0] in ("torch", "onnxruntime", "onnxscript")):
+                i += 1
+                continue
+        msg = m.group("msg").strip()
+        j = i + 1
+        extra: list[str] = []
+        # the lines that continue it: a multi-line message, tab-listed keys, an empty first line
+        while j < len(lines) and len(extra) < 8 and sum(map(len, extra)) < 800:
+            nxt = lines[j]
+            if not nxt.strip():
+                if (msg or extra) and not (extra[-1] if extra else msg).rstrip().endswith(":"):
+                    break
+                j += 1
+                continue
+            if _FRAME_RE.match(nxt) or nxt.startswith(("Traceback", "During handling", "The above exception")) or _TYPE_ANYWHERE_RE.search(nxt):
+                break
+            extra.append(nxt.strip())
+            j += 1
+        body = " ".join([msg, *extra]).strip()
+        if body or tname:
+            found.append(Message(tname, body))
+        i = j if extra else i + 1
+    plain = [ln.strip() for ln in lines if ln.strip() and not _FRAME_RE.match(ln) and not ln.startswith("Traceback")
+             and not _TYPE_ANYWHERE_RE.search(ln)]
+    # a message that quotes the raise line ("raise RuntimeError("grad can be …")"): its string
+    raised = [r.group(1) for ln in plain for r in [re.search(r"raise \w+\(\s*[\"'](.+?)[\"']", ln)] if r]
+    if found:
+        # the last exception (not a warning) is the one that ended the run; in a chain ("The above
+        # exception was the direct cause …", "During handling of the above exception …") the first
+        # one is the cause, and says most
+        chained = re.search(r"^(?:The above exception was the direct cause|During handling of the above exception)", text, re.M)
+        order = range(len(found)) if chained else range(len(found) - 1, -1, -1)
+        for k in order:
+            if not (found[k].type or "").endswith("warning"):
+                found[k] = Message(found[k].type, found[k].text, last=True)
+                break
+        found = found[-12:]
+        # the lines around it may hold the error without its type (a message pasted apart)
+        return found + [Message(None, t, plain=True) for t in (plain[-12:] + raised) if len(t) > 20]
+    out = [Message(None, t) for t in (plain[-20:] + raised)]
+    if out:  # the last line that says something is the likelier error (untyped lines: printed errors)
+        out[-1] = Message(None, out[-1].text, last=True)
+    if len(plain) > 1:
+        out.append(Message(None, " ".join(plain[-20:])))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The index
+
+
+@dataclass(frozen=True)
+class _Face:
+    """One wording of an entry: its excerpt, or a matching-only variant."""
 
     entry: ErrorEntry
-    norm: str  # the normalized excerpt
-    tokens: frozenset  # of the excerpt
-    tokens_zh: frozenset  # of the excerpt, plus the Chinese of the cause: for a query in Chinese
-    hay: tuple  # units of "excerpt | cause": the longest common run is searched in it
-    length: int  # units of the excerpt alone
-    etype: str | None
+    wording: str  # "" for the row's own excerpt
+    words: tuple  # core words, in order
+    tokens: frozenset  # content words (no placeholders)
+    type: str | None
+    weight: float = 0.0  # summed idf of the tokens
+    unique: frozenset = frozenset()  # its words that no other entry has
 
 
 @dataclass(frozen=True)
 class ErrorIndex:
     entries: tuple  # of ErrorEntry, in order
-    prepared: tuple  # of _Prepared
+    faces: tuple  # of _Face
+    idf: dict = field(default_factory=dict)
+    max_idf: float = 1.0
+    types: frozenset = frozenset()
+    cause_grams: tuple = ()  # per entry: the Chinese bigrams of its cause (for a query in Chinese)
+    seen_in: tuple = ()  # per entry: the snippet outputs its excerpt occurs in (see :func:`prepare`)
+
+    @property
+    def prepared(self) -> tuple:  # kept for callers that counted the prepared entries
+        return self.faces
 
 
-def prepare(entries: list[ErrorEntry]) -> ErrorIndex:
-    out = []
+def _content(words) -> frozenset:
+    return frozenset(w for w in words if not w.startswith("<"))
+
+
+def _cjk_grams(text: str) -> frozenset:
+    out = set()
+    for run in re.findall(f"[{_CJK}]+", text):
+        out.update(run[k : k + 2] for k in range(len(run) - 1))
+        if len(run) == 1:
+            out.add(run)
+    return frozenset(out)
+
+
+def _split_type(text: str) -> tuple[str | None, str]:
+    m = ERROR_LINE_RE.match(text.strip().splitlines()[0]) if text.strip() else None
+    if m and m.group("msg") is not None:
+        return _type_name(m.group("type")), m.group("msg")
+    m2 = re.match(r"^(?:[A-Za-z_]\w*\.)*(?P<t>[A-Z]\w*):\s*(?P<m>.*)$", text.strip())
+    if m2 and (m2.group("t").endswith(("Error", "Exception", "Warning")) or m2.group("t") in _KEEP_CAMEL
+               or m2.group("t") in _TORCH_TYPES):
+        return m2.group("t").casefold(), m2.group("m")
+    return None, text
+
+
+def prepare(entries: list[ErrorEntry], variants: list[Variant] | None = None, outputs: list[tuple[str, str]] | None = None) -> ErrorIndex:
+    """The entries normalized once. ``outputs`` (snippet key, expected output) say which runs each
+    excerpt occurs in: an excerpt that every run of another entry's error prints too (the common
+    opening "Weights only load failed.") is the more general of the two, and gives way to it."""
+    by_text: dict[str, list[Variant]] = {}
+    for v in variants or []:
+        by_text.setdefault(v.row, []).append(v)
+    raw = []
     for e in entries:
-        en = normalize(e.text)
-        cause = normalize(e.cause)
-        et = tokens(en)
-        zh = et | {t for t in tokens(cause) if not t.isascii()}
-        out.append(_Prepared(e, en, frozenset(et), frozenset(zh), tuple(units(f"{en} | {cause}")), len(units(en)), _type_of(e.text)))
-    return ErrorIndex(tuple(entries), tuple(out))
+        for wording, text in [("", e.text)] + [(v.text, v.text) for v in by_text.get(e.text, [])]:
+            typ, msg = _split_type(text)
+            words = tuple(core_words(msg))
+            raw.append((e, wording, words, _content(words), typ))
+    n = max(1, len(entries))
+    holders: dict[str, set] = {}
+    for e, _w, _words, toks, _t in raw:
+        for t in toks:
+            holders.setdefault(t, set()).add(id(e))  # an entry's variants count once
+    # a state-dict key's first part ("module.", "_orig_mod.") is the common prefix that tells two
+    # key errors apart: it weighs double
+    idf = {t: math.log(1 + n / len(h)) * (2.0 if t.startswith("k_") else 1.0) for t, h in holders.items()}
+    owners = holders
+    faces = tuple(
+        _Face(e, w, words, toks, typ, sum(idf[t] for t in toks), frozenset(t for t in toks if owners[t] == {id(e)}))
+        for e, w, words, toks, typ in raw
+    )
+    types = frozenset(t for *_, t in raw if t)
+    grams = tuple(_cjk_grams(e.cause) for e in entries)
+    flat_outputs = [(k, " ".join(o.split())) for k, o in (outputs or [])]
+    needles = [" ".join(e.text.split()) for e in entries]
+    seen = tuple(frozenset(k for k, o in flat_outputs if needle in o) for needle in needles)
+    return ErrorIndex(tuple(entries), faces, idf, math.log(1 + n), types, grams, seen)
 
 
 def error_index(course: Course) -> ErrorIndex:
     """The course's entries, normalized once and remembered on the course."""
     index = course.memo.get("error_index")
     if index is None:
-        index = course.memo["error_index"] = prepare(error_entries(course))
+        entries = error_entries(course)
+        variants = course_variants(course) if entries and entries[0].source == "appendix" else []
+        outputs = [(s.key, s.expected) for ch in course.chapters if ch.available for s in ch.snippets if s.expected]
+        index = course.memo["error_index"] = prepare(entries, variants, outputs)
     return index
 
 
-CONTAINED_BONUS = 0.15
+# ---------------------------------------------------------------------------------------
+# Scoring
+
+HEAD = 12  # the opening words of a message the entry must explain
 
 
-def _score(probe: list[str] | None, qt: set[str], p: _Prepared, qn: str = "") -> float:
-    """0..1: token overlap with the excerpt (and the cause's Chinese), plus the longest common
-    run of units with the excerpt and its cause (which lets a few words or Chinese match).
-    An excerpt found whole in the query's error lines (normalized) is the strongest evidence
-    there is: it gets ``CONTAINED_BONUS`` on top, so the entry written for exactly this
-    message beats a more general one that only nearly matches."""
-    et = p.tokens_zh if any(not t.isascii() for t in qt) else p.tokens
-    if not qt or not et:
+def _score(face: _Face, words: list[str], toks: frozenset, head: list[str], index: ErrorIndex, keywords: bool = False) -> float:
+    if not face.tokens or not face.weight:
         return 0.0
-    inter = len(qt & et)
-    cosine = inter / (len(qt) * len(et)) ** 0.5
-    recall = inter / len(et)
-    if probe is None:
-        return 0.4 * cosine + 0.3 * recall if inter else 0.0
-    hay = p.hay
-    m = SequenceMatcher(None, probe, hay, autojunk=False).find_longest_match(0, len(probe), 0, len(hay))
-    if inter == 0 and m.size < 3:
+    shared = face.tokens & toks
+    if not shared:
         return 0.0
-    lcs = 0.0 if m.size < min(len(probe), 2) else m.size / max(1, min(len(probe), p.length))
-    # of two excerpts found whole, the longer (more specific) one wins
-    bonus = CONTAINED_BONUS + 0.05 * min(1.0, len(p.norm) / len(qn)) if p.length >= 4 and p.norm in qn else 0.0
-    return 0.4 * cosine + 0.3 * recall + 0.3 * min(lcs, 1.0) + bonus
+    idf, top = index.idf, index.max_idf
+    mass = sum(idf[t] for t in shared)
+    if keywords:
+        # a few keywords, not an error message: at best a near match, when the entry has them all
+        return MIN_SCORE + 0.1 * (mass / face.weight) if shared == toks else 0.0
+    recall = mass / face.weight  # how much of the entry the message holds
+    qmass = sum(idf.get(t, top) for t in toks)
+    # how much of the message the entry holds (the learner pasted half of it): only for a real message
+    covered = mass / qmass if qmass and len(toks) >= 5 else 0.0
+    m = SequenceMatcher(None, face.words, words, autojunk=False).find_longest_match(0, len(face.words), 0, len(words))
+    run = m.size / min(len(face.words), len(words)) if m.size >= min(2, len(face.words)) else 0.0
+    htoks = [t for t in head if not t.startswith("<")]
+    hw = sum(idf.get(t, top) for t in htoks)
+    explained = sum(idf.get(t, top) for t in htoks if t in face.tokens) / hw if hw else 0.0
+    specific = min(1.0, mass / 25.0)
+    score = 0.5 * max(recall, covered) + 0.3 * min(run, 1.0) + 0.2 * explained + 0.1 * specific
+    if face.unique and not (face.unique & toks):
+        # the words only this entry has are all missing: whatever matched, other entries explain it too
+        score = min(score, SURE_SCORE - 0.01)
+    return score
+
+
+_UNEXPECTED_RE = re.compile(r"unexpected key", re.I)
+
+
+def _shared_key_prefixes(text: str) -> set[str]:
+    """A load_state_dict message lists missing and unexpected keys. A first part both lists share
+    ("module." on both sides: the model is wrapped too) is no prefix problem: it stays a feature
+    only when one side has it and the other does not."""
+    m = _UNEXPECTED_RE.search(text)
+    if m is None:
+        return set()
+    starts = [x.start() for x in re.finditer(r"missing key", text[: m.start()], re.I)]
+    if not starts:
+        return set()
+    missing = {w for w in core_words(text[starts[-1] : m.start()][-20_000:]) if w.startswith("k_")}
+    end = text.find("\n\n", m.start())
+    unexpected = {w for w in core_words(text[m.start() : end if end > 0 else None][:20_000]) if w.startswith("k_")}
+    return missing & unexpected
 
 
 def lookup_error(course: Course, text: str, limit: int = 10, entries: list[ErrorEntry] | ErrorIndex | None = None) -> list[Hit]:
     """Entries best matching a pasted error (a line, a whole traceback, or a few keywords).
 
-    Hits scoring under ``MIN_SCORE``, or under half the best hit's score, are dropped: a text
-    that matches nothing gets no hit at all, never the least bad entry.
+    Answers (``sure``) first, then near matches; a text that matches nothing above ``MIN_SCORE``
+    gets no hit at all, never the least bad entry.
     """
-    text = text.strip()
-    if not text:
+    if not text or not text.strip():
         return []
+    text = text[-MAX_PASTE:]
     if entries is None:
         index = error_index(course)
     elif isinstance(entries, ErrorIndex):
         index = entries
     else:
         index = prepare(entries)
-    main = _error_lines(text)
-    queries: list[tuple[str, bool]] = []  # (text, compare runs of units too)
-    if main and main != text:
-        # a whole traceback: its error lines get the run comparison, the rest only tokens
-        queries.append((text, False))
-        queries.append((main, True))
-        last = main.splitlines()[-1]
-        if last != main and not (_type_of(last) or "warning").endswith("warning"):
-            queries.append((last, True))  # the exception that ended the run, on its own
-    else:
-        queries.append((text, True))
-    prepared = []
-    for q, use_runs in queries:
-        qn = normalize(q)
-        prepared.append((units(qn)[-200:] if use_runs else None, tokens(qn), qn if use_runs else ""))
-    qtype = _type_of(main) if main else None
-    qtypes = {_type_of(ln) for ln in main.splitlines()} - {None} if main else set()
-    scored: list[tuple[float, ErrorEntry]] = []
-    for p in index.prepared:
-        score = max(_score(probe, qt, p, qn) for probe, qt, qn in prepared)
-        if score <= 0:
-            continue
-        if qtype and p.etype:
-            score += 0.1 if p.etype in qtypes else -0.15
-        if score >= MIN_SCORE:
-            scored.append((score, p.entry))
-    if not scored:
+    if not index.faces:
         return []
-    best = max(sc for sc, _ in scored)
-    # ranked by the raw score (it may pass 1 with the bonus); reported capped at 1
-    scored = sorted((x for x in scored if x[0] >= best * 0.5), key=lambda x: (-x[0], x[1].source != "appendix", x[1].chapter_id, x[1].anchor))
-    return [Hit(e, round(min(sc, 1.0), 4)) for sc, e in scored[:limit]]
+    msgs = messages_of(text, index.types)
+    # a few words typed in, not a pasted error: at best near matches
+    keywords = not any(m.type for m in msgs) and len(_content(core_words(text[-2000:]))) < 4
+    type_count: dict[str, int] = {}
+    for f in index.faces:
+        if f.type:
+            type_count[f.type] = type_count.get(f.type, 0) + 1
+    best: dict[int, tuple[float, str]] = {}
+    shared_prefixes = _shared_key_prefixes(text)
+    for msg in msgs:
+        words = [w for w in core_words(msg.text)[:400] if w not in shared_prefixes]
+        if not words:
+            continue
+        toks = _content(words)
+        head = words[:HEAD]
+        raw = [_score(face, words, toks, head, index, keywords) for face in index.faces]
+        others_match = max(raw, default=0.0) >= MIN_SCORE
+        for k, face in enumerate(index.faces):
+            sc = raw[k]
+            same_rare_type = (msg.type is not None and msg.type == face.type and type_count.get(face.type, 0) <= 2
+                              and face.type not in _GENERIC_TYPES)
+            if sc <= 0 and not same_rare_type:
+                continue
+            if msg.type and face.type:
+                if not _types_compatible(msg.type, face.type):
+                    sc -= 0.12
+                elif same_rare_type:
+                    # a type only this entry has (FailOnRecompileLimitHit, dynamo's Unsupported) says a lot:
+                    # when no entry's words match the message, the type alone is the answer
+                    sc = sc + 0.15 if others_match else max(sc + 0.15, SURE_SCORE + 0.01)
+            if msg.plain:
+                sc -= 0.08  # a line without its type: less sure than the exception itself
+            elif not msg.last and any(m.last for m in msgs):
+                sc -= 0.02  # the exception that ended the run says most
+            e_idx = index.entries.index(face.entry) if len(index.entries) < 400 else k
+            if sc > best.get(e_idx, (0.0, ""))[0]:
+                best[e_idx] = (sc, "" if keywords else face.wording)
+    if not best and re.search(f"[{_CJK}]", text) and not re.search(r"[A-Za-z]{3,}", text):
+        # a query in Chinese only: the causes' words
+        q = _cjk_grams(text)
+        for k, grams in enumerate(index.cause_grams):
+            if q and grams:
+                sc = len(q & grams) / len(q)
+                if sc >= 0.5:
+                    best[k] = (MIN_SCORE + 0.1 * sc, "")
+    if not best:
+        return []
+    top = max(sc for sc, _ in best.values())
+    if top < MIN_SCORE:
+        return []
+    scores = {k: sc for k, (sc, _w) in best.items()}
+    if index.seen_in:
+        # of two answers, one whose excerpt every run of the other prints too is the more general: it
+        # gives way (compared by what only one of them explains)
+        for a in list(scores):
+            for b in list(scores):
+                sa, sb = index.seen_in[a], index.seen_in[b]
+                if a != b and sb and sb < sa and scores[a] >= SURE_SCORE and scores[b] >= SURE_SCORE and scores[a] - scores[b] < 0.15:
+                    scores[a] = min(scores[a], scores[b] - 0.001)
+    ranked = sorted(((scores[k], k, w) for k, (sc, w) in best.items() if scores[k] >= MIN_SCORE and scores[k] >= top - 0.25),
+                    key=lambda x: (-x[0], x[1]))
+    sure_any = ranked[0][0] >= SURE_SCORE
+    out = []
+    for sc, k, w in ranked[:limit]:
+        sure = sc >= SURE_SCORE
+        if sure_any and not sure:
+            continue  # an answer exists: near matches would only distract
+        out.append(Hit(index.entries[k], round(min(sc, 1.0), 4), sure, w))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Where the chapters mention it
+
+
+def mentions(course: Course, text: str, limit: int = 3) -> list:
+    """When no entry matches: chapter lines (prose or a snippet's output) that hold a run of
+    the message's own words, as :class:`torchcourse.lookup.search.TextHit`. Code is not searched."""
+    from torchcourse.lookup.search import search_text
+
+    msgs = messages_of(text[-MAX_PASTE:])
+    if not msgs:
+        return []
+    primary = next((m for m in reversed(msgs) if m.last), msgs[-1])
+    raw = re.sub(r"\s+", " ", _NUMBER_RE.sub(" ", primary.text)).strip()
+    words = [w for w in re.findall(r"[A-Za-z_][A-Za-z_]+", raw)]
+    seen, out = set(), []
+    for k in range(0, max(1, len(words) - 4) if len(words) >= 5 else 0):
+        window = words[k : k + 5]
+        if sum(w.lower() not in _STOP for w in window) < 3:
+            continue
+        phrase = " ".join(window)
+        for h in search_text(course, phrase, limit=20):
+            ch = course.chapter(h.chapter_id)
+            if ch is None or ch.kind == "appendix" or _in_code(ch, h.line):
+                continue
+            if re.sub(r"\s+", " ", h.excerpt).lower().find(phrase.lower()) < 0:
+                continue
+            key = (h.chapter_id, h.anchor)
+            if key not in seen:
+                seen.add(key)
+                out.append(h)
+                if len(out) >= limit:
+                    return out
+        if k > 12:
+            break
+    return out
+
+
+def _in_code(chapter, line: int) -> bool:
+    """Whether a chapter line is inside a ```python fence (an ```output fence is a run's output)."""
+    fence = None
+    for n, ln in enumerate(chapter.source.splitlines(), start=1):
+        s = ln.strip()
+        if s.startswith("```"):
+            fence = None if fence is not None else (s[3:].split() or [""])[0].split("{")[0]
+            continue
+        if n == line:
+            return fence is not None and fence != "output"
+    return False
 
 
 # ---------------------------------------------------------------------------------------

@@ -62,16 +62,24 @@ class LookupScreen(Finder):
         super().fit_height(height)
 
     def find_hits(self, text: str) -> list:
-        from torchcourse.lookup import lookup_error
+        from torchcourse.lookup import lookup_error, mentions
 
-        return lookup_error(self.app.course, text, limit=10)
+        # no row: the chapters' prose and outputs that hold a run of the message's words
+        return lookup_error(self.app.course, text, limit=10) or mentions(self.app.course, text)
 
     def hit_option(self, index: int, hit) -> Option:
+        if not hasattr(hit, "entry"):  # a mention in a chapter
+            ch = self.app.course.chapter(hit.chapter_id)
+            sec = ch.section(hit.anchor) if ch is not None and hit.anchor else None
+            where = f"{hit.chapter_id} · {sec.title}" if sec else hit.chapter_id
+            return Option(Content.assemble((f"{index + 1}. {hit.excerpt}", "bold"), "\n   ", (f"→ {where}", "$accent")),
+                          id=f"hit-{index}")
         e = hit.entry
         last = e.text.strip().splitlines()[-1] if e.text.strip() else ""
+        near = () if getattr(hit, "sure", True) else (("相近，不确定 · ", "$warning"),)
         return Option(
             Content.assemble(
-                (f"{index + 1}. {e.cause}", "bold"), "\n   ",
+                *near, (f"{index + 1}. {e.cause}", "bold"), "\n   ",
                 *((f"先查：{e.check}", "\n   ") if e.check else ()),
                 (f"→ {e.chapter_id} · {e.section_title}", "$accent"), "\n   ",
                 (last, "$text-muted"),
@@ -80,9 +88,16 @@ class LookupScreen(Finder):
         )
 
     def found_text(self, count: int) -> str:
+        if self.hits and not hasattr(self.hits[0], "entry"):
+            return f"附录 A 里没有这条报错的条目；正文里有 {count} 处出现了同样的话（不确定讲的是同一个问题）："
+        if self.hits and not getattr(self.hits[0], "sure", True):
+            return f"相近，不确定：附录 A 里没有完全对得上的条目，下面 {count} 条只是像，别当成答案："
         return f"最相关的 {count} 条（按相关度排序）："
 
     def open_hit(self, hit) -> None:
+        if not hasattr(hit, "entry"):
+            self.app.open_chapter(hit.chapter_id, line=hit.line)
+            return
         self.app.open_chapter(hit.entry.chapter_id, anchor=hit.entry.anchor)
 
     @on(TextArea.Changed, "#lookup-input")
