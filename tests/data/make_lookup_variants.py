@@ -83,6 +83,8 @@ CASES = [
     ("gradcheck-float32", "09#gradcheck", "import torch\ntorch.manual_seed(1)\nprint(torch.autograd.gradcheck(torch.sigmoid, (torch.randn(4, requires_grad=True),), eps=1e-2, atol=1e-1))\n"),
     ("spawn-local-dataset", "08#pickle", "import torch\nfrom torch.utils.data import DataLoader, Dataset\ndef build():\n    class Squares(Dataset):\n        def __len__(self):\n            return 4\n        def __getitem__(self, i):\n            return i * i\n    return Squares()\nif __name__ == '__main__':\n    next(iter(DataLoader(build(), num_workers=1, multiprocessing_context='spawn')))\n"),
     ("inductor-no-cxx", "10#inductor", "import os\nos.environ['PATH'] = '/nonexistent'\nos.environ.pop('CXX', None)\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = 'inductor_cache'\nimport torch\nmodel = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()))\nmodel(torch.randn(2, 4))\n"),
+    # chapters 09-10, December review fixes (h41)
+    ("renamed-class", "10#class-moved", "import pathlib, sys, torch\npathlib.Path('models.py').write_text('import torch.nn as nn\\nclass Encoder(nn.Linear): pass\\n')\nimport models\ntorch.save(models.Encoder(2, 2), 'enc.pt')\ndel sys.modules['models']\npathlib.Path('models.py').write_text('import torch.nn as nn\\nclass TextEncoder(nn.Linear): pass\\n')\ntorch.load('enc.pt', weights_only=False)\n"),
 ]
 
 
