@@ -85,6 +85,8 @@ CASES = [
     ("inductor-no-cxx", "10#inductor", "import os\nos.environ['PATH'] = '/nonexistent'\nos.environ.pop('CXX', None)\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = 'inductor_cache'\nimport torch\nmodel = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()))\nmodel(torch.randn(2, 4))\n"),
     # chapters 09-10, December review fixes (h41)
     ("renamed-class", "10#class-moved", "import pathlib, sys, torch\npathlib.Path('models.py').write_text('import torch.nn as nn\\nclass Encoder(nn.Linear): pass\\n')\nimport models\ntorch.save(models.Encoder(2, 2), 'enc.pt')\ndel sys.modules['models']\npathlib.Path('models.py').write_text('import torch.nn as nn\\nclass TextEncoder(nn.Linear): pass\\n')\ntorch.load('enc.pt', weights_only=False)\n"),
+    ("function-vmap", "09#old-style", "import torch\nclass Clamp(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n        return x.clamp(0, 1)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        pass\n    @staticmethod\n    def backward(ctx, g):\n        return g\ntorch.func.vmap(Clamp.apply)(torch.randn(4, 3))\n"),
+    ("function-jvp", "09#old-style", "import torch\nclass Clamp(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n        return x.clamp(0, 1)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        pass\n    @staticmethod\n    def backward(ctx, g):\n        return g\nx = torch.randn(3)\ntorch.func.jvp(Clamp.apply, (x,), (torch.ones(3),))\n"),
 ]
 
 
