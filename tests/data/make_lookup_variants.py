@@ -116,6 +116,10 @@ CASES = [
     ("trace-train-dropout", "10#jit-trace", "import warnings\nwarnings.simplefilter('always')\nimport torch\ndef noisy(x):\n    return torch.nn.functional.dropout(x, 0.2, training=True) * 3\ntorch.jit.trace(noisy, torch.ones(6))\n"),
     ("export-no-fake", "09#custom-op", "import torch\n@torch.library.custom_op('lab::scale2', mutates_args=())\ndef scale2(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return scale2(x).sum()\ntorch.export.export(Net(), (torch.randn(5),))\n"),
     ("onnx-training-mode", "10#torch-export", "import logging, warnings\nwarnings.simplefilter('default')\nwarnings.filterwarnings('ignore', category=FutureWarning)\nimport torch\nlogging.getLogger('torch.onnx').setLevel(logging.ERROR)\nnet = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))\ntorch.onnx.export(net, (torch.randn(4, 3),), 'bn.onnx', verbose=False)\n"),
+    # chapters 09-10, December review fixes (h41)
+    ("renamed-class", "10#class-moved", "import pathlib, sys, torch\npathlib.Path('models.py').write_text('import torch.nn as nn\\nclass Encoder(nn.Linear): pass\\n')\nimport models\ntorch.save(models.Encoder(2, 2), 'enc.pt')\ndel sys.modules['models']\npathlib.Path('models.py').write_text('import torch.nn as nn\\nclass TextEncoder(nn.Linear): pass\\n')\ntorch.load('enc.pt', weights_only=False)\n"),
+    ("function-vmap", "09#old-style", "import torch\nclass Clamp(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n        return x.clamp(0, 1)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        pass\n    @staticmethod\n    def backward(ctx, g):\n        return g\ntorch.func.vmap(Clamp.apply)(torch.randn(4, 3))\n"),
+    ("function-jvp", "09#old-style", "import torch\nclass Clamp(torch.autograd.Function):\n    @staticmethod\n    def forward(x):\n        return x.clamp(0, 1)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        pass\n    @staticmethod\n    def backward(ctx, g):\n        return g\nx = torch.randn(3)\ntorch.func.jvp(Clamp.apply, (x,), (torch.ones(3),))\n"),
 ]
 
 
