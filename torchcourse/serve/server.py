@@ -259,7 +259,8 @@ class CourseServer(Server):
         finally:
             await service.stop()
             self.sessions.discard(service)
-            log.info("结束了一个会话（pid %s；还有 %d 个）", service.pid, len(self.sessions))
+            code = service._process.returncode if service._process is not None else None
+            log.info("结束了一个会话（pid %s，退出码 %s；还有 %d 个）", service.pid, code, len(self.sessions))
             if not websocket.closed:
                 await websocket.close()
         return websocket
