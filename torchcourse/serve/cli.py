@@ -53,7 +53,7 @@ def cmd_serve(args) -> int:
         if host in ("0.0.0.0", "::"):
             shown = "本机的地址"
         where = f"http://{shown}:{port}/"
-        secret = f"（环境变量 {TOKEN_ENV} 的值）" if from_env else token
+        secret = f"${TOKEN_ENV}" if from_env else token  # a token from the environment is never printed
         print(f"torchcourse serve: 「{course.title}」在浏览器里打开：", flush=True)
         print(f"    {where}?token={secret}", flush=True)
         reach = "只有这台电脑能打开" if is_loopback(host) else "同一网络里拿到令牌的人都能打开"

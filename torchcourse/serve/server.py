@@ -71,8 +71,9 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",  # a link opened from the course never carries the page's URL
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-store",
 }
+NO_STORE = "no-store"  # the page and refusals: never from a cache
+STATIC_CACHE = "private, max-age=86400"  # the bundle, CSS, fonts: a reopened tab does not fetch them again
 
 
 def page_html(title: str, font_size: int) -> str:
@@ -201,13 +202,16 @@ class CourseServer(Server):
             self.refused += 1
             why = "来自别的网页" if cross_origin else "没有令牌"
             log.info("拒绝了一个请求（%s）：%s %s", why, request.method, request.path)  # the path only, never the query
-            return web.Response(status=403, text=REFUSED, content_type="text/html", charset="utf-8", headers=SECURITY_HEADERS)
+            return web.Response(status=403, text=REFUSED, content_type="text/html", charset="utf-8",
+                                headers={**SECURITY_HEADERS, "Cache-Control": NO_STORE})
         response = await handler(request)
         if request.path == "/" and token_matches(request.query.get("token"), self.token):
             # the page's static files, websocket and downloads carry the token in this cookie
             response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
+        cacheable = request.path.startswith(("/static/", "/favicon"))
+        response.headers.setdefault("Cache-Control", STATIC_CACHE if cacheable else NO_STORE)
         return response
 
     # -- the routes -----------------------------------------------------------------------
