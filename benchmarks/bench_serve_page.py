@@ -197,6 +197,10 @@ def main() -> int:
     med = statistics.median
     load = os.getloadavg()[0]
     print(f"terminal size {size[0]}×{size[1]} cells, {args.runs} runs each, load average {load:.2f}")
+    runs = lambda xs: " ".join(f"{x * 1000:.0f}" for x in xs)  # noqa: E731
+    print(f"each run, ms: terminal home {runs(term_home)} | page home {runs(page_home)} | "
+          f"terminal key {runs(term_key)} | page key {runs(page_key)}")
+    print(f"page apps started while the page loaded: {served.log().count('（页面加载时已启动）')} of {args.runs + 1}")
     print(f"first frame  terminal: spawn → home      {med(term_home) * 1000:7.0f} ms")
     print(f"first frame  browser: 开始 click → home   {med(page_home) * 1000:7.0f} ms   ratio {med(page_home) / med(term_home):.2f}× (goal ≤ 1.5×)")
     print(f"key → reader terminal                    {med(term_key) * 1000:7.0f} ms")

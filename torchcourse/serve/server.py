@@ -16,6 +16,10 @@ changed here, and why:
   its environment; closing the tab sends it SIGHUP, which the app handles as a closed terminal
   (reading place and queued writes saved, snippets stopped), and only an app that does not end
   within :data:`CLOSE_GRACE` seconds is killed with its process group.
+- once a tab has told the server its size, the next page request starts its app at once (it
+  reads the progress as it is then, like any start), so the app loads while the page does; its
+  output is held until the page's websocket (``/ws/<id>``) claims it, and an unclaimed one is
+  ended after :data:`SPARE_WAIT` seconds.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import asyncio
 import html
 import logging
 import os
+import secrets
 import signal
 import sys
 from functools import lru_cache
@@ -58,6 +63,8 @@ UI_FONTS = (
 
 CLOSE_GRACE = 15.0  # seconds an app gets after SIGHUP (its runner waits up to ESCALATE_AFTER + 1 s)
 EXIT_GRACE = 3.0  # an app that announced its exit (q) gets this long before it is sent SIGHUP
+SPARE_WAIT = 30.0  # seconds an app started for a page waits for that page's websocket
+MAX_SPARES = 2  # apps waiting for their page at once (more page loads just start theirs on connect)
 MAX_CELLS = 1000  # a terminal size from the query string is clamped to 1..MAX_CELLS
 
 REFUSED = (
@@ -76,10 +83,10 @@ NO_STORE = "no-store"  # the page and refusals: never from a cache
 STATIC_CACHE = "private, max-age=86400"  # the bundle, CSS, fonts: a reopened tab does not fetch them again
 
 
-def page_html(title: str, font_size: int) -> str:
+def page_html(title: str, font_size: int, spare: str = "") -> str:
     template = (PAGE_DIR / "index.html").read_text(encoding="utf-8")
     return (template.replace("{{TITLE}}", html.escape(title)).replace("{{FONT_SIZE}}", str(font_size))
-            .replace("{{UI_FONTS}}", UI_FONTS))
+            .replace("{{UI_FONTS}}", UI_FONTS).replace("{{SPARE}}", html.escape(spare)))
 
 
 @lru_cache(maxsize=1)
@@ -102,11 +109,49 @@ def _clamp(value: str | None, default: int) -> int:
 class CourseAppService(AppService):
     """One app process for one websocket: started without a shell, ended like a closed terminal."""
 
-    def __init__(self, argv: list[str], **kwargs) -> None:
-        super().__init__(" ".join(argv), **kwargs)
+    def __init__(self, argv: list[str], *, download_manager, size: tuple[int, int]) -> None:
+        super().__init__(" ".join(argv), write_bytes=self._out_bytes, write_str=self._out_str, close=self._out_close,
+                         download_manager=download_manager)
         self.argv = argv
+        self.size = size
         self._announced_exit = False
         self._stopping: asyncio.Task | None = None
+        self._sink: web.WebSocketResponse | None = None  # the page's websocket, once it connected
+        self._held: list[tuple[str, object]] = []  # what the app wrote before that
+        self.attached_early = False  # started for its page before the page connected
+
+    # The app may start before its page connects (see CourseServer.handle_index): until then its
+    # output is held, and handed over in order when the websocket arrives.
+
+    async def _out_bytes(self, data: bytes) -> None:
+        await self._out("bytes", data)
+
+    async def _out_str(self, data: str) -> None:
+        await self._out("str", data)
+
+    async def _out_close(self) -> None:
+        await self._out("close", None)
+
+    async def _out(self, kind: str, data) -> None:
+        if self._sink is None:
+            self._held.append((kind, data))
+        else:
+            await self._emit(self._sink, kind, data)
+
+    @staticmethod
+    async def _emit(websocket: web.WebSocketResponse, kind: str, data) -> None:
+        if kind == "bytes":
+            await websocket.send_bytes(data)
+        elif kind == "str":
+            await websocket.send_str(data)
+        else:
+            await websocket.close()
+
+    async def attach(self, websocket: web.WebSocketResponse) -> None:
+        while self._held:
+            kind, data = self._held.pop(0)
+            await self._emit(websocket, kind, data)
+        self._sink = websocket  # no await since the list was found empty: nothing is lost between
 
     @property
     def pid(self) -> int | None:
@@ -177,6 +222,8 @@ class CourseServer(Server):
         self.argv = argv
         self.token = token
         self.sessions: set[CourseAppService] = set()
+        self.spares: dict[str, CourseAppService] = {}  # apps started for a page that has not connected yet
+        self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
         self.started = 0
         self.refused = 0
         self.js = patched_textual_js(self.statics_path)
@@ -195,7 +242,7 @@ class CourseServer(Server):
     @web.middleware
     async def _guard(self, request: web.Request, handler):
         cross_origin = False
-        if request.path == "/ws":
+        if request.path.startswith("/ws"):
             origin = request.headers.get("Origin")
             cross_origin = bool(origin) and urlsplit(origin).netloc != request.host
         if cross_origin or not self.authorized(request):
@@ -223,6 +270,7 @@ class CourseServer(Server):
             web.get("/favicon.svg", self.handle_favicon),
             web.get("/favicon.ico", self.handle_favicon),
             web.get("/ws", self.handle_websocket, name="websocket"),
+            web.get("/ws/{spare}", self.handle_websocket),
             web.get("/download/{key}", self.handle_download, name="download"),
             web.get("/static/js/textual.js", self.handle_js),  # before /static: the patched bundle
             web.static("/static", self.statics_path, name="static"),
@@ -232,7 +280,23 @@ class CourseServer(Server):
 
     async def handle_index(self, request: web.Request) -> web.Response:
         size = _clamp(request.query.get("fontsize"), 16)
-        return web.Response(text=page_html(self.title, min(size, 64)), content_type="text/html", charset="utf-8")
+        spare = ""
+        if "delay" not in request.query and self.last_size is not None and len(self.spares) < MAX_SPARES:
+            # the app starts now, while the page loads, at the size of the learner's last tab (it
+            # is resized if the page turns out different); a page that never connects lets it go
+            spare = secrets.token_urlsafe(12)
+            service = CourseAppService(self.argv, download_manager=self.download_manager, size=self.last_size)
+            self.spares[spare] = service
+            self.sessions.add(service)
+            await service.start(*self.last_size)
+            asyncio.get_running_loop().call_later(SPARE_WAIT, lambda: asyncio.ensure_future(self._let_go(spare)))
+        return web.Response(text=page_html(self.title, min(size, 64), spare), content_type="text/html", charset="utf-8")
+
+    async def _let_go(self, spare: str) -> None:
+        service = self.spares.pop(spare, None)
+        if service is not None:
+            await service.stop()
+            self.sessions.discard(service)
 
     async def handle_favicon(self, request: web.Request) -> web.Response:
         return web.Response(body=(PAGE_DIR / "favicon.svg").read_bytes(), content_type="image/svg+xml")
@@ -244,30 +308,40 @@ class CourseServer(Server):
         websocket = web.WebSocketResponse(heartbeat=15)
         width = _clamp(request.query.get("width"), 80)
         height = _clamp(request.query.get("height"), 24)
+        self.last_size = (width, height)
         await websocket.prepare(request)
-        service = CourseAppService(
-            self.argv,
-            write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=websocket.close,
-            download_manager=self.download_manager,
-        )
-        self.sessions.add(service)
+        service = self.spares.pop(request.match_info.get("spare", ""), None)
         self.started += 1
         try:
-            await service.start(width, height)
-            log.info("打开了一个会话（pid %s；现在 %d 个）", service.pid, len(self.sessions))
+            if service is None:
+                service = CourseAppService(self.argv, download_manager=self.download_manager, size=(width, height))
+                self.sessions.add(service)
+                await service.attach(websocket)
+                await service.start(width, height)
+            else:
+                service.attached_early = True
+                await service.attach(websocket)
+                if service.size != (width, height):
+                    await service.set_terminal_size(width, height)
+            early = "（页面加载时已启动）" if service.attached_early else ""
+            log.info("打开了一个会话（pid %s；现在 %d 个）%s", service.pid, len(self.sessions), early)
             await self._process_messages(websocket, service)
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # a broken browser message: end this session, keep serving
             log.warning("一个会话出错，已结束它：%s", type(exc).__name__)
         finally:
-            await service.stop()
-            self.sessions.discard(service)
-            code = service._process.returncode if service._process is not None else None
-            log.info("结束了一个会话（pid %s，退出码 %s；还有 %d 个）", service.pid, code, len(self.sessions))
-            if not websocket.closed:
-                await websocket.close()
+            if service is not None:
+                await self._end(service, websocket)
         return websocket
+
+    async def _end(self, service: CourseAppService, websocket: web.WebSocketResponse) -> None:
+        await service.stop()
+        self.sessions.discard(service)
+        code = service._process.returncode if service._process is not None else None
+        log.info("结束了一个会话（pid %s，退出码 %s；还有 %d 个）", service.pid, code, len(self.sessions))
+        if not websocket.closed:
+            await websocket.close()
 
     async def stop_sessions(self) -> None:
         await asyncio.gather(*(s.stop() for s in list(self.sessions)), return_exceptions=True)
@@ -289,6 +363,7 @@ class CourseServer(Server):
             print(f"torchcourse serve: 无法监听 {self.host}:{self.port}：{exc.strerror or exc}", file=sys.stderr)
             return 1
         port = site._server.sockets[0].getsockname()[1]  # the real one when --port 0
+        self.port = port
         self.cookie = f"torchcourse_token_{port}"
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
