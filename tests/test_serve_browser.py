@@ -180,7 +180,7 @@ def test_closing_the_page_ends_its_app_and_snippets_and_keeps_the_place(browser,
     wait_for(lambda: not any(alive(p) for p in started), "every process the tab started has ended")
     left = descendants(served.proc.pid)
     assert not left, {p: cmdline(p) for p in left}
-    assert "结束了一个会话" in served.log()
+    wait_for(lambda: "结束了一个会话" in served.log(), "serve logged the session's end")
     store, _ = open_store(served.home / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
     try:
         assert store.chapter_progress("01").furthest_break == 1
