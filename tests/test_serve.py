@@ -177,3 +177,13 @@ def test_the_host_rule():
         choose_token("0.0.0.0", {})
     with pytest.raises(AccessError):
         choose_token("127.0.0.1", {TOKEN_ENV: "with a space in it"})
+
+
+def test_a_port_that_cannot_be_served_is_said_plainly(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        r = tc("--content", str(FIXTURE), "serve", "--port", str(busy.getsockname()[1]), home=tmp_path)
+    assert r.returncode == 1 and "端口已被占用" in r.stderr and "Traceback" not in r.stderr
+    r = tc("serve", "--port", "70000", home=tmp_path)
+    assert r.returncode == 2 and "0 到 65535" in r.stderr

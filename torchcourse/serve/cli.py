@@ -26,6 +26,9 @@ def cmd_serve(args) -> int:
     from torchcourse.serve.access import TOKEN_ENV, AccessError, choose_token, is_loopback
 
     host = args.host
+    if not 0 <= args.port <= 65535:
+        print(f"torchcourse serve: 端口要在 0 到 65535 之间（收到的是 {args.port}；0 表示随便一个空闲端口）", file=sys.stderr)
+        return 2
     try:
         token, from_env = choose_token(host)
     except AccessError as exc:

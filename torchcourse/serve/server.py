@@ -360,15 +360,23 @@ class CourseServer(Server):
             await site.start()
         except OSError as exc:
             await runner.cleanup()
-            print(f"torchcourse serve: 无法监听 {self.host}:{self.port}：{exc.strerror or exc}", file=sys.stderr)
+            import errno
+
+            why = {errno.EADDRINUSE: "端口已被占用（换一个 --port，或用 --port 0 让系统挑一个空闲的）",
+                   errno.EACCES: "没有权限（1024 以下的端口要管理员权限）",
+                   errno.EADDRNOTAVAIL: "这台电脑没有这个地址"}.get(exc.errno, str(exc))
+            print(f"torchcourse serve: 无法监听 {self.host}:{self.port}：{why}", file=sys.stderr)
             return 1
         port = site._server.sockets[0].getsockname()[1]  # the real one when --port 0
         self.port = port
         self.cookie = f"torchcourse_token_{port}"
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, stop.set)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            try:
+                loop.add_signal_handler(getattr(signal, name), stop.set)
+            except (AttributeError, NotImplementedError, RuntimeError):  # no such signal here (Windows)
+                pass
         ready(port)
         try:
             await stop.wait()
