@@ -9,7 +9,7 @@ CI (CI=true) they fail with it: a CI that cannot run them must say so.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import signal
 
 import pytest
 
@@ -215,3 +215,43 @@ def test_a_request_without_the_token_is_refused(browser, serve, shot):
         assert served.session_pids() == []  # no app was started for it
     finally:
         context.close()
+
+
+def test_closing_the_page_while_a_busy_snippet_runs_ends_it(browser, serve, shot, tmp_path):
+    mark = tmp_path / "pid"
+    code = (f'import os\nopen({str(mark)!r} + ".t", "w").write(str(os.getpid()))\n'
+            f'os.rename({str(mark)!r} + ".t", {str(mark)!r})\nwhile True:\n    pass')
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "course.toml").write_text(
+        'title = "坏代码课"\nchars_per_minute = 170\n'
+        '[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "坏代码"\npromise = "不守规矩"\n'
+        '[[routes]]\nid = "A"\nname = "唯一路线"\naudience = "测试"\nchapters = ["01"]\n', encoding="utf-8")
+    (course / "01.md").write_text(
+        f"# 01 · 坏代码\n\n🎯 一段停不下来的代码。\n\n```python {{#busy cold}}\n{code}\n```\n\n```output\nnever\n```\n\n"
+        "<!-- break: 完 -->\n", encoding="utf-8")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    served = serve("--content", str(course), env={"TMPDIR": str(runs)})
+    page = Page(browser, served.url)
+    page.wait_text("坏代码课")
+    page.settle()
+    page.press("c")
+    page.wait_text("01 · 坏代码")
+    page.settle()
+    page.press("x")
+    wait_for(mark.exists, "the snippet started")
+    snippet = int(mark.read_text())
+    started = descendants(served.proc.pid)
+    assert snippet in started, {p: cmdline(p) for p in started}  # the snippet runs under this tab's app
+    shot(page)
+
+    try:
+        page.close()
+        wait_for(lambda: not alive(snippet), "the busy snippet ended with its tab")
+        wait_for(lambda: not descendants(served.proc.pid), "every process the tab started ended")
+        wait_for(lambda: not list(runs.glob("tc-run-*")), "the run directory was removed")
+        assert served.proc.poll() is None  # serve itself keeps serving
+    finally:
+        if alive(snippet):  # the one process this test knows by pid (the rest go with serve's session)
+            os.kill(snippet, signal.SIGKILL)
