@@ -224,8 +224,6 @@ class CourseServer(Server):
         self.sessions: set[CourseAppService] = set()
         self.spares: dict[str, CourseAppService] = {}  # apps started for a page that has not connected yet
         self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
-        self.started = 0
-        self.refused = 0
         self.js = patched_textual_js(self.statics_path)
         self.cookie = f"torchcourse_token_{port}"
 
@@ -246,7 +244,6 @@ class CourseServer(Server):
             origin = request.headers.get("Origin")
             cross_origin = bool(origin) and urlsplit(origin).netloc != request.host
         if cross_origin or not self.authorized(request):
-            self.refused += 1
             why = "来自别的网页" if cross_origin else "没有令牌"
             log.info("拒绝了一个请求（%s）：%s %s", why, request.method, request.path)  # the path only, never the query
             return web.Response(status=403, text=REFUSED, content_type="text/html", charset="utf-8",
@@ -311,7 +308,6 @@ class CourseServer(Server):
         self.last_size = (width, height)
         await websocket.prepare(request)
         service = self.spares.pop(request.match_info.get("spare", ""), None)
-        self.started += 1
         try:
             if service is None:
                 service = CourseAppService(self.argv, download_manager=self.download_manager, size=(width, height))
