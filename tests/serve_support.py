@@ -327,6 +327,7 @@ class Page:
         self.sockets = []
         self.size: tuple[int, int] | None = None
         self.frames = 0
+        self.sent: list[str] = []  # what the page told the server (keys, resize, focus…)
         self.page.on("websocket", self._socket)
         self.response = self.page.goto(url)
 
@@ -344,6 +345,8 @@ class Page:
             self.screen.feed(payload)
 
     def _sent(self, payload) -> None:
+        if isinstance(payload, str):
+            self.sent.append(payload)
         if isinstance(payload, str) and payload.startswith('["resize"'):
             m = re.search(r'"width":\s*(\d+),\s*"height":\s*(\d+)', payload)
             if m:

@@ -138,6 +138,8 @@ def test_a_chapter_opens_a_snippet_runs_and_the_keys_work(browser, serve, shot):
     page = Page(browser, served.url)
     page.wait_text(FIXTURE_TITLE)
     page.settle()
+    # the app is told it has the focus (textual-serve starts it blurred), as a terminal's app has
+    assert [m for m in page.sent if m in ('["focus"]', '["blur"]')][-1:] == ['["focus"]'], page.sent
     page.press("?")
     page.wait_text("按键一览（Esc 关闭）")
     page.press("Escape")  # a lone Esc is told apart from a sequence by a pause: wait for its effect
