@@ -2,7 +2,7 @@
 
     base      torchcourse, paths, textwidth
     course    torchcourse.course.*            (the content model: chapters, links, the appendix table)
-    features  runner, progress, quiz, lookup, torchcourse.check (the whole-course check)
+    features  runner, progress, quiz, lookup, serve, torchcourse.check (the whole-course check)
     commands  torchcourse.cli, commandline, cli_zh, app_entry, */cli.py, runner.learner
     tui       torchcourse.tui.*
 

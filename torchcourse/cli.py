@@ -135,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="Python/torch 版本、路径、预热运行器的延迟")
     p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_doctor"))
 
+    p = sub.add_parser("serve", help="在浏览器里读教程（同一套课程和进度；默认只对本机开放，网址带令牌）")
+    p.add_argument("--host", default="127.0.0.1", help="监听的地址（默认 127.0.0.1；别的地址要先设环境变量 TORCHCOURSE_TOKEN）")
+    p.add_argument("--port", type=int, default=8000, help="端口（默认 8000；0 表示随便一个空闲端口）")
+    p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_serve"))
+
     p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")
     p.add_argument("text", nargs="+", metavar="TEXT", help="报错原文；- 表示从标准输入读")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")

@@ -506,4 +506,9 @@ def cmd_doctor(args) -> int:
                 print(f"warm runner ✅ 启动 {boot:.2f}s，每段 {statistics.median(lat) * 1000:.0f} ms（冷启动 {cold.seconds:.2f}s）")
     finally:
         runner.close()
+    from torchcourse.serve.cli import checks as serve_checks
+
+    for fine, line in serve_checks():
+        print(line)
+        ok = ok and fine
     return 0 if ok else 1

@@ -1,0 +1,189 @@
+"""``torchcourse serve`` over plain HTTP and websockets (no browser): the real server process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from serve_support import FIXTURE, REPO, Served, alive, wait_for
+
+TOKEN_ENV = "TORCHCOURSE_TOKEN"
+
+
+@pytest.fixture
+def serve(tmp_path):
+    made: list[Served] = []
+
+    def start(*args: str, **kwargs) -> Served:
+        s = Served(tmp_path / f"home{len(made)}", *args, **kwargs)
+        made.append(s)
+        return s
+
+    yield start
+    for s in made:
+        s.close()
+
+
+def get(url: str, headers: dict | None = None) -> tuple[int, dict, str]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
+
+
+def tc(*args: str, env: dict | None = None, home: Path) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
+    environ.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], capture_output=True, text=True, env=environ,
+                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)
+
+
+def test_every_route_refuses_a_request_without_the_token(serve):
+    from torchcourse import paths
+    from torchcourse.course import load_course
+
+    title = load_course(paths.shipped_content_dir()).title
+    served = serve()
+    assert served.base.startswith("http://127.0.0.1:")  # loopback unless told otherwise
+    assert len(served.token) >= 24
+    for path in ("", "ws", "static/css/xterm.css", "static/js/textual.js", "download/abc", "favicon.svg", "nothing"):
+        status, headers, body = get(served.base + path)
+        assert status == 403, path
+        assert "需要访问令牌" in body and headers["Content-Type"].startswith("text/html")
+        assert get(served.base + path + "?token=" + served.token[:-1] + "x")[0] == 403, path  # a wrong one
+
+    status, headers, page = get(served.url)
+    assert status == 200
+    assert f"<title>{title}</title>" in page and title in page.split("<body>", 1)[1]
+    # nothing of the server: no command line, path, interpreter, environment variable or host
+    for leak in (sys.executable, str(REPO), str(served.home), "site-packages", "python", "-m torchcourse",
+                 "TEXTUAL", TOKEN_ENV, "TORCHCOURSE_HOME", served.token, "127.0.0.1", "googleapis"):
+        assert leak not in page, leak
+    assert "正在打开教程" in page and "重新打开" in page  # the landing and closed cards speak Chinese
+    assert headers["Referrer-Policy"] == "no-referrer"
+
+    cookie = headers["Set-Cookie"].split(";", 1)[0]
+    assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+    status, headers, js = get(served.base + "static/js/textual.js", {"Cookie": cookie})  # as the page asks
+    assert status == 200
+    assert "'Noto Sans Mono CJK SC'" in js and "'Noto Color Emoji'" in js and "'Apple Color Emoji'" in js
+    assert js.index("'Roboto Mono'") < js.index("'Noto Sans Mono CJK SC'") < js.index("'Noto Color Emoji'")
+    status, headers, icon = get(served.base + "favicon.svg", {"Authorization": f"token {served.token}"})
+    assert status == 200 and headers["Content-Type"].startswith("image/svg+xml") and "<svg" in icon
+
+    log = served.log()
+    assert log.count(served.token) == 1, log  # the printed URL only: no request reaches the log with it
+    assert re.search(r"拒绝了一个请求（没有令牌）：GET /static/css/xterm.css\n", log)
+
+
+def test_a_host_beyond_this_machine_needs_a_token_from_the_environment(tmp_path, serve):
+    r = tc("serve", "--host", "0.0.0.0", home=tmp_path)
+    assert r.returncode == 2
+    assert "TORCHCOURSE_TOKEN" in r.stderr and "任何人" in r.stderr and "Traceback" not in r.stderr
+    assert tc("serve", "--host", "192.168.1.7", home=tmp_path).returncode == 2
+    r = tc("serve", "--host", "0.0.0.0", env={TOKEN_ENV: "short"}, home=tmp_path)
+    assert r.returncode == 2 and "至少 16 个字符" in r.stderr
+
+    token = "a-token-the-operator-chose-0123"
+    served = serve("--content", str(FIXTURE), env={TOKEN_ENV: token})
+    assert served.token == f"${TOKEN_ENV}"  # printed by name, never by value
+    assert token not in served.log()
+    assert get(served.base + f"?token={token}")[0] == 200
+    assert get(served.base)[0] == 403
+
+
+def test_ctrl_c_ends_every_app_it_started_and_no_app_sees_the_token(serve):
+    import aiohttp
+
+    token = "a-token-the-operator-chose-0123"
+    served = serve("--content", str(FIXTURE), env={TOKEN_ENV: token})
+    ws_url = served.base.replace("http://", "ws://") + "ws?width=100&height=30"
+    served.token = token
+
+    async def connect() -> None:
+        async with aiohttp.ClientSession() as http:
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:  # a page of another site
+                await http.ws_connect(ws_url, headers={"Authorization": f"token {token}", "Origin": "http://evil.example"})
+            assert refused.value.status == 403
+            sockets = [await http.ws_connect(ws_url, headers={"Authorization": f"token {token}"}) for _ in range(2)]
+            for ws in sockets:  # each app draws its first frame: the course's title
+                seen = b""
+                while "测试课程".encode() not in seen:
+                    msg = await asyncio.wait_for(ws.receive(), 180)
+                    assert msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), msg
+                    if msg.type == aiohttp.WSMsgType.BINARY:
+                        seen += msg.data
+            pids = served.session_pids()
+            assert len(pids) == 2
+            for pid in pids:
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                assert not any(e.startswith(TOKEN_ENV.encode() + b"=") for e in environ)  # a snippet cannot print it
+                assert any(e.startswith(b"TEXTUAL_DRIVER=") for e in environ)
+            assert served.interrupt() == 0  # Ctrl+C while both tabs are open
+            for ws in sockets:
+                await ws.close()
+
+    asyncio.run(connect())
+    for pid in served.session_pids():
+        wait_for(lambda: not alive(pid), f"app {pid} ended")
+    assert "已停止（结束了 2 个会话" in served.log()
+    assert token not in served.log()
+
+
+def test_keys_a_browser_keeps_for_itself_are_not_in_the_course_key_map():
+    from torchcourse.tui import keys
+
+    taken = {"ctrl+w", "ctrl+t", "ctrl+n", "ctrl+shift+w", "ctrl+shift+t", "ctrl+shift+n", "ctrl+tab",
+             "ctrl+shift+tab", "ctrl+q", "ctrl+shift+q", "ctrl+l", "f11", "f12", "ctrl+pageup", "ctrl+pagedown"}
+    used = {name.strip() for k in keys.KEYS for name in k.key.split(",")}
+    assert used & taken == set()
+    assert {"question_mark", "ctrl+p"} <= used  # ? and Ctrl+P work in the page (test_serve_browser)
+
+
+def test_doctor_says_whether_serve_will_work():
+    from torchcourse.serve.cli import checks
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        lines = [line for _ok, line in checks(port)]
+        assert all(ok for ok, _line in checks(port))
+        assert any("textual-serve 1.1.3" in line and f"端口 {port} 已被占用" in line for line in lines), lines
+    assert any(f"端口 {port} 空闲" in line for _ok, line in checks(port))
+
+
+def test_the_host_rule():
+    from torchcourse.serve.access import AccessError, choose_token, is_loopback
+
+    assert all(is_loopback(h) for h in ("localhost", "127.0.0.1", "127.1.2.3", "::1", "[::1]"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.7", "example.org", "10.0.0.1"))
+    a, from_env = choose_token("127.0.0.1", {})
+    b, _ = choose_token("127.0.0.1", {})
+    assert a != b and not from_env and len(a) >= 24  # fresh on every start
+    assert choose_token("0.0.0.0", {TOKEN_ENV: "x" * 16}) == ("x" * 16, True)
+    with pytest.raises(AccessError):
+        choose_token("0.0.0.0", {})
+    with pytest.raises(AccessError):
+        choose_token("127.0.0.1", {TOKEN_ENV: "with a space in it"})
+
+
+def test_a_port_that_cannot_be_served_is_said_plainly(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        r = tc("--content", str(FIXTURE), "serve", "--port", str(busy.getsockname()[1]), home=tmp_path)
+    assert r.returncode == 1 and "端口已被占用" in r.stderr and "Traceback" not in r.stderr
+    r = tc("serve", "--port", "70000", home=tmp_path)
+    assert r.returncode == 2 and "0 到 65535" in r.stderr

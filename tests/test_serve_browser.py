@@ -1,0 +1,259 @@
+"""``torchcourse serve`` in a real browser: Debian's Chromium driven by Playwright.
+
+What the page shows is read from the terminal stream its websocket receives (rebuilt into the
+grid xterm.js draws, ANSI stripped); each test keeps one screenshot in tests/screenshots/ for a
+person to look at. Without Chromium or the CJK/emoji fonts the tests skip with the reason, and in
+CI (CI=true) they fail with it: a CI that cannot run them must say so.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from serve_support import (CHROMIUM, CHROMIUM_ARGS, FIXTURE, REPO, Page, Served, alive, cmdline, decode_png, descendants,
+                           ink_mask, looks_like_a_box, missing_for_browser, wait_for)
+from torchcourse.course.loader import course_id_of
+from torchcourse.progress import open_store
+
+SHOTS = REPO / "tests" / "screenshots"  # gitignored
+FIXTURE_TITLE = "测试课程：拆开一个小盒子"
+SHORT = (1000, 520)  # about 110 × 25 cells
+
+_missing = missing_for_browser()
+if _missing and os.environ.get("CI") == "true":
+    raise RuntimeError(f"the browser tests cannot run in CI: {_missing}")
+pytestmark = pytest.mark.skipif(bool(_missing), reason=f"browser tests skipped: {_missing}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def serve(tmp_path):
+    made: list[Served] = []
+
+    def start(*args: str, **kwargs) -> Served:
+        s = Served(tmp_path / f"home{len(made)}", *args, **kwargs)
+        made.append(s)
+        return s
+
+    yield start
+    for s in made:
+        s.close()
+
+
+@pytest.fixture
+def shot(request):
+    SHOTS.mkdir(exist_ok=True)
+
+    def take(page: Page) -> bytes:
+        return page.shot(SHOTS / f"{request.node.name}.png")
+
+    return take
+
+
+def cell_boxes(page: Page, row: int, col: int, text: str):
+    """Pixel boxes (x0, y0, x1, y1) of each character of ``text`` drawn at (row, col)."""
+    from rich.cells import get_character_cell_size
+
+    box = page.page.locator(".xterm-screen").bounding_box()
+    cols, rows = page.size
+    cw, ch = box["width"] / cols, box["height"] / rows
+    out, x = [], col
+    for c in text:
+        w = get_character_cell_size(c)
+        out.append((c, (int(box["x"] + x * cw) + 1, int(box["y"] + row * ch) + 1,
+                        int(box["x"] + (x + w) * cw) - 1, int(box["y"] + (row + 1) * ch) - 1)))
+        x += w
+    return out
+
+
+def test_home_shows_the_course_title_in_legible_chinese(browser, serve, shot):
+    from torchcourse import paths
+    from torchcourse.course import load_course
+
+    title = load_course(paths.shipped_content_dir()).title
+    served = serve()
+    page = Page(browser, served.url)
+    assert page.page.title() == title  # the tab's title too: the course's, never the command line
+    page.wait_text(title)
+    page.wait_text("章节地图")
+    page.wait_text("📝 复习")
+    page.settle()
+    _w, _h, rows = decode_png(shot(page))
+
+    row, col = page.screen.find(title)
+    wide = [(c, b) for c, b in cell_boxes(page, row, col, title) if "\u4e00" <= c <= "\u9fff"]
+    masks = {c: ink_mask(rows, b) for c, b in wide}
+    assert all(len(m) > 8 for m in masks.values()), "a Chinese character of the title drew nothing"
+    boxes = [c for c, m in masks.items() if looks_like_a_box(m)]
+    assert not boxes, f"drawn as boxes (tofu): {''.join(boxes)}"
+
+    # the emoji are drawn by a colour font: the 📝 cell has saturated pixels (a box is one grey)
+    row, col = page.screen.find("📝 复习")
+    (_c, (x0, y0, x1, y1)), *_ = cell_boxes(page, row, col, "📝")
+    colourful = [1 for y in range(y0, y1) for x in range(x0, x1)
+                 if max(rows[y][3 * x:3 * x + 3]) - min(rows[y][3 * x:3 * x + 3]) > 80]
+    assert len(colourful) > 10, "📝 is not drawn in colour: no emoji font reached the page"
+
+
+def test_the_glyph_check_sees_boxes(browser, serve):
+    # the check above can fail: characters no font has (unassigned code points) are drawn as
+    # boxes, and it says so; real characters drawn the same way are not
+    served = serve("--content", str(FIXTURE))
+    page = Page(browser, served.url)
+    page.wait_text(FIXTURE_TITLE)
+    page.page.evaluate("""() => {
+        const d = document.createElement('div');
+        d.style = 'position:fixed;left:10px;top:10px;z-index:99;background:#000;color:#fff;font:32px monospace;padding:4px';
+        for (const c of ['\\u0378', '\\u0379', '\\u0380', '\\u0381', '\\u0382', '\\u0383', '盒', '子', '内', '存']) {
+            const s = document.createElement('span');
+            s.className = 'probe';
+            s.textContent = c;
+            d.appendChild(s);
+        }
+        document.body.appendChild(d);
+    }""")
+    boxes = [page.page.locator(".probe").nth(i).bounding_box() for i in range(10)]
+    _w, _h, rows = decode_png(page.page.screenshot())
+    masks = [ink_mask(rows, (int(b["x"]) + 1, int(b["y"]) + 1, int(b["x"] + b["width"]) - 1, int(b["y"] + b["height"]) - 1))
+             for b in boxes]
+    assert [looks_like_a_box(m) for m in masks] == [True] * 6 + [False] * 4
+
+
+def test_a_chapter_opens_a_snippet_runs_and_the_keys_work(browser, serve, shot):
+    served = serve("--content", str(FIXTURE))
+    page = Page(browser, served.url)
+    page.wait_text(FIXTURE_TITLE)
+    page.settle()
+    # the app is told it has the focus (textual-serve starts it blurred), as a terminal's app has
+    assert [m for m in page.sent if m in ('["focus"]', '["blur"]')][-1:] == ['["focus"]'], page.sent
+    page.press("?")
+    page.wait_text("按键一览（Esc 关闭）")
+    page.press("Escape")  # a lone Esc is told apart from a sequence by a pause: wait for its effect
+    page.wait_gone("按键一览（Esc 关闭）")
+    page.press("Control+p")
+    page.wait_text("输入章节名")
+    page.press("Escape")
+    page.wait_gone("输入章节名")
+    page.press("c")
+    page.wait_text("01 · 盒子：一块内存")
+    page.wait_text("看完了一块内存")
+    page.settle()
+    page.press("x")
+    page.wait_text("✅ 一致")
+    page.settle()
+    shot(page)
+
+
+def test_closing_the_page_ends_its_app_and_snippets_and_keeps_the_place(browser, serve, shot):
+    served = serve("--content", str(FIXTURE))
+    # a short page, so break 2 is not on screen too when n stops at break 1 (a screen that shows
+    # the next banner counts that break as reached, and 继续 then goes to the chapter's end)
+    page = Page(browser, served.url, viewport=SHORT)
+    page.wait_text(FIXTURE_TITLE)
+    page.settle()
+    page.press("c")
+    page.wait_text("看完了一块内存")
+    page.settle()
+    page.press("n")
+    page.wait_text("已记下")  # break point 1 reached: its write is queued
+    page.press("x")
+    page.wait_text("✅ 一致")  # a snippet of part 2 ran: the warm runner and its processes are up
+    page.settle()
+    shot(page)
+    app_pid, = served.session_pids()
+    started = descendants(served.proc.pid)
+    assert app_pid in started and len(started) >= 2, started  # the app and the runner's processes
+
+    page.close()  # the tab goes away
+    wait_for(lambda: not any(alive(p) for p in started), "every process the tab started has ended")
+    left = descendants(served.proc.pid)
+    assert not left, {p: cmdline(p) for p in left}
+    wait_for(lambda: "结束了一个会话" in served.log(), "serve logged the session's end")
+    store, _ = open_store(served.home / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
+    try:
+        assert store.chapter_progress("01").furthest_break == 1
+        assert store.last_position() == ("01", 1)
+    finally:
+        store.close()
+
+    again = Page(browser, served.url, viewport=SHORT)  # reopening the URL: 继续 goes back to the same line
+    again.wait_text(FIXTURE_TITLE)
+    again.settle()
+    again.press("c")
+    again.wait_text("01 · 盒子：一块内存")
+    again.settle()
+    top = "\n".join(again.screen.lines()[:5])
+    assert "断点 1/2 · 看完了一块内存" in top, again.screen.text()  # part 1 starts at its banner
+    assert "一个盒子里装着一排数" not in again.screen.text()  # not the chapter's start
+    again.close()
+
+
+def test_a_request_without_the_token_is_refused(browser, serve, shot):
+    served = serve("--content", str(FIXTURE))
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        for url in (served.base, served.base + "?token=wrong" + served.token[:4], served.base + "static/js/textual.js"):
+            response = page.goto(url)
+            assert response.status == 403, url
+            assert "需要访问令牌" in page.content()
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "test_a_request_without_the_token_is_refused.png"))
+        assert FIXTURE_TITLE not in page.content()
+        assert served.session_pids() == []  # no app was started for it
+    finally:
+        context.close()
+
+
+def test_closing_the_page_while_a_busy_snippet_runs_ends_it(browser, serve, shot, tmp_path):
+    mark = tmp_path / "pid"
+    code = (f'import os\nopen({str(mark)!r} + ".t", "w").write(str(os.getpid()))\n'
+            f'os.rename({str(mark)!r} + ".t", {str(mark)!r})\nwhile True:\n    pass')
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "course.toml").write_text(
+        'title = "坏代码课"\nchars_per_minute = 170\n'
+        '[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "坏代码"\npromise = "不守规矩"\n'
+        '[[routes]]\nid = "A"\nname = "唯一路线"\naudience = "测试"\nchapters = ["01"]\n', encoding="utf-8")
+    (course / "01.md").write_text(
+        f"# 01 · 坏代码\n\n🎯 一段停不下来的代码。\n\n```python {{#busy cold}}\n{code}\n```\n\n```output\nnever\n```\n\n"
+        "<!-- break: 完 -->\n", encoding="utf-8")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    served = serve("--content", str(course), env={"TMPDIR": str(runs)})
+    page = Page(browser, served.url)
+    page.wait_text("坏代码课")
+    page.settle()
+    page.press("c")
+    page.wait_text("01 · 坏代码")
+    page.settle()
+    page.press("x")
+    wait_for(mark.exists, "the snippet started")
+    snippet = int(mark.read_text())
+    started = descendants(served.proc.pid)
+    assert snippet in started, {p: cmdline(p) for p in started}  # the snippet runs under this tab's app
+    shot(page)
+
+    try:
+        page.close()
+        wait_for(lambda: not alive(snippet), "the busy snippet ended with its tab")
+        wait_for(lambda: not descendants(served.proc.pid), "every process the tab started ended")
+        wait_for(lambda: not list(runs.glob("tc-run-*")), "the run directory was removed")
+        assert served.proc.poll() is None  # serve itself keeps serving
+    finally:
+        if alive(snippet):  # the one process this test knows by pid (the rest go with serve's session)
+            os.kill(snippet, signal.SIGKILL)

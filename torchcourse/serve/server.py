@@ -1,0 +1,384 @@
+"""The aiohttp app that serves the course: textual-serve's Server with a lock, a page and an end.
+
+textual-serve (pinned in pyproject.toml; this module relies on its 1.1.3 internals: ``Server``'s
+``_process_messages``/``handle_download``/``download_manager``, ``AppService``'s packet loop and
+the ``fontFamily`` literal in its ``textual.js``) runs one app process per websocket. What is
+changed here, and why:
+
+- every request passes :meth:`CourseServer._guard`: without the token (``?token=``, the cookie
+  the page's first response sets, or ``Authorization: token …``) it gets 403 and a Chinese page;
+  a websocket from another origin is refused too (a page elsewhere cannot drive the app through
+  the learner's cookie). No request is logged with its query, so the token never reaches a log.
+- the page is our own (``page/index.html``): the course's title instead of the command line, no
+  server path, host or environment variable, Chinese on its cards, a favicon, and ``textual.js``
+  served with a font stack that draws CJK and the course's emoji after the bundled Latin font.
+- the app runs as ``python -m torchcourse`` (no shell) in its own session, without the token in
+  its environment; closing the tab sends it SIGHUP, which the app handles as a closed terminal
+  (reading place and queued writes saved, snippets stopped), and only an app that does not end
+  within :data:`CLOSE_GRACE` seconds is killed with its process group.
+- once a tab has told the server its size, the next page request starts its app at once (it
+  reads the progress as it is then, like any start), so the app loads while the page does; its
+  output is held until the page's websocket (``/ws/<id>``) claims it, and an unclaimed one is
+  ended after :data:`SPARE_WAIT` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import os
+import secrets
+import signal
+import sys
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server
+
+from torchcourse.serve.access import TOKEN_ENV, token_matches
+
+log = logging.getLogger("torchcourse.serve")
+
+PAGE_DIR = Path(__file__).resolve().parent / "page"
+
+# textual.js hard-codes the terminal's font; this literal is replaced (checked at start: a
+# textual-serve whose bundle no longer has it stops the server with that reason).
+JS_FONT_LITERAL = "fontFamily:\"'Roboto Mono', Monaco, 'Courier New', monospace\""
+# The Latin font first (cells are measured on it), then the monospace and sans CJK fonts of each
+# platform, then the platform emoji fonts (with CJK fonts alone ⏱ 📝 🛑 ✅ are still boxes).
+TERMINAL_FONTS = (
+    "'Roboto Mono', 'DejaVu Sans Mono', Menlo, Consolas, "
+    "'Noto Sans Mono CJK SC', 'Sarasa Mono SC', 'Source Han Mono SC', "
+    "'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', 'Noto Sans CJK SC', 'Source Han Sans SC', "
+    "'WenQuanYi Micro Hei', 'Apple Color Emoji', 'Segoe UI Emoji', 'Noto Color Emoji', monospace"
+)
+UI_FONTS = (
+    "'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', 'Noto Sans CJK SC', 'Source Han Sans SC', "
+    "'WenQuanYi Micro Hei', sans-serif, 'Apple Color Emoji', 'Segoe UI Emoji', 'Noto Color Emoji'"
+)
+
+CLOSE_GRACE = 15.0  # seconds an app gets after SIGHUP (its runner waits up to ESCALATE_AFTER + 1 s)
+EXIT_GRACE = 3.0  # an app that announced its exit (q) gets this long before it is sent SIGHUP
+SPARE_WAIT = 30.0  # seconds an app started for a page waits for that page's websocket
+MAX_SPARES = 2  # apps waiting for their page at once (more page loads just start theirs on connect)
+MAX_CELLS = 1000  # a terminal size from the query string is clamped to 1..MAX_CELLS
+
+REFUSED = (
+    "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><title>需要访问令牌</title></head>"
+    "<body style=\"font-family: sans-serif; margin: 3em;\"><h1>403：需要访问令牌</h1>"
+    "<p>这个教程只对拿到令牌的人开放。请用启动 <code>torchcourse serve</code> 时打印出的完整网址打开"
+    "（网址里带着 <code>?token=…</code>）；网址丢了就在那个终端里按 Ctrl+C 停掉，再启动一次。</p></body></html>"
+)
+
+SECURITY_HEADERS = {
+    "Referrer-Policy": "no-referrer",  # a link opened from the course never carries the page's URL
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+}
+NO_STORE = "no-store"  # the page and refusals: never from a cache
+STATIC_CACHE = "private, max-age=86400"  # the bundle, CSS, fonts: a reopened tab does not fetch them again
+
+
+def page_html(title: str, font_size: int, spare: str = "") -> str:
+    template = (PAGE_DIR / "index.html").read_text(encoding="utf-8")
+    return (template.replace("{{TITLE}}", html.escape(title)).replace("{{FONT_SIZE}}", str(font_size))
+            .replace("{{UI_FONTS}}", UI_FONTS).replace("{{SPARE}}", html.escape(spare)))
+
+
+@lru_cache(maxsize=1)
+def patched_textual_js(statics: Path) -> bytes:
+    """textual.js with the course's font stack; ValueError when the bundle has changed."""
+    text = (statics / "js" / "textual.js").read_text(encoding="utf-8")
+    if text.count(JS_FONT_LITERAL) != 1:
+        raise ValueError(f"textual-serve 的 textual.js 里找不到字体设置（{JS_FONT_LITERAL}）：textual-serve 的版本和 pyproject.toml 里钉住的不同")
+    return text.replace(JS_FONT_LITERAL, f'fontFamily:"{TERMINAL_FONTS}"').encode("utf-8")
+
+
+def _clamp(value: str | None, default: int) -> int:
+    try:
+        n = int(value) if value is not None else default
+    except ValueError:
+        n = default
+    return max(1, min(MAX_CELLS, n))
+
+
+class CourseAppService(AppService):
+    """One app process for one websocket: started without a shell, ended like a closed terminal."""
+
+    def __init__(self, argv: list[str], *, download_manager, size: tuple[int, int]) -> None:
+        super().__init__(" ".join(argv), write_bytes=self._out_bytes, write_str=self._out_str, close=self._out_close,
+                         download_manager=download_manager)
+        self.argv = argv
+        self.size = size
+        self._announced_exit = False
+        self._stopping: asyncio.Task | None = None
+        self._sink: web.WebSocketResponse | None = None  # the page's websocket, once it connected
+        self._held: list[tuple[str, object]] = []  # what the app wrote before that
+        self.attached_early = False  # started for its page before the page connected
+
+    # The app may start before its page connects (see CourseServer.handle_index): until then its
+    # output is held, and handed over in order when the websocket arrives.
+
+    async def _out_bytes(self, data: bytes) -> None:
+        await self._out("bytes", data)
+
+    async def _out_str(self, data: str) -> None:
+        await self._out("str", data)
+
+    async def _out_close(self) -> None:
+        await self._out("close", None)
+
+    async def _out(self, kind: str, data) -> None:
+        if self._sink is None:
+            self._held.append((kind, data))
+        else:
+            await self._emit(self._sink, kind, data)
+
+    @staticmethod
+    async def _emit(websocket: web.WebSocketResponse, kind: str, data) -> None:
+        if kind == "bytes":
+            await websocket.send_bytes(data)
+        elif kind == "str":
+            await websocket.send_str(data)
+        else:
+            await websocket.close()
+
+    async def attach(self, websocket: web.WebSocketResponse) -> None:
+        while self._held:
+            kind, data = self._held.pop(0)
+            await self._emit(websocket, kind, data)
+        self._sink = websocket  # no await since the list was found empty: nothing is lost between
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+        environment = super()._build_environment(width=width, height=height)  # os.environ + the web driver
+        environment.pop(TOKEN_ENV, None)  # a snippet printing os.environ must not show the token
+        return environment
+
+    async def _open_app_process(self, width: int = 80, height: int = 24):
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
+            start_new_session=True,  # Ctrl+C in serve's terminal reaches serve, which ends each app
+        )
+        self._stdin = process.stdin
+        return process
+
+    async def on_meta(self, data: bytes) -> None:
+        if b'"exit"' in data:
+            self._announced_exit = True
+        await super().on_meta(data)
+
+    async def stop(self) -> None:
+        """End the app (once, however many callers ask); returns when the process is gone."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
+        await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+        process = self._process
+        if process is not None and process.returncode is None:
+            if self._announced_exit:  # q in the app: it is ending on its own
+                try:
+                    await asyncio.wait_for(process.wait(), EXIT_GRACE)
+                except TimeoutError:
+                    pass
+            if process.returncode is None:
+                try:
+                    process.send_signal(signal.SIGHUP)  # the app's closed-terminal path
+                except ProcessLookupError:
+                    pass
+                try:
+                    await asyncio.wait_for(process.wait(), CLOSE_GRACE)
+                except TimeoutError:
+                    log.warning("一个会话的程序 %s 秒内没有结束，强制结束它（pid %s）", CLOSE_GRACE, process.pid)
+                    try:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                    await process.wait()
+        if self._task is not None:
+            await self._task  # the packet loop ends at the closed stdout
+            self._task = None
+
+
+class CourseServer(Server):
+    """textual-serve's server for one course: token, page, lifecycle (see the module docstring)."""
+
+    def __init__(self, argv: list[str], *, token: str, title: str,
+                 host: str = "127.0.0.1", port: int = 8000) -> None:
+        super().__init__(" ".join(argv), host=host, port=port, title=title)
+        self.argv = argv
+        self.token = token
+        self.sessions: set[CourseAppService] = set()
+        self.spares: dict[str, CourseAppService] = {}  # apps started for a page that has not connected yet
+        self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
+        self.js = patched_textual_js(self.statics_path)
+        self.cookie = f"torchcourse_token_{port}"
+
+    # -- who gets in ----------------------------------------------------------------------
+
+    def authorized(self, request: web.Request) -> bool:
+        if token_matches(request.query.get("token"), self.token):
+            return True
+        if token_matches(request.cookies.get(self.cookie), self.token):
+            return True
+        scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "token" and token_matches(value.strip(), self.token)
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler):
+        cross_origin = False
+        if request.path.startswith("/ws"):
+            origin = request.headers.get("Origin")
+            cross_origin = bool(origin) and urlsplit(origin).netloc != request.host
+        if cross_origin or not self.authorized(request):
+            why = "来自别的网页" if cross_origin else "没有令牌"
+            log.info("拒绝了一个请求（%s）：%s %s", why, request.method, request.path)  # the path only, never the query
+            return web.Response(status=403, text=REFUSED, content_type="text/html", charset="utf-8",
+                                headers={**SECURITY_HEADERS, "Cache-Control": NO_STORE})
+        response = await handler(request)
+        if request.path == "/" and token_matches(request.query.get("token"), self.token):
+            # the page's static files, websocket and downloads carry the token in this cookie
+            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
+        for key, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(key, value)
+        cacheable = request.path.startswith(("/static/", "/favicon"))
+        response.headers.setdefault("Cache-Control", STATIC_CACHE if cacheable else NO_STORE)
+        return response
+
+    # -- the routes -----------------------------------------------------------------------
+
+    async def make_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._guard])
+        app.add_routes([
+            web.get("/", self.handle_index, name="index"),
+            web.get("/favicon.svg", self.handle_favicon),
+            web.get("/favicon.ico", self.handle_favicon),
+            web.get("/ws", self.handle_websocket, name="websocket"),
+            web.get("/ws/{spare}", self.handle_websocket),
+            web.get("/download/{key}", self.handle_download, name="download"),
+            web.get("/static/js/textual.js", self.handle_js),  # before /static: the patched bundle
+            web.static("/static", self.statics_path, name="static"),
+        ])
+        app.on_shutdown.append(self.on_shutdown)
+        return app
+
+    async def handle_index(self, request: web.Request) -> web.Response:
+        size = _clamp(request.query.get("fontsize"), 16)
+        spare = ""
+        if "delay" not in request.query and self.last_size is not None and len(self.spares) < MAX_SPARES:
+            # the app starts now, while the page loads, at the size of the learner's last tab (it
+            # is resized if the page turns out different); a page that never connects lets it go
+            spare = secrets.token_urlsafe(12)
+            service = CourseAppService(self.argv, download_manager=self.download_manager, size=self.last_size)
+            self.spares[spare] = service
+            self.sessions.add(service)
+            await service.start(*self.last_size)
+            asyncio.get_running_loop().call_later(SPARE_WAIT, lambda: asyncio.ensure_future(self._let_go(spare)))
+        return web.Response(text=page_html(self.title, min(size, 64), spare), content_type="text/html", charset="utf-8")
+
+    async def _let_go(self, spare: str) -> None:
+        service = self.spares.pop(spare, None)
+        if service is not None:
+            await service.stop()
+            self.sessions.discard(service)
+
+    async def handle_favicon(self, request: web.Request) -> web.Response:
+        return web.Response(body=(PAGE_DIR / "favicon.svg").read_bytes(), content_type="image/svg+xml")
+
+    async def handle_js(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.js, content_type="application/javascript", charset="utf-8")
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        websocket = web.WebSocketResponse(heartbeat=15)
+        width = _clamp(request.query.get("width"), 80)
+        height = _clamp(request.query.get("height"), 24)
+        self.last_size = (width, height)
+        await websocket.prepare(request)
+        service = self.spares.pop(request.match_info.get("spare", ""), None)
+        try:
+            if service is None:
+                service = CourseAppService(self.argv, download_manager=self.download_manager, size=(width, height))
+                self.sessions.add(service)
+                await service.attach(websocket)
+                await service.start(width, height)
+            else:
+                service.attached_early = True
+                await service.attach(websocket)
+                if service.size != (width, height):
+                    await service.set_terminal_size(width, height)
+            early = "（页面加载时已启动）" if service.attached_early else ""
+            log.info("打开了一个会话（pid %s；现在 %d 个）%s", service.pid, len(self.sessions), early)
+            await self._process_messages(websocket, service)
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # a broken browser message: end this session, keep serving
+            log.warning("一个会话出错，已结束它：%s", type(exc).__name__)
+        finally:
+            if service is not None:
+                await self._end(service, websocket)
+        return websocket
+
+    async def _end(self, service: CourseAppService, websocket: web.WebSocketResponse) -> None:
+        await service.stop()
+        self.sessions.discard(service)
+        code = service._process.returncode if service._process is not None else None
+        log.info("结束了一个会话（pid %s，退出码 %s；还有 %d 个）", service.pid, code, len(self.sessions))
+        if not websocket.closed:
+            await websocket.close()
+
+    async def stop_sessions(self) -> None:
+        await asyncio.gather(*(s.stop() for s in list(self.sessions)), return_exceptions=True)
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        await self.stop_sessions()
+
+    # -- running ----------------------------------------------------------------------------
+
+    async def run(self, ready) -> int:
+        """Serve until SIGINT/SIGTERM/SIGHUP; ``ready(port)`` is called once the port is bound."""
+        runner = web.AppRunner(await self.make_app(), access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            import errno
+
+            why = {errno.EADDRINUSE: "端口已被占用（换一个 --port，或用 --port 0 让系统挑一个空闲的）",
+                   errno.EACCES: "没有权限（1024 以下的端口要管理员权限）",
+                   errno.EADDRNOTAVAIL: "这台电脑没有这个地址"}.get(exc.errno, str(exc))
+            print(f"torchcourse serve: 无法监听 {self.host}:{self.port}：{why}", file=sys.stderr)
+            return 1
+        port = site._server.sockets[0].getsockname()[1]  # the real one when --port 0
+        self.port = port
+        self.cookie = f"torchcourse_token_{port}"
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            try:
+                loop.add_signal_handler(getattr(signal, name), stop.set)
+            except (AttributeError, NotImplementedError, RuntimeError):  # no such signal here (Windows)
+                pass
+        ready(port)
+        try:
+            await stop.wait()
+        finally:
+            n = len(self.sessions)
+            await self.stop_sessions()
+            await runner.cleanup()
+            print(f"torchcourse serve: 已停止（结束了 {n} 个会话，进度都已保存）。", flush=True)
+        return 0
