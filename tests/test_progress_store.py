@@ -295,6 +295,32 @@ def test_damaged_pages_are_detected_and_moved_aside(tmp_path):
     s.close()
 
 
+def test_a_file_that_reads_but_fails_quick_check_is_moved_aside(tmp_path):
+    """Every query still answers (the rows read back), yet ``PRAGMA quick_check`` reports damage:
+    the header's freelist count says 3 pages, the file has none. Such a file is moved aside and
+    kept, never used."""
+    import struct
+
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.reach_break("01", 1)
+    s.close()
+    raw = bytearray(path.read_bytes())
+    assert raw[36:40] == struct.pack(">I", 0)  # the header's total freelist pages
+    raw[36:40] = struct.pack(">I", 3)
+    path.write_bytes(bytes(raw))
+    conn = sqlite3.connect(path)  # the damage: readable, but quick_check says so
+    assert conn.execute("SELECT count(*) FROM breaks").fetchone() == (1,)
+    assert conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+    conn.close()
+    s, notice = open_store(path)
+    moved = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert notice is not None and "进度文件已损坏" in notice
+    assert len(moved) == 1 and moved[0].read_bytes() == bytes(raw)
+    assert s.all_progress() == {}
+    s.close()
+
+
 def test_unwritable_location_raises_store_error_naming_directory(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
