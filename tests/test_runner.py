@@ -225,7 +225,11 @@ def test_close_kills_zygote_and_running_children(tmp_path):
 
 
 def test_zygote_dies_with_its_driver(tmp_path):
-    """A driver killed with SIGKILL (no atexit) still leaves no zygote and no snippet behind."""
+    """A driver killed with SIGKILL (no atexit) leaves no zygote and no snippet behind: both are
+    this test's own processes, known by the pids they wrote, and the driver is killed only once
+    the snippet is known to be running (its pid file exists), not after a sleep."""
+    pidfile = tmp_path / "snippet.pid"
+    code = f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\nos.rename({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\ntime.sleep(100)"
     script = textwrap.dedent(
         f"""
         import sys, threading
@@ -235,15 +239,29 @@ def test_zygote_dies_with_its_driver(tmp_path):
         r = Runner(warm=True)
         z = r.zygote()
         print(z.proc.pid, flush=True)
-        r.run(Snippet(id="s", chapter_id="c", code="import os,time\\nprint(os.getpid(), flush=True)\\ntime.sleep(100)", expected="", line=1, timeout=100))
+        r.run(Snippet(id="s", chapter_id="c", code={code!r}, expected="", line=1, timeout=100))
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    zygote_pid = int(proc.stdout.readline())
-    time.sleep(1.0)  # the snippet is sleeping now
-    proc.kill()
-    proc.wait()
-    assert wait_dead(zygote_pid, 10)
+    snippet_pid = None
+    try:
+        zygote_pid = int(proc.stdout.readline())
+        deadline = time.monotonic() + 120
+        while not pidfile.exists():  # the snippet is running now
+            assert proc.poll() is None and time.monotonic() < deadline, "the snippet never started"
+            time.sleep(0.05)
+        snippet_pid = int(pidfile.read_text())
+        assert alive(snippet_pid) and alive(zygote_pid)
+        proc.kill()
+        proc.wait()
+        assert wait_dead(zygote_pid, 30), "the zygote survived its driver"
+        assert wait_dead(snippet_pid, 30), "the snippet survived its driver"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if snippet_pid is not None and alive(snippet_pid):
+            os.kill(snippet_pid, 9)
 
 
 # -- faithfulness ----------------------------------------------------------------------
@@ -446,7 +464,7 @@ def test_a_zygote_dying_unnoticed_is_replaced_transparently(tmp_path):
         assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
         z = r._zygote
         os.kill(z.proc.pid, 9)
-        time.sleep(0.3)  # dead but not yet reaped: alive() may still say yes
+        assert wait_dead(z.proc.pid, 30)  # dead (a zombie: nobody has reaped it), the runner not told
         res = r.run(snip("print(2)", expected="2"), use_cache=False)
         assert res.status == "match", res.message
     finally:
