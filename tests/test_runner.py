@@ -417,6 +417,28 @@ def torchless_python(tmp_path_factory):
     return str(py)
 
 
+def test_the_torch_version_of_another_interpreter_is_asked_of_it(tmp_path):
+    """A snippet interpreter other than the driver's (here the same venv under another of its
+    names): its torch version is read by running it, and keys the cache like the driver's own."""
+    from importlib.metadata import version
+
+    from torchcourse.runner import cache
+
+    other = next(str(p) for p in Path(sys.executable).parent.glob("python3*") if str(p) != sys.executable)
+    assert cache.torch_version(other) == version("torch") == cache.torch_version(sys.executable)
+    assert cache.fingerprint(other, False)["torch"] == version("torch")
+
+
+def test_a_driver_without_torch_fingerprints_it_as_none(torchless_python):
+    """The driver's own interpreter has no torch: the cache fingerprint says 'none' and no GPU
+    is guessed (never a crash on a missing version)."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from torchcourse.runner.cache import fingerprint, gpu_possible, torch_version\n"
+            "print(torch_version(sys.executable), gpu_possible(sys.executable), fingerprint(sys.executable, False)['torch'])")
+    out = subprocess.run([torchless_python, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout.split()) == (0, ["none", "False", "none"]), out.stderr
+
+
 @pytest.mark.parametrize("cold", MODES)
 def test_missing_torch_is_an_error_not_a_crash(torchless_python, cold):
     r = Runner(cache_dir=None, warm=True, python=torchless_python)

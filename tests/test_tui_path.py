@@ -6,18 +6,11 @@ from __future__ import annotations
 import pytest
 
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.reader import ReaderScreen
 
 from test_tui_support import build_app, screen_text, sync, wait_for
+from test_tui_support import open_loaded_reader as loaded_reader
 
 SIZE = (100, 30)
-
-
-async def loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
-    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
-    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
-    await pilot.pause()
-    return app.screen
 
 
 async def home(pilot, app) -> HomeScreen:

@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # package -> [(source file, functions or None for the whole file, that file's own tests)]
-RUNNER_CACHE_TESTS = ["tests/test_runner.py", "-k", "cache or torch_upgrade or timeouts_are_never"]
+RUNNER_CACHE_TESTS = ["tests/test_runner.py", "-k", "cache or torch or timeouts_are_never"]
 RUNNER_CHILD_TESTS = ["tests/test_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
 PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py"]
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py"]
