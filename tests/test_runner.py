@@ -395,6 +395,51 @@ def test_cache_entry_is_not_served_after_a_torch_upgrade(tmp_path, monkeypatch):
         cache.torch_version.cache_clear()
 
 
+@pytest.mark.parametrize("change", [
+    pytest.param(None, id="not-json"),
+    pytest.param({"actual": 3}, id="actual-not-text"),
+    pytest.param({"seconds": -1.0}, id="negative-seconds"),
+    pytest.param({"seconds": float("nan")}, id="nan-seconds"),
+    pytest.param({"seconds": True}, id="bool-seconds"),
+    pytest.param({"returncode": 1 << 31}, id="returncode-2**31"),
+    pytest.param({"returncode": -(1 << 31) - 1}, id="returncode-below-int32"),
+    pytest.param({"returncode": True}, id="bool-returncode"),
+    pytest.param({"signal": "9"}, id="signal-text"),
+    pytest.param({"truncated": "yes"}, id="truncated-text"),
+])
+def test_a_damaged_cache_record_is_a_miss_never_an_error(runner, change, request):
+    """A cache file hand-edited or damaged into something put() never writes: the snippet runs
+    again and its real output is shown (and the record rewritten)."""
+    import json
+
+    code = f"import random\nprint(random.random())  # {request.node.name}\n"
+    before = set(runner.cache.root.rglob("*.json"))
+    first = runner.run(snip(code))
+    (path,) = set(runner.cache.root.rglob("*.json")) - before
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if change is None:
+        path.write_text("{not json", encoding="utf-8")
+    else:
+        path.write_text(json.dumps({**record, **change, "actual": change.get("actual", "from the damaged record")}), encoding="utf-8")
+    again = runner.run(snip(code))
+    assert not again.cached and again.status == "mismatch" and again.actual not in (first.actual, "from the damaged record")
+    assert runner.run(snip(code)).actual == again.actual  # rewritten: served from the cache now
+
+
+@pytest.mark.parametrize("returncode", [(1 << 31) - 1, -(1 << 31), None])
+def test_a_cache_record_at_the_int32_edges_is_served(runner, returncode, request):
+    import json
+
+    code = f"print('x')  # {request.node.name}\n"
+    before = set(runner.cache.root.rglob("*.json"))
+    runner.run(snip(code))
+    (path,) = set(runner.cache.root.rglob("*.json")) - before
+    record = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**record, "returncode": returncode, "actual": "from the record"}), encoding="utf-8")
+    res = runner.run(snip(code))
+    assert res.cached and res.actual == "from the record" and res.returncode == returncode
+
+
 def test_timeouts_are_never_cached(tmp_path):
     r = Runner(cache_dir=tmp_path / "c", warm=True)
     try:
