@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout-factor", type=float, default=3.0)
     ap.add_argument("--file", help="only mutants of this source file (path as in PACKAGES)")
+    ap.add_argument("--again", metavar="LOG", help="only the mutants a previous run's output (LOG) says survived or timed out")
     args = ap.parse_args(argv)
 
     mutants: list[tuple[Mutant, list[str]]] = []
@@ -211,7 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         mutants += [(m, tests) for m in mutants_of(REPO / rel, rel, functions)]
     total = len(mutants)
     chosen = mutants
-    if args.sample and args.sample < total:
+    if args.again:
+        import re
+
+        again = set(re.findall(r"^\[\d+/\d+\] (.+): (?:survived|timed-out) \(", Path(args.again).read_text(encoding="utf-8"), re.M))
+        chosen = [mt for mt in mutants if mt[0].label() in again]
+    elif args.sample and args.sample < total:
         chosen = sorted(random.Random(args.seed).sample(mutants, args.sample), key=lambda mt: (mt[0].file, mt[0].line))
     if args.list:
         for m, _ in chosen:
