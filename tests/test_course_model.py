@@ -122,6 +122,13 @@ def test_a_link_to_a_missing_anchor_in_another_written_chapter_is_a_problem(tmp_
     ]
 
 
+def test_an_empty_chapter_file_is_reported_at_line_1(tmp_path):
+    root = _two_chapter_course(tmp_path / "c", "", "# 二 {#two}\n\n正文。\n")
+    problems = [str(p) for p in load_course(root).problems if p.file == root / "01.md"]
+    assert f"{root / '01.md'}:1: no '## ✅ 检查点' heading (the checkpoint)" in problems, problems
+    assert f"{root / '01.md'}:1: no '## ⚡ 走神救援' heading (the recap)" in problems, problems
+
+
 def test_parts_sections_and_snippets_of_a_fixture_chapter():
     course = load_course(FIX / "lookupcourse")
     ch = course.chapter("01")
