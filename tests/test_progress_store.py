@@ -426,3 +426,18 @@ def test_v4_database_back_fills_parts_read_from_its_breaks(tmp_path):
     other, _ = open_store(db, course_id="other")
     assert other.parts_read() == {"01": {0}}
     other.close()
+
+
+def test_minutes_read_count_the_parts_read_by_their_characters(tmp_path):
+    """Counted by hand: part 1 is '#一' + '一二三四五六七八' (10 characters), part 2 '九十' (2);
+    at 1 character a minute the chapter reads 12 minutes, part 1 is 10 of them."""
+    from torchcourse.course import load_course
+    from torchcourse.progress.reading import minutes_read
+
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "course.toml").write_text('title = "t"\nchars_per_minute = 1\n\n[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "p"\n', encoding="utf-8")
+    (root / "01.md").write_text("# 一\n\n一二三四五六七八\n\n<!-- break -->\n\n九十\n", encoding="utf-8")
+    ch = load_course(root).chapter("01")
+    assert ch.minutes == 12
+    assert [minutes_read(ch, parts) for parts in (set(), None, {0}, {1}, {0, 1}, {0, 7})] == [0.0, 0.0, 10.0, 2.0, 12.0, 10.0]
