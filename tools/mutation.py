@@ -188,13 +188,27 @@ def _run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[str, float
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # the test run's own session: its pytest and everything it started
-        proc.wait()
         return "timed-out", time.monotonic() - t0
+    finally:
+        # a timed-out run, or this script stopped (SIGTERM, Ctrl+C) mid-run: end the test run's own
+        # session, its pytest and everything it started (a mutant can loop forever at full CPU)
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+            proc.wait()
     return ("survived" if rc == 0 else "killed"), time.monotonic() - t0
 
 
+def _stop(signum, frame):  # SIGTERM (e.g. from `timeout`): unwind, so the finally blocks run
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    signal.signal(signal.SIGTERM, _stop)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("package", choices=sorted(PACKAGES))
     ap.add_argument("--sample", type=int, default=0, help="run only N mutants, drawn with --seed (0: all)")
