@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_tui_pty import term_factory  # noqa: F401  (fixture)
+from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
 
 CHAPTER = """# 01 · 慢代码
 
@@ -55,11 +55,7 @@ def test_quit_while_a_snippet_runs_leaves_nothing_running(tmp_path, term_factory
     pidfile = tmp_path / "pids"
     course = _course(tmp_path / "course", pidfile, cold)
     term = term_factory(["--content", str(course)], tmp_path / "home")
-    term.read_until("退出测试课")
-    term.drain()
-    term.send("c")
-    term.read_until("01 · 慢代码")
-    term.drain(0.5)
+    open_first_chapter(term, "退出测试课", "time.sleep(300)")
     term.send("x")
     deadline = time.monotonic() + 60
     while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:

@@ -78,6 +78,57 @@ def test_reading_chars_rule():
     assert reading_chars(text) == len("#标题") + len("一二三abc") + len("x=1")
 
 
+def _two_chapter_course(root: Path, one: str, two: str, cpm: int = 4) -> Path:
+    root.mkdir(parents=True)
+    (root / "course.toml").write_text(
+        f'title = "两章"\nchars_per_minute = {cpm}\n\n'
+        '[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "p"\n\n'
+        '[[chapters]]\nid = "02"\nfile = "02.md"\ntitle = "二"\npromise = "p"\n',
+        encoding="utf-8",
+    )
+    (root / "01.md").write_text(one, encoding="utf-8")
+    (root / "02.md").write_text(two, encoding="utf-8")
+    return root
+
+
+def test_reading_time_of_a_small_chapter_counted_by_hand(tmp_path):
+    """Counted by hand, not with the loader's functions: '#一' (2) + '读[第二章]再回来。' (10) +
+    'x=[1]' (5) = 17 characters; the link target '(02#two)' (8), the anchor, the fence lines and
+    the break marker do not count. At 4 characters a minute: round(17 / 4) = 4 minutes (with the
+    link target: 25 characters, 6 minutes)."""
+    root = _two_chapter_course(
+        tmp_path / "c",
+        "# 一 {#one}\n\n读[第二章](02#two)再回来。\n\n```python\nx = [1]\n```\n\n<!-- break -->\n",
+        "# 二 {#two}\n\n正文。\n",
+    )
+    course = load_course(root)
+    one = course.chapter("01")
+    assert (one.reading_chars, one.minutes) == (17, 4)
+    assert (course.chapter("02").reading_chars, course.chapter("02").minutes) == (5, 1)
+
+
+def test_a_link_to_a_missing_anchor_in_another_written_chapter_is_a_problem(tmp_path):
+    """01 links to 02#tow: chapter 02 is written and has #two, not #tow. The problem names 01's
+    file and line, the chapter and the anchor, and suggests the nearest one; the good link
+    (02#two) and the same-chapter link (#one) are not problems."""
+    root = _two_chapter_course(
+        tmp_path / "c",
+        "# 一 {#one}\n\n见[上面](#one)。\n\n读[第二章](02#two)。\n\n又见[第二章](02#tow)。\n",
+        "# 二 {#two}\n\n正文。\n",
+    )
+    course = load_course(root)
+    assert [str(p) for p in all_problems(course) if "link (" in p.message] == [
+        f"{root / '01.md'}:7: link (02#tow): chapter 02 has no section or snippet #tow; nearest: #two"
+    ]
+
+
+def test_an_empty_chapter_file_is_reported_at_line_1(tmp_path):
+    root = _two_chapter_course(tmp_path / "c", "", "# 二 {#two}\n\n正文。\n")
+    problems = [str(p) for p in load_course(root).problems if p.file == root / "01.md"]
+    assert f"{root / '01.md'}:1: no '## ✅ 检查点' heading (the checkpoint)" in problems, problems
+    assert f"{root / '01.md'}:1: no '## ⚡ 走神救援' heading (the recap)" in problems, problems
+
+
 def test_parts_sections_and_snippets_of_a_fixture_chapter():
     course = load_course(FIX / "lookupcourse")
     ch = course.chapter("01")

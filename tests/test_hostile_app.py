@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from test_runner_hostile import alive, wait_until
-from test_tui_pty import term_factory  # noqa: F401  (fixture)
+from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
 
 CHAPTER = """# 01 · 坏代码
 
@@ -43,11 +43,7 @@ def _course(root: Path, code: str) -> Path:
 
 
 def _open_and_run(term) -> None:
-    term.read_until("坏代码课")
-    term.drain()
-    term.send("c")
-    term.read_until("01 · 坏代码")
-    term.drain(0.5)
+    open_first_chapter(term, "坏代码课", "import os")  # both snippets here start so
     term.send("x")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_tui_pty import term_factory  # noqa: F401  (fixture)
+from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
 
 from torchcourse.runner.normalize import compare, normalize
 
@@ -78,11 +78,7 @@ def test_verify_diff_shows_control_characters_visibly(tmp_path, term_factory):  
 def test_reader_shows_control_characters_visibly(tmp_path, term_factory):  # noqa: F811
     course = _course(tmp_path / "course", cold=False)
     term = term_factory(["--content", str(course)], tmp_path / "home")
-    term.read_until("坏输出课")
-    term.drain()
-    term.send("c")
-    term.read_until("01 · 坏输出")
-    term.drain(0.5)
+    open_first_chapter(term, "坏输出课", 'print("A')
     before = len(term.raw)
     term.send("x")
     term.read_until("␛#8")  # the output, in its visible form (the code on screen shows \x1b#8)

@@ -34,6 +34,8 @@ BAD = {
     "furthest-over-64-bits": (json.dumps(export(chapters=[{"chapter_id": "01", "furthest_break": 1 << 64}])), "chapters[0].furthest_break"),
     "part-over-64-bits": (json.dumps(export(position={"chapter": "01", "part": 1 << 64})), "position.part"),
     "deep-nesting": ("[" * 100_000 + "]" * 100_000, "嵌套太深"),
+    "course-not-text": (json.dumps(export(course=3, answers=[ANSWER])), "course：应为非空字符串"),
+    "course-empty": (json.dumps(export(course="", answers=[ANSWER])), "course：应为非空字符串"),
 }
 
 

@@ -87,3 +87,51 @@ async def test_a_failed_write_is_named_kept_and_retried(tmp_path, monkeypatch):
         if lock is not None:
             lock.release()
         store.close()
+
+
+def test_writes_queued_when_the_app_closes_are_written_by_close(tmp_path):
+    """Writes still queued behind a slow one when close() starts (the learner pressed q) are all
+    written before close() returns, and close() reports nothing unsaved: the reading place and
+    the answers just given survive q."""
+    import threading
+    import time
+
+    from torchcourse.progress import open_store
+    from torchcourse.tui.writer import ProgressWriter
+
+    db = tmp_path / "p.sqlite3"
+    store, _ = open_store(db)
+    writer = ProgressWriter(store)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(st):
+        started.set()
+        release.wait(60)
+        st.reach_break("01", 1)
+
+    try:
+        writer.submit("第 1 个停顿点", slow)
+        assert started.wait(60)
+        writer.submit("第 2 个停顿点", lambda st: st.reach_break("01", 2))
+        writer.submit("答案", lambda st: st.record_answer("01", "q1", "B", True))
+        writer.submit("阅读位置", lambda st: st.set_position("01", 2), key=("place",))
+        out: dict = {}
+        closer = threading.Thread(target=lambda: out.setdefault("unsaved", writer.close()))
+        closer.start()
+        deadline = time.monotonic() + 60
+        while not writer._closing:  # close() has begun, the three writes still queued
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert len(writer.unsaved()) == 4
+        release.set()
+        closer.join(60)
+        assert not closer.is_alive()
+        assert out["unsaved"] == []
+        store.close()
+        store, _ = open_store(db)  # what the next start reads
+        assert store.chapter_progress("01").furthest_break == 2
+        assert [(a.question_id, a.answer) for a in store.answers("01")] == [("q1", "B")]
+        assert store.last_position() == ("01", 2)
+    finally:
+        release.set()
+        store.close()

@@ -70,6 +70,45 @@ def test_two_courses_in_one_store_are_kept_apart(tmp_path):
         s.close()
 
 
+def _fill(s, chapter: str) -> None:
+    """One row in every per-chapter table, and the reading place, for ``chapter``."""
+    s.reach_break(chapter, 2)
+    s.set_completed(chapter)
+    s.record_answer(chapter, "q", "1", True)
+    s.record_run(chapter, "s", "match")
+    s.save_edit(chapter, "s", "print(1)\n")
+    s.mark_part_read(chapter, 1)
+    s.set_position(chapter, 1)
+
+
+def _rows(s, chapter: str) -> tuple:
+    p = s.chapter_progress(chapter)
+    return (p.furthest_break, p.completed, [(a.question_id, a.answer) for a in s.answers(chapter)],
+            [(r.snippet_id, r.verdict) for r in s.runs(chapter)], s.edit(chapter, "s"),
+            s.parts_read(chapter).get(chapter, set()))
+
+
+def test_resetting_a_chapter_forgets_it_in_this_course_only(tmp_path):
+    """``reset --chapter 01`` in course b: every row b has for 01 goes; course a's rows for the
+    same chapter id in the same data directory, and b's other chapters, stay."""
+    path = tmp_path / "p.sqlite3"
+    a, _ = open_store(path, course_id="a")
+    b, _ = open_store(path, course_id="b")
+    _fill(a, "01")
+    _fill(b, "02")
+    _fill(b, "01")
+    kept = (2, True, [("q", "1")], [("s", "match")], "print(1)\n", {1})
+    assert _rows(a, "01") == _rows(b, "01") == _rows(b, "02") == kept
+    b.reset("01")
+    assert _rows(b, "01") == (0, False, [], [], None, set())
+    assert b.last_position() is None
+    assert _rows(b, "02") == kept
+    assert _rows(a, "01") == kept, "reset --chapter in course b deleted course a's rows"
+    assert a.last_position() == ("01", 1)
+    for s in (a, b):
+        s.close()
+
+
 def _tc(*args, home, stdin=""):
     env = {"TORCHCOURSE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "100"}
     return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=env, input=stdin, timeout=300)

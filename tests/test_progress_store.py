@@ -295,6 +295,32 @@ def test_damaged_pages_are_detected_and_moved_aside(tmp_path):
     s.close()
 
 
+def test_a_file_that_reads_but_fails_quick_check_is_moved_aside(tmp_path):
+    """Every query still answers (the rows read back), yet ``PRAGMA quick_check`` reports damage:
+    the header's freelist count says 3 pages, the file has none. Such a file is moved aside and
+    kept, never used."""
+    import struct
+
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.reach_break("01", 1)
+    s.close()
+    raw = bytearray(path.read_bytes())
+    assert raw[36:40] == struct.pack(">I", 0)  # the header's total freelist pages
+    raw[36:40] = struct.pack(">I", 3)
+    path.write_bytes(bytes(raw))
+    conn = sqlite3.connect(path)  # the damage: readable, but quick_check says so
+    assert conn.execute("SELECT count(*) FROM breaks").fetchone() == (1,)
+    assert conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+    conn.close()
+    s, notice = open_store(path)
+    moved = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert notice is not None and "进度文件已损坏" in notice
+    assert len(moved) == 1 and moved[0].read_bytes() == bytes(raw)
+    assert s.all_progress() == {}
+    s.close()
+
+
 def test_unwritable_location_raises_store_error_naming_directory(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -400,3 +426,18 @@ def test_v4_database_back_fills_parts_read_from_its_breaks(tmp_path):
     other, _ = open_store(db, course_id="other")
     assert other.parts_read() == {"01": {0}}
     other.close()
+
+
+def test_minutes_read_count_the_parts_read_by_their_characters(tmp_path):
+    """Counted by hand: part 1 is '#一' + '一二三四五六七八' (10 characters), part 2 '九十' (2);
+    at 1 character a minute the chapter reads 12 minutes, part 1 is 10 of them."""
+    from torchcourse.course import load_course
+    from torchcourse.progress.reading import minutes_read
+
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "course.toml").write_text('title = "t"\nchars_per_minute = 1\n\n[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "p"\n', encoding="utf-8")
+    (root / "01.md").write_text("# 一\n\n一二三四五六七八\n\n<!-- break -->\n\n九十\n", encoding="utf-8")
+    ch = load_course(root).chapter("01")
+    assert ch.minutes == 12
+    assert [minutes_read(ch, parts) for parts in (set(), None, {0}, {1}, {0, 1}, {0, 7})] == [0.0, 0.0, 10.0, 2.0, 12.0, 10.0]

@@ -1,6 +1,8 @@
 """Grading of every question kind, and parsing what a learner types."""
 
 from torchcourse.quiz.bank import Question
+import pytest
+
 from torchcourse.quiz.grading import correct_answer_text, grade, normalize, parse_choices
 
 
@@ -83,3 +85,15 @@ def test_parse_choices_rejects_bad_input():
 def test_correct_answer_text():
     assert correct_answer_text(q("multi", choices=["a", "b", "c"], answer=[0, 2])) == "1) a；3) c"
     assert correct_answer_text(q("fill", accept=["upper", "upper()"])) == "upper"
+
+
+@pytest.mark.parametrize("typed, n, picks", [
+    ("13", 4, [0, 2]),  # digits run together: 1 and 3 when there are fewer than 10 choices
+    ("31", 4, [2, 0]),
+    ("3", 4, [2]),
+    ("ac", 4, [0, 2]),  # letters run together too
+    ("13", 14, [12]),  # with 10 or more choices '13' is choice 13
+])
+def test_multi_picks_typed_without_separators(typed, n, picks):
+    got = parse_choices(typed, n, multiple=True)
+    assert (sorted(got) if got else got) == (sorted(picks) if picks else picks)

@@ -136,3 +136,13 @@ def test_chapter_without_checkpoint_completes_on_break_points(course, store):
     assert update_completion(course, store, "02") is False
     store.reach_break("02", 1)
     assert update_completion(course, store, "02") is True
+
+
+def test_next_review_day_is_the_first_due_day_after_the_given_one(course, store):
+    from torchcourse.quiz.review import next_review_day
+
+    store.record_answer("01", "func-fill", "x", False, at=at(0))  # due on day 1
+    assert next_review_day(course, store, after=DAY0) == DAY0 + timedelta(days=1)
+    assert next_review_day(course, store, after=DAY0 + timedelta(days=1)) is None  # due that day: not after it
+    store.record_answer("01", "func-fill", "upper", True, at=at(1))  # box 2: due on day 3
+    assert next_review_day(course, store, after=DAY0 + timedelta(days=1)) == DAY0 + timedelta(days=3)

@@ -229,7 +229,11 @@ def test_close_kills_zygote_and_running_children(tmp_path):
 
 
 def test_zygote_dies_with_its_driver(tmp_path):
-    """A driver killed with SIGKILL (no atexit) still leaves no zygote and no snippet behind."""
+    """A driver killed with SIGKILL (no atexit) leaves no zygote and no snippet behind: both are
+    this test's own processes, known by the pids they wrote, and the driver is killed only once
+    the snippet is known to be running (its pid file exists), not after a sleep."""
+    pidfile = tmp_path / "snippet.pid"
+    code = f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\nos.rename({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\ntime.sleep(100)"
     script = textwrap.dedent(
         f"""
         import sys, threading
@@ -239,15 +243,29 @@ def test_zygote_dies_with_its_driver(tmp_path):
         r = Runner(warm=True)
         z = r.zygote()
         print(z.proc.pid, flush=True)
-        r.run(Snippet(id="s", chapter_id="c", code="import os,time\\nprint(os.getpid(), flush=True)\\ntime.sleep(100)", expected="", line=1, timeout=100))
+        r.run(Snippet(id="s", chapter_id="c", code={code!r}, expected="", line=1, timeout=100))
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    zygote_pid = int(proc.stdout.readline())
-    time.sleep(1.0)  # the snippet is sleeping now
-    proc.kill()
-    proc.wait()
-    assert wait_dead(zygote_pid, 10)
+    snippet_pid = None
+    try:
+        zygote_pid = int(proc.stdout.readline())
+        deadline = time.monotonic() + 120
+        while not pidfile.exists():  # the snippet is running now
+            assert proc.poll() is None and time.monotonic() < deadline, "the snippet never started"
+            time.sleep(0.05)
+        snippet_pid = int(pidfile.read_text())
+        assert alive(snippet_pid) and alive(zygote_pid)
+        proc.kill()
+        proc.wait()
+        assert wait_dead(zygote_pid, 30), "the zygote survived its driver"
+        assert wait_dead(snippet_pid, 30), "the snippet survived its driver"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if snippet_pid is not None and alive(snippet_pid):
+            os.kill(snippet_pid, 9)
 
 
 # -- faithfulness ----------------------------------------------------------------------
@@ -280,12 +298,15 @@ def test_keyboard_interrupt_exits_by_sigint(runner):
     assert res.signal == 2 and res.actual.endswith("KeyboardInterrupt")
 
 
-def test_random_streams_differ_per_run_like_fresh_processes(runner):
-    s = snip("import random, torch, numpy as np\nprint(torch.rand(1).item(), random.random(), np.random.rand())\n")
-    warm = {runner.run(s, use_cache=False).actual for _ in range(3)}
-    assert len(warm) == 3
-    for line in warm:
-        assert len(set(line.split())) == 3
+@pytest.mark.parametrize("source", ["torch.rand(4).tolist()", "random.random()", "np.random.rand(4).tolist()"])
+def test_each_random_stream_differs_between_warm_runs(runner, source):
+    """Each generator on its own, compared across two warm runs of the same unseeded snippet (a
+    fresh ``python file.py`` draws new numbers each time): a warm child that skips reseeding one of
+    torch's, numpy's or random's streams prints the same line twice."""
+    s = snip(f"import random, torch, numpy as np\nprint({source})\n")
+    first, second = (runner.run(s, use_cache=False) for _ in range(2))
+    assert first.returncode == 0 and second.returncode == 0, (first.actual, second.actual)
+    assert first.actual != second.actual, f"two warm runs of an unseeded {source} printed the same: {first.actual}"
 
 
 def test_driver_never_imports_torch(tmp_path):
@@ -353,6 +374,76 @@ def test_cold_request_is_never_answered_by_a_warm_cache_entry(tmp_path):
         r.close()
 
 
+def test_cache_entry_is_not_served_after_a_torch_upgrade(tmp_path, monkeypatch):
+    """The installed torch changes (here: a newer torch's metadata first on the path, as an upgrade
+    leaves it): the next run is a miss and runs again, never the output recorded on the old torch."""
+    from torchcourse.runner import cache
+
+    r = Runner(cache_dir=tmp_path / "c", warm=True)
+    try:
+        code = "import random\nprint(random.random())\n"
+        old = r.run(snip(code))
+        assert not old.cached and r.run(snip(code)).cached
+        site = tmp_path / "site"
+        (site / "torch-99.0.0.dist-info").mkdir(parents=True)
+        (site / "torch-99.0.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 99.0.0+cpu\n")
+        monkeypatch.syspath_prepend(str(site))
+        cache.torch_version.cache_clear()
+        assert cache.torch_version(sys.executable) == "99.0.0+cpu"
+        new = r.run(snip(code))
+        assert not new.cached, "served the output cached on the old torch"
+        assert new.actual != old.actual
+        assert len(list((tmp_path / "c").rglob("*.json"))) == 2
+    finally:
+        r.close()
+        cache.torch_version.cache_clear()
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(None, id="not-json"),
+    pytest.param({"actual": 3}, id="actual-not-text"),
+    pytest.param({"seconds": -1.0}, id="negative-seconds"),
+    pytest.param({"seconds": float("nan")}, id="nan-seconds"),
+    pytest.param({"seconds": True}, id="bool-seconds"),
+    pytest.param({"returncode": 1 << 31}, id="returncode-2**31"),
+    pytest.param({"returncode": -(1 << 31) - 1}, id="returncode-below-int32"),
+    pytest.param({"returncode": True}, id="bool-returncode"),
+    pytest.param({"signal": "9"}, id="signal-text"),
+    pytest.param({"truncated": "yes"}, id="truncated-text"),
+])
+def test_a_damaged_cache_record_is_a_miss_never_an_error(runner, change, request):
+    """A cache file hand-edited or damaged into something put() never writes: the snippet runs
+    again and its real output is shown (and the record rewritten)."""
+    import json
+
+    code = f"import random\nprint(random.random())  # {request.node.name}\n"
+    before = set(runner.cache.root.rglob("*.json"))
+    first = runner.run(snip(code))
+    (path,) = set(runner.cache.root.rglob("*.json")) - before
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if change is None:
+        path.write_text("{not json", encoding="utf-8")
+    else:
+        path.write_text(json.dumps({**record, **change, "actual": change.get("actual", "from the damaged record")}), encoding="utf-8")
+    again = runner.run(snip(code))
+    assert not again.cached and again.status == "mismatch" and again.actual not in (first.actual, "from the damaged record")
+    assert runner.run(snip(code)).actual == again.actual  # rewritten: served from the cache now
+
+
+@pytest.mark.parametrize("returncode", [(1 << 31) - 1, -(1 << 31), None])
+def test_a_cache_record_at_the_int32_edges_is_served(runner, returncode, request):
+    import json
+
+    code = f"print('x')  # {request.node.name}\n"
+    before = set(runner.cache.root.rglob("*.json"))
+    runner.run(snip(code))
+    (path,) = set(runner.cache.root.rglob("*.json")) - before
+    record = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**record, "returncode": returncode, "actual": "from the record"}), encoding="utf-8")
+    res = runner.run(snip(code))
+    assert res.cached and res.actual == "from the record" and res.returncode == returncode
+
+
 def test_timeouts_are_never_cached(tmp_path):
     r = Runner(cache_dir=tmp_path / "c", warm=True)
     try:
@@ -373,6 +464,28 @@ def torchless_python(tmp_path_factory):
     py = venv / "bin" / "python"
     assert subprocess.run([str(py), "-c", "import torch"], capture_output=True).returncode != 0
     return str(py)
+
+
+def test_the_torch_version_of_another_interpreter_is_asked_of_it(tmp_path):
+    """A snippet interpreter other than the driver's (here the same venv under another of its
+    names): its torch version is read by running it, and keys the cache like the driver's own."""
+    from importlib.metadata import version
+
+    from torchcourse.runner import cache
+
+    other = next(str(p) for p in Path(sys.executable).parent.glob("python3*") if str(p) != sys.executable)
+    assert cache.torch_version(other) == version("torch") == cache.torch_version(sys.executable)
+    assert cache.fingerprint(other, False)["torch"] == version("torch")
+
+
+def test_a_driver_without_torch_fingerprints_it_as_none(torchless_python):
+    """The driver's own interpreter has no torch: the cache fingerprint says 'none' and no GPU
+    is guessed (never a crash on a missing version)."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from torchcourse.runner.cache import fingerprint, gpu_possible, torch_version\n"
+            "print(torch_version(sys.executable), gpu_possible(sys.executable), fingerprint(sys.executable, False)['torch'])")
+    out = subprocess.run([torchless_python, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout.split()) == (0, ["none", "False", "none"]), out.stderr
 
 
 @pytest.mark.parametrize("cold", MODES)
@@ -422,7 +535,7 @@ def test_a_zygote_dying_unnoticed_is_replaced_transparently(tmp_path):
         assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
         z = r._zygote
         os.kill(z.proc.pid, 9)
-        time.sleep(0.3)  # dead but not yet reaped: alive() may still say yes
+        assert wait_dead(z.proc.pid, 30)  # dead (a zombie: nobody has reaped it), the runner not told
         res = r.run(snip("print(2)", expected="2"), use_cache=False)
         assert res.status == "match", res.message
     finally:

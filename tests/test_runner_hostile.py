@@ -165,27 +165,32 @@ def test_a_cold_snippet_dies_with_its_driver(tmp_path, how):
         p.communicate()
 
 
-def test_a_warm_run_lost_with_its_zygote_is_run_again_once(runner, tmp_path):
-    flag = tmp_path / "first-done"
-    code = f"""\
-    import os, signal, time
-    from pathlib import Path
-    flag = Path({str(flag)!r})
-    if not flag.exists():
-        flag.write_text("x")
-        pid, zygote = os.getpid(), None
-        while pid > 1:  # the topmost ancestor running zygote.py is the zygote (its forks share the name)
-            with open(f"/proc/{{pid}}/stat") as fh:
-                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{{pid}}/cmdline", "rb") as fh:
-                if b"zygote.py" in fh.read():
-                    zygote = pid
-        os.kill(zygote, signal.SIGKILL)  # like a crash of the warm runner
-        time.sleep(600)
-    print("second try")
-    """
-    res = runner.run(snip(code, expected="second try"), use_cache=False)
-    assert (res.status, res.actual) == ("match", "second try"), (res.status, res.message, res.actual)
+def test_a_warm_run_lost_with_its_zygote_is_run_again_once(tmp_path):
+    """The first try kills the zygote (like a crash of the warm runner) and waits; the run is
+    tried once more and answers. The zygote is this test's own runner's, known by its pid (never
+    looked up by a name on a shared machine)."""
+    r = Runner(cache_dir=None, warm=True)
+    try:
+        zygote = r.zygote().proc.pid
+        flag = tmp_path / "first-try"
+        code = f"""\
+        import os, signal, time
+        from pathlib import Path
+        flag = Path({str(flag)!r})
+        if not flag.exists():
+            flag.write_text(str(os.getpid()))
+            os.kill({zygote}, signal.SIGKILL)
+            time.sleep(600)
+        print("second try")
+        """
+        res = r.run(snip(code, expected="second try"), use_cache=False)
+        assert (res.status, res.actual) == ("match", "second try"), (res.status, res.message, res.actual)
+        assert not alive(zygote)
+        first = int(flag.read_text())
+        wait_until(lambda: not alive(first), "the first try's process died with its zygote")
+        assert r.zygote().proc.pid != zygote
+    finally:
+        r.close()
 
 
 SLEEPY = """\

@@ -111,3 +111,33 @@ def test_mismatch_diff_is_unified_and_names_both_sides():
 def test_none_expected_never_matches():
     assert not compare(None, "")
     assert compare("", "\n\n")
+
+
+def test_the_snippets_own_home_and_tmp_beside_its_run_dir_become_relative():
+    run_dir = "/tmp/tc-run-abc123/run"
+    raw = "/tmp/tc-run-abc123/home/.cache/x\n/tmp/tc-run-abc123/tmp/f.txt\n/tmp/tc-run-abc123/run/out.txt\n/tmp/elsewhere/home"
+    assert normalize(raw, side="actual", run_dir=run_dir).split("\n") == ["../home/.cache/x", "../tmp/f.txt", "out.txt", "/tmp/elsewhere/home"]
+    # a run directory that is not inside a tc-run-* one: its parent is left alone
+    assert normalize("/srv/other/home/x\n/srv/other/run/y", side="actual", run_dir="/srv/other/run").split("\n") == ["/srv/other/home/x", "y"]
+
+
+TB = "start\nTraceback (most recent call last):\n  File \"snippet.py\", line 3, in <module>\n    f()\nValueError: 坏了"
+
+
+@pytest.mark.parametrize("actual, returncode, name", [
+    (TB, 1, "ValueError"),
+    (TB, 0, None),  # exit code 0: nothing was raised, whatever was printed
+    (TB, None, None),
+    (TB.replace("ValueError", "torch._dynamo.exc.Unsupported"), 1, "torch._dynamo.exc.Unsupported"),
+    ("Traceback (most recent call last):\n  ...\nKeyError: 'k'\n\nDuring handling of the above exception, another exception occurred:\n\n"
+     "Traceback (most recent call last):\n  ...\nRuntimeError: wrapped", 1, "RuntimeError"),  # the last traceback's
+    ('  File "snippet.py", line 2\n    def f(:\n          ^\nSyntaxError: invalid syntax', 1, "SyntaxError"),
+    ("  File \"snippet.py\", line 2\n\tx\nTabError: inconsistent use of tabs", 1, "TabError"),
+    ("bye", 3, None),  # sys.exit(3) after a print: no traceback, not a compile error
+    ("ValueError: printed, not raised", 1, None),
+    ("", 1, None),
+])
+def test_raised_exception_is_read_from_the_last_traceback(actual, returncode, name):
+    from torchcourse.runner.normalize import raised_exception
+
+    assert raised_exception(actual, returncode) == name

@@ -10,7 +10,7 @@ from pathlib import Path
 from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_pty import term_factory  # noqa: F401  (fixture)
+from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
 from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -252,25 +252,22 @@ def test_quitting_while_an_edited_snippet_runs_leaves_no_process(tmp_path, term_
     pidfile = tmp_path / "pids"
     course = _course(tmp_path / "course", pidfile, cold=False)
     term = term_factory(["--content", str(course)], tmp_path / "home")
-    term.read_until("退出测试课")
-    term.drain()
-    term.send("c")
-    term.read_until("01 · 慢代码")
-    term.drain(0.5)
+    open_first_chapter(term, "退出测试课", "time.sleep(300)")
+    at = term.mark()
     term.send("e")
-    term.read_until("Ctrl+R 运行")
-    term.drain(0.3)
+    term.read_until("Ctrl+R 运行", since=at)  # the editor is open
+    at = term.mark()
     term.send("# edited\r")  # a change on the first line
-    term.drain(0.3)
+    term.read_until("# edited", since=at)  # the editor has it
     term.send("\x12")  # Ctrl+R
     deadline = time.monotonic() + 60
     while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
         term.drain(0.1)
     pid, ppid = (int(x) for x in pidfile.read_text().split())
     assert _alive(pid)
-    term.send("\x1b")  # Esc: leave the editor (the edit is kept), then quit
-    term.drain(0.5)
-    term.send("q")
+    # quit from inside the editor (Ctrl+R kept the edit): Ctrl+C is a priority key, whatever has
+    # the focus; Esc then q would race the editor's closing (a q it still gets is typed, no quit)
+    term.send("\x03")
     assert term.wait() == 0
     deadline = time.monotonic() + 10
     while (_alive(pid) or _alive(ppid)) and time.monotonic() < deadline:

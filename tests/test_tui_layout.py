@@ -41,6 +41,7 @@ class TestTooSmall:
             assert "一块内存" not in text  # nothing squeezed shows through
             await pilot.press("n", "s", "escape")  # keys do nothing behind the notice
             await pilot.pause()
+            await wait_for(pilot, app.writer.idle, what="every queued write landed")  # a write the keys queued would show now
             assert app.screen is reader
             assert store.chapter_progress("01").furthest_break == reached
 

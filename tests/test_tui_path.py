@@ -6,18 +6,11 @@ from __future__ import annotations
 import pytest
 
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.reader import ReaderScreen
 
 from test_tui_support import build_app, screen_text, sync, wait_for
+from test_tui_support import open_loaded_reader as loaded_reader
 
 SIZE = (100, 30)
-
-
-async def loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
-    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
-    await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
-    await pilot.pause()
-    return app.screen
 
 
 async def home(pilot, app) -> HomeScreen:
@@ -59,10 +52,16 @@ class TestResume:
             await pilot.pause()
             await pilot.press("c")
             screen = await loaded_reader(pilot, app, "01")
+            # the save once the view rests (0.8 s after the last scroll) is put an hour away, so
+            # that only q can save this place however slowly the machine runs the keys
+            set_timer = screen.set_timer
+            screen.set_timer = lambda delay, cb=None, **kw: set_timer(3600 if cb == screen.place.save_place else delay, cb, **kw)
             for _ in range(4):
                 await pilot.press("down")
             await wait_for(pilot, lambda: screen.body.scroll_y == 4, what="scrolled 4 rows")
             top = screen_text(app).splitlines()[2]
+            await wait_for(pilot, app.writer.idle, what="the writer idle")
+            assert (store.reading_place() or {}).get("line") is None  # not saved before q
             await pilot.press("q")
         store.close()
         app2, store2 = build_app(db)
@@ -260,6 +259,7 @@ class TestReadingCredit:
             await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 2, what="break 2")
             await pilot.press("escape")
             await home(pilot, app)
+            await wait_for(pilot, app.writer.idle, what="every queued write landed")  # then a missing row is missing
             assert store.parts_read() == {}
             assert "已读约 0/46 分钟" in screen_text(app), screen_text(app)
         store.close()
@@ -287,6 +287,7 @@ class TestReadingCredit:
             await wait_for(pilot, lambda: screen.body.scroll_y > 0, what="a page down")
             clock.now += 1.5
             screen.reading.account()
+            await wait_for(pilot, app.writer.idle, what="every queued write landed")
             assert store.parts_read() == {"01": {0}}
             assert 0 < len(screen.reading.seen[1]) < 90
             # time after five minutes without any scrolling is not reading (a long part here)

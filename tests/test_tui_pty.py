@@ -45,15 +45,20 @@ class Terminal:
         os.close(slave)
         self.raw = b""
 
-    def text(self) -> str:
-        return ANSI.sub("", self.raw.decode("utf-8", "replace"))
+    def text(self, since: int = 0) -> str:
+        return ANSI.sub("", self.raw[since:].decode("utf-8", "replace"))
 
-    def read_until(self, needle: str, timeout: float = 180.0) -> str:
+    def mark(self) -> int:
+        """Where the output is now: ``read_until(..., since=mark)`` looks only at what came after."""
+        return len(self.raw)
+
+    def read_until(self, needle: str, timeout: float = 180.0, since: int = 0) -> str:
         """Wait for ``needle`` on the screen (the deadline only catches a hang: a loaded 2-core
-        machine takes its time, and the test waits for the state, not for a fixed time)."""
+        machine takes its time, and the test waits for the state, not for a fixed time); with
+        ``since``, only in the output after that :meth:`mark`."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            if needle in self.text():
+            if needle in self.text(since):
                 return self.text()
             r, _, _ = select.select([self.master], [], [], 0.1)
             if r:
@@ -96,6 +101,16 @@ class Terminal:
             os.close(self.master)
         except OSError:
             pass
+
+
+def open_first_chapter(term: Terminal, course_title: str, code: str) -> None:
+    """From home, ``c`` opens the chapter; returns once the reader shows ``code`` (a piece of its
+    first snippet's code, which only the reader shows): the snippet is on screen, so ``x`` or
+    ``e`` acts on it. A state, never a fixed wait."""
+    term.read_until(course_title)
+    at = term.mark()
+    term.send("c")
+    term.read_until(code, since=at)
 
 
 @pytest.fixture
