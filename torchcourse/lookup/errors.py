@@ -255,6 +255,8 @@ def _mask(text: str) -> str:
 
     def quoted(m: re.Match) -> str:
         body = m.group("body")
+        if body == "__main__":
+            return " __main__ "  # Python's name for the script that was run: no user's name, and it says where the class was
         # a state-dict key keeps its first part: "module.fc.weight" and "_orig_mod.0.weight" differ there
         head = body.split(".", 1)[0] if "." in body else ""
         return " <q> " + (f"k_{head.lower()} " if head and re.fullmatch(r"[A-Za-z_]\w*", head) else "")
