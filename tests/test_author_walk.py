@@ -448,11 +448,14 @@ def test_the_reader_offers_to_reload_a_changed_chapter_and_keeps_the_reading_lin
             os.utime(chapter_file, ns=(stamp + 10**9, stamp + 10**9))
             await wait_for(pilot, lambda: "按 Shift+R 重新载入" in screen_text(app), what="the offer to reload")
             await pilot.press("R")
+            # the old reader shows chapter 01 too: wait until R has replaced it (pilot.press returns
+            # when the process looks idle, not when the key was handled; on a loaded machine it may not be)
+            await wait_for(pilot, lambda: app.screen is not screen, what="the reader replaced by R")
             new = await open_loaded_reader(pilot, app, "01")
             assert new is not screen
             await wait_for(pilot, lambda: new.current_place() is not None and new.current_place()[1] == 26, what="the same line, moved by 2")
             assert "新盒子" in new.chapter.snippet("hello").code
-            assert "已重新载入" in screen_text(app)
+            await wait_for(pilot, lambda: "已重新载入" in screen_text(app), what="the reload notice")
             await pilot.press("R")
             await wait_for(pilot, lambda: "没有改过，不用重新载入" in screen_text(app), what="nothing to reload")
 

@@ -304,3 +304,30 @@ def test_search_shows_and_searches_text_as_the_reader_shows_it(course):
     assert search_text(course, "{#view-error}") == []
     assert search_text(course, "```python") == []
     assert search_text(course, "<!--") == []
+
+
+def test_a_message_that_a_longer_entry_repeats_answers_the_shorter_entry():
+    """Two rows where one excerpt opens the other (03's no_grad view and the multi-output view):
+    the shorter message alone answers its own row; the run that prints the longer one answers the
+    longer row, whichever order the rows stand in (a tie would be decided by the order)."""
+    from torchcourse.course.appendix import ErrorEntry
+    from torchcourse.lookup.errors import prepare
+
+    short = "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
+    long = short + ". This view is the output of a function that returns multiple views"
+    rows = [ErrorEntry(short, "c", "03", "view-nograd", "s", origin="A:1"),
+            ErrorEntry(long, "c", "03", "multi-output-view", "s", origin="A:2"),
+            # the longer row's extra words are not its own: a third row of the family has them too
+            ErrorEntry("is a view and is being modified inplace. This view is the output of a function that returns"
+                       " multiple views.", "c", "03", "multi-output", "s", origin="A:4"),
+            ErrorEntry("RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
+                       "c", "02", "leaf", "s", origin="A:3")]
+    runs = [("03:short", f"RuntimeError: {short}."), ("03:long", f"RuntimeError: {long}. Such functions do not"
+            " allow the output views to be modified inplace. You should replace the inplace operation by an"
+            " out-of-place one.")]
+    for order in (rows, rows[::-1]):
+        index = prepare(order, outputs=runs)
+        for text, anchor in [(short, "view-nograd"), (f"RuntimeError: {short}.", "view-nograd"),
+                             (long, "multi-output-view"), (runs[1][1], "multi-output-view")]:
+            hits = lookup_error(None, text, entries=index)
+            assert hits and hits[0].entry.anchor == anchor, (text, [(h.entry.anchor, h.score) for h in hits])

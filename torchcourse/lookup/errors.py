@@ -255,6 +255,8 @@ def _mask(text: str) -> str:
 
     def quoted(m: re.Match) -> str:
         body = m.group("body")
+        if body == "__main__":
+            return " __main__ "  # Python's name for the script that was run: no user's name, and it says where the class was
         # a state-dict key keeps its first part: "module.fc.weight" and "_orig_mod.0.weight" differ there
         head = body.split(".", 1)[0] if "." in body else ""
         return " <q> " + (f"k_{head.lower()} " if head and re.fullmatch(r"[A-Za-z_]\w*", head) else "")
@@ -511,7 +513,11 @@ def _score(face: _Face, words: list[str], toks: frozenset, head: list[str], inde
     hw = sum(idf.get(t, top) for t in htoks)
     explained = sum(idf.get(t, top) for t in htoks if t in face.tokens) / hw if hw else 0.0
     specific = min(1.0, mass / 25.0)
-    score = 0.5 * max(recall, covered) + 0.3 * min(run, 1.0) + 0.2 * explained + 0.1 * specific
+    # a message the entry holds whole but that lacks some of the entry's words (a half-pasted
+    # message, or the shorter error whose words a longer entry repeats) is explained a little less
+    # than by an entry the message holds whole as well: the two never tie
+    fit = max(recall, covered * (1.0 - 0.1 * (1.0 - recall)))
+    score = 0.5 * fit + 0.3 * min(run, 1.0) + 0.2 * explained + 0.1 * specific
     if face.unique and not (face.unique & toks):
         # the words only this entry has are all missing: whatever matched, other entries explain it too
         score = min(score, SURE_SCORE - 0.01)
@@ -535,6 +541,17 @@ def _shared_key_prefixes(text: str) -> set[str]:
     end = text.find("\n\n", m.start())
     unexpected = {w for w in core_words(text[m.start() : end if end > 0 else None][:20_000]) if w.startswith("k_")}
     return missing & unexpected
+
+
+def _holds_more(specific: _Face | None, general: _Face | None, pasted: set[str], idf: dict) -> bool:
+    """Whether the paste holds most of what the specific entry's wording adds to the general one's."""
+    if specific is None or general is None:
+        return True
+    extra = specific.tokens - general.tokens
+    if not extra:
+        return True
+    mass = sum(idf.get(t, 0.0) for t in extra)
+    return not mass or sum(idf.get(t, 0.0) for t in extra & pasted) >= 0.5 * mass
 
 
 def lookup_error(course: Course, text: str, limit: int = 10, entries: list[ErrorEntry] | ErrorIndex | None = None) -> list[Hit]:
@@ -562,12 +579,15 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
         if f.type:
             type_count[f.type] = type_count.get(f.type, 0) + 1
     best: dict[int, tuple[float, str]] = {}
+    best_face: dict[int, _Face] = {}
+    pasted: set[str] = set()  # every content word of the paste's messages
     shared_prefixes = _shared_key_prefixes(text)
     for msg in msgs:
         words = [w for w in core_words(msg.text)[:400] if w not in shared_prefixes]
         if not words:
             continue
         toks = _content(words)
+        pasted |= toks
         head = words[:HEAD]
         raw = [_score(face, words, toks, head, index, keywords) for face in index.faces]
         others_match = max(raw, default=0.0) >= MIN_SCORE
@@ -591,6 +611,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
             e_idx = index.entries.index(face.entry) if len(index.entries) < 400 else k
             if sc > best.get(e_idx, (0.0, ""))[0]:
                 best[e_idx] = (sc, "" if keywords else face.wording)
+                best_face[e_idx] = face
     if not best and re.search(f"[{_CJK}]", text) and not re.search(r"[A-Za-z]{3,}", text):
         # a query in Chinese only: the causes' words
         q = _cjk_grams(text)
@@ -607,12 +628,14 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
     scores = {k: sc for k, (sc, _w) in best.items()}
     if index.seen_in:
         # of two answers, one whose excerpt every run of the other prints too is the more general: it
-        # gives way (compared by what only one of them explains)
+        # gives way (compared by what only one of them explains) - when the paste holds what the
+        # other adds to it; a paste that is the shorter message alone is the more general error
         for a in list(scores):
             for b in list(scores):
                 sa, sb = index.seen_in[a], index.seen_in[b]
                 if a != b and sb and sb < sa and scores[a] >= SURE_SCORE and scores[b] >= SURE_SCORE and scores[a] - scores[b] < 0.15:
-                    scores[a] = min(scores[a], scores[b] - 0.001)
+                    if _holds_more(best_face.get(b), best_face.get(a), pasted, index.idf):
+                        scores[a] = min(scores[a], scores[b] - 0.001)
     ranked = sorted(((scores[k], k, w) for k, (sc, w) in best.items() if scores[k] >= MIN_SCORE and scores[k] >= top - 0.25),
                     key=lambda x: (-x[0], x[1]))
     sure_any = ranked[0][0] >= SURE_SCORE
