@@ -31,6 +31,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+from torchcourse.paths import os_reason
 from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS, SHIPPED_COURSE_ID, backfill_parts
 
 BUSY_TIMEOUT_S = 30.0
@@ -128,6 +129,28 @@ def _error_code(exc: sqlite3.Error) -> int | None:
     return None if code is None else code & 0xFF
 
 
+_JSON_REASONS = (  # json.decoder's messages, by prefix
+    ("Expecting value", "这里应该有一个值"),
+    ("Expecting property name", "这里应该是带双引号的键名"),
+    ("Expecting ',' delimiter", "这里缺一个逗号"),
+    ("Expecting ':' delimiter", "这里缺一个冒号"),
+    ("Extra data", "一段完整的 JSON 之后还有多余的内容"),
+    ("Unterminated string", "字符串没有收尾的引号"),
+    ("Invalid control character", "字符串里有控制字符"),
+    ("Invalid \\u", "无效的 \\u 转义"),
+    ("Invalid \\escape", "无效的转义"),
+    ("Illegal trailing comma", "最后一项后面多了一个逗号"),
+)
+
+
+def json_reason(msg: str) -> str:
+    """json's error message in Chinese (the original words when it is not a known one)."""
+    for prefix, zh in _JSON_REASONS:
+        if msg.startswith(prefix):
+            return zh
+    return f"语法错误：{msg}"
+
+
 def _readonly_message(directory: Path, detail: object) -> str:
     return (
         f"无法写入进度目录 {directory}（只读或没有权限）：{detail}。"
@@ -139,13 +162,13 @@ def _check_writable_dir(directory: Path) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
+        raise StoreError(_readonly_message(directory, os_reason(exc))) from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
+        raise StoreError(_readonly_message(directory, os_reason(exc))) from None
 
 
 _OUR_TABLES = {"settings", "chapters", "answers"}  # present from version 1 on
@@ -684,9 +707,9 @@ class Store:
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}") from exc
+            raise StoreError(f"无法写入 {path}：{os_reason(exc)}") from exc
 
-    def import_json(self, path: Path) -> dict:
+    def import_json(self, path: Path, text: str | None = None) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.
 
         furthest_break: the larger; completed: either; answers, runs and breaks: added unless
@@ -694,22 +717,23 @@ class Store:
         when this store has none. An edited snippet is taken only when this store has no edit
         of that snippet (a local edit is never overwritten). The whole file is validated before
         anything is written. Returns how many rows were merged: {"chapters", "answers", "runs",
-        "breaks", "edits"}.
+        "breaks", "edits"}. ``text``: the file's content already read (``import -`` reads stdin),
+        ``path`` then only names it in messages.
         """
         import json
 
         path = Path(path)
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = path.read_text(encoding="utf-8") if text is None else text
         except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"无法读取 {path}：{exc}") from exc
+            raise StoreError(f"无法读取 {path}：{os_reason(exc)}，什么都没有导入。") from exc
         try:
             data = json.loads(raw)
         except RecursionError:
             raise StoreError(f"{path}: 括号嵌套太深，不是 torchcourse 导出的进度文件，什么都没有导入。") from None
         except json.JSONDecodeError as exc:
             raise StoreError(
-                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），什么都没有导入。"
+                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{json_reason(exc.msg)}），什么都没有导入。"
             ) from exc
         rows = _validate_export(data, path)
         if rows["course"] is not None and rows["course"] != self.course_id:
