@@ -91,6 +91,8 @@ class SnippetView(Vertical, can_focus=True):
         self.result = None
         self._frame = 0
         self._timer = None
+        self._pair: tuple[Static, Static] | None = None  # (expected, actual) once it ran
+        self._lines: dict[str, Static] = {}  # the verdict / diff lines once mounted
         if snippet.gpu:
             self.add_class("-gpu")
         if snippet.norun:
@@ -141,12 +143,13 @@ class SnippetView(Vertical, can_focus=True):
 
     def _outputs(self) -> Static:
         """On the first run the expected block becomes a pair: expected | actual (stacked when narrow)."""
-        found = self.query(".actual")
-        if found:
-            return found.first()  # type: ignore[return-value]
+        if self._pair is not None:  # kept: a mount is not queryable until it is processed
+            return self._pair[1]
         old = self.query(".expected")
         actual = Static("", classes="out actual")
-        pair = Horizontal(Static(self._expected_content(), classes="out expected"), actual, classes="outputs")
+        expected = Static(self._expected_content(), classes="out expected")
+        pair = Horizontal(expected, actual, classes="outputs")
+        self._pair = (expected, actual)
         if old:
             self.mount(pair, after=old.first())
             old.first().remove()
@@ -154,13 +157,29 @@ class SnippetView(Vertical, can_focus=True):
             self.mount(pair)
         return actual
 
+    # -- side by side, or stacked ---------------------------------------------------------
+
+    def fit_outputs(self) -> None:
+        """Expected and actual side by side only while every line of both fits its column;
+        otherwise stacked (full width each), so a table never wraps into the other column's
+        rows (walk M3). Called after each update of the pair and when the snippet is resized."""
+        if self._pair is None:
+            return
+        width = self.content_size.width or self.app.size.width - 6
+        # two 1fr columns: the actual one has a 1-cell left margin, each a 1-cell padding per side
+        column = (width - 1) // 2 - 2
+        longest = max(_widest_line(w.content) for w in self._pair)
+        self.set_class(longest > column, "-stacked")
+
+    def on_resize(self) -> None:
+        self.fit_outputs()
+
     def _line(self, cls: str) -> Static:
         """The verdict / diff line, mounted on first use (fewer widgets until a run)."""
-        found = self.query(f".{cls}")
-        if found:
-            return found.first()  # type: ignore[return-value]
-        widget = Static("", classes=cls)
-        self.mount(widget)
+        widget = self._lines.get(cls)
+        if widget is None:
+            widget = self._lines[cls] = Static("", classes=cls)
+            self.mount(widget)
         return widget
 
     def on_click(self) -> None:
@@ -174,6 +193,7 @@ class SnippetView(Vertical, can_focus=True):
 
     def show_running(self) -> None:
         self._outputs()
+        self.fit_outputs()
         self.state = "running"
         self.result = None
         self.remove_class("-match", "-mismatch", "-error", "-done")
@@ -203,14 +223,15 @@ class SnippetView(Vertical, can_focus=True):
             shown = actual if status in ("match", "mismatch", "error", "timeout") and actual else ""
             left, right = marked_pair(self.snippet.expected, shown)
             self._outputs().update(right)
-            self.query_one(".outputs .expected", Static).update(left)
+            self._pair[0].update(left)
+            self.fit_outputs()
             self._line("verdict").update(Content(edited_verdict(result)))
-            if self.query(".diff"):
+            if "diff" in self._lines:
                 self._line("diff").update("")
                 self._line("diff").remove_class("-shown")
             return
-        if self.query(".outputs .expected"):  # after an edited run, the book's plain expected block
-            self.query_one(".outputs .expected", Static).update(self._expected_content())
+        if self._pair is not None:  # after an edited run, the book's plain expected block
+            self._pair[0].update(self._expected_content())
         if status in ("match", "mismatch", "error", "timeout") and actual is not None:
             text = visible(actual.rstrip("\n")) or "（没有输出）"  # ESC, SO, C1… never reach the terminal
         elif status == "skipped":
@@ -218,14 +239,23 @@ class SnippetView(Vertical, can_focus=True):
         else:
             text = "（没有输出）"
         self._outputs().update(Content.assemble(("实际输出\n", "bold $text-muted"), text))
+        self.fit_outputs()
         self._line("verdict").update(Content(verdict_text(result)))
         diff = getattr(result, "diff", None) if status == "mismatch" else None
         if diff:
             self._line("diff").update(_diff_content(diff))
             self._line("diff").add_class("-shown")
-        elif self.query(".diff"):
+        elif "diff" in self._lines:
             self._line("diff").update("")
             self._line("diff").remove_class("-shown")
+
+
+def _widest_line(content) -> int:
+    """Cells of the widest line of a Static's content (CJK characters take two)."""
+    from rich.cells import cell_len
+
+    plain = content.plain if isinstance(content, Content) else str(content)
+    return max((cell_len(line) for line in plain.split("\n")), default=0)
 
 
 def _diff_content(diff: str) -> Content:
