@@ -421,20 +421,50 @@ class Store:
     _PLACE_KEYS = ("position_line", "position_offset", "position_digest")
 
     def set_position(self, chapter_id: str, part: int, line: int | None = None, offset: int = 0,
-                     digest: str | None = None) -> None:
+                     digest: str | None = None, route: str | None = None) -> None:
         """Remember the last place read (``part`` is the 0-based part index), for "继续".
 
         ``line`` (1-based source line of the block at the top of the view), ``offset`` (rows of
         that block above the view) and ``digest`` (of the chapter's text then) are the exact
-        place; without them the place is the start of the part."""
+        place; without them the place is the start of the part. ``route``: the route the learner
+        was on (default: the stored one), so that 继续 can tell a place saved on the current
+        route from one left behind by a route switch. The place is also kept as the chapter's
+        own (:meth:`chapter_place`), for reopening that chapter later."""
         with self._tx(True) as c:
             self._set(c, "position_chapter", str(chapter_id))
             self._set(c, "position_part", str(int(part)))
+            self._set(c, "position_route", str(route if route is not None else self._get(c, "route") or ""))
             self._clear_place(c)
             if line is not None:
                 self._set(c, "position_line", str(int(line)))
                 self._set(c, "position_offset", str(max(0, int(offset))))
                 self._set(c, "position_digest", str(digest or ""))
+                self._set(c, f"place:{chapter_id}", f"{int(part)} {int(line)} {max(0, int(offset))} {digest or ''}")
+            else:
+                self._set(c, f"place:{chapter_id}", f"{int(part)}")
+
+    def chapter_place(self, chapter_id: str) -> dict | None:
+        """The last place read in this chapter: {"part", "line", "offset", "digest"} (line None:
+        the part's start), or None when it was never read here."""
+        with self._tx(False) as c:
+            raw = self._get(c, f"place:{chapter_id}")
+        fields = (raw or "").split(" ")
+        if not fields[0].isdigit():
+            return None
+        ok = len(fields) >= 3 and fields[1].isdigit() and fields[2].isdigit()
+        return {"part": int(fields[0]), "line": int(fields[1]) if ok else None, "offset": int(fields[2]) if ok else 0,
+                "digest": (fields[3] if len(fields) > 3 else "") if ok else None}
+
+    def placed_chapters(self) -> set[str]:
+        """The chapters that have a place of their own (read in, at least once)."""
+        with self._tx(False) as c:
+            rows = c.execute("SELECT key FROM settings WHERE course_id = ? AND key LIKE 'place:%'", (self.course_id,)).fetchall()
+        return {r[0][len("place:"):] for r in rows}
+
+    def position_route(self) -> str | None:
+        """The route the last position was saved on ("" when none was chosen; None: not recorded)."""
+        with self._tx(False) as c:
+            return self._get(c, "position_route")
 
     def _clear_place(self, c: sqlite3.Connection) -> None:
         c.execute(
@@ -491,6 +521,7 @@ class Store:
             if pos is None or pos[0] != chapter_id or pos[1] < break_index:
                 self._set(c, "position_chapter", chapter_id)
                 self._set(c, "position_part", str(break_index))
+                self._set(c, "position_route", self._get(c, "route") or "")
                 self._clear_place(c)
 
     def set_completed(self, chapter_id: str, completed: bool = True) -> None:
@@ -814,9 +845,11 @@ class Store:
                 return
             for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read"):
                 c.execute(f"DELETE FROM {table} WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
+            c.execute("DELETE FROM settings WHERE course_id = ? AND key = ?", (self.course_id, f"place:{chapter_id}"))
             pos = self._position(c)
             if pos is not None and pos[0] == chapter_id:
-                c.execute("DELETE FROM settings WHERE course_id = ? AND key IN ('position_chapter', 'position_part')", (self.course_id,))
+                c.execute("DELETE FROM settings WHERE course_id = ? AND key IN ('position_chapter', 'position_part', 'position_route')", (self.course_id,))
+                self._clear_place(c)
 
 
 _MIN_YEAR, _MAX_YEAR = 1970, 2999  # any date outside is not a real answer time

@@ -302,7 +302,12 @@ class TorchCourseApp(App):
         ch = self.written_chapter(chapter_id)
         if ch is None:
             return
-        self.go_home()
+        self.go_home()  # saves the place of the chapter left (which may be this one)
+        if part == 0 and line is None and anchor is None:
+            # opened without a place (the chapter map, the palette, ] and [): where it was left
+            from torchcourse.tui.summary import saved_place
+
+            part, line, offset = saved_place(ch, self.store)
         self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
 
     # -- progress writes (never on the UI thread) ---------------------------------------------
@@ -316,12 +321,13 @@ class TorchCourseApp(App):
 
     def save_place(self, chapter_id: str, part: int, line: int | None, offset: int, digest: str | None) -> None:
         """The exact reading place for 继续; reads see it at once, the store when it lands."""
+        route = self.store.get_route() or ""  # the route it was read on (a queued switch included)
         self.store.pending_place = {"chapter": chapter_id, "part": part, "line": line,
                                     "offset": max(0, offset) if line is not None else 0,
-                                    "digest": digest if line is not None else None}
+                                    "digest": digest if line is not None else None, "route": route}
         self.save_progress(f"阅读位置（{chapter_id} 章）",
-                           lambda s: s.set_position(chapter_id, part, line=line, offset=offset, digest=digest),
-                           key=("place",))
+                           lambda s: s.set_position(chapter_id, part, line=line, offset=offset, digest=digest, route=route),
+                           key=("place", chapter_id))  # per chapter: leaving one for another keeps both
 
     def _writes_landed(self) -> None:
         """Everything queued is written: the home screen, when on top, shows the stored state."""
@@ -373,6 +379,11 @@ class TorchCourseApp(App):
 
     def action_back(self) -> None:
         if len(self.screen_stack) > 1:
+            # Esc in the reader lands here (a global binding): the place read is saved first, or
+            # a scroll less than a second old (the rest timer) was lost with the screen
+            save = getattr(self.screen, "save_place", None)
+            if save is not None and self.screen.is_mounted:
+                save()
             self.pop_screen()
 
     def action_review(self) -> None:

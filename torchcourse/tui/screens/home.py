@@ -26,6 +26,7 @@ from torchcourse.tui.summary import (
     due_review_count,
     nothing_to_continue,
     resume_place,
+    resume_where,
     unwritten_in_route,
     review_line,
     route_progress,
@@ -142,11 +143,14 @@ class HomeView:
         if target is None:
             self.button = nothing_to_continue(course, store)
         else:
-            cid, part = target
+            place = resume_place(course, store)
+            cid = place[0]
             ch = course.chapter(cid)
-            # one phrase: at 100 columns the line must not break between 之 and 后 (cjkwrap.GLUE)
-            where = " · " + glued("断点", f"{part}/{ch.break_points}", "之后") if part > 0 else ""
             verb = "继续" if store.last_position() else "开始"
+            # the chapter and where in it (the same words on every visit); one phrase: at 100
+            # columns the line must not break between 之 and 后 (cjkwrap.GLUE)
+            where = resume_where(course, store, place)
+            where = "" if where == "开头" and verb == "开始" else " · " + " · ".join(glued(*w.split(" ")) for w in where.split(" · "))
             self.button = f"▶ {verb} (c)：{cid} {ch.title}{where}"
 
         try:
