@@ -85,7 +85,7 @@ class Bench(TorchCourseApp):
         if getattr(self, "_paging", False):  # PgDn: the first frame written after the key
             self._written_at = time.perf_counter()
             return
-        from torchcourse.tui.screens.reader import ReaderScreen
+        from torchcourse.tui.reader import ReaderScreen
         # opening: the first frame that shows some of the chapter (only a screenful is mounted
         # then; a query of every block after each PgDn would cost the x4 chapter ~10 ms a frame)
         if isinstance(screen, ReaderScreen) and any(w.region.height for w in screen.query("PartView > *")):

@@ -10,7 +10,7 @@ import torchcourse.progress.store as store_module
 from test_hostile_quiz import Lock
 from test_tui_support import build_app, screen_text, sync, wait_for, widget_text
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
 SIZE = (120, 30)

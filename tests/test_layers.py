@@ -9,6 +9,17 @@
 A layer imports only from its own layer and the ones below it; ``tui`` and the commands sit side
 by side on top and never import each other (the app is started through ``app_entry``), and nothing
 but ``__main__`` imports ``torchcourse.cli``.
+
+Inside the reader package (``torchcourse.tui.reader``) the parts import strictly downward:
+
+    screen (and the package itself)   the coordinator: keys and wiring
+    place, navigation, snippets       the parts; none imports another
+    layout                            lazy mounting, rendering ahead, jumps
+    positions                         where things are in the body (read-only)
+    blocks                            the widgets a segment becomes
+
+so no part can import the screen (nor the package, which imports the screen), and a module added
+to the package must be given its place here.
 """
 
 from __future__ import annotations
@@ -19,6 +30,9 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "torchcourse"
 COMMANDS = {"torchcourse.cli", "torchcourse.commandline", "torchcourse.cli_zh", "torchcourse.app_entry", "torchcourse.runner.learner"}
 ORDER = {"base": 0, "course": 1, "features": 2, "commands": 3, "tui": 3}
+READER = "torchcourse.tui.reader"
+READER_ORDER = {READER: 4, f"{READER}.screen": 4, f"{READER}.place": 3, f"{READER}.navigation": 3,
+                f"{READER}.snippets": 3, f"{READER}.layout": 2, f"{READER}.positions": 1, f"{READER}.blocks": 0}
 
 
 def module_name(path: Path, pkg: Path = PKG) -> str:
@@ -49,8 +63,8 @@ def imports(path: Path, pkg: Path = PKG) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:  # relative: resolve against this module's package
-                pkg = here.split(".")[: len(here.split(".")) - node.level + (1 if path.name == "__init__.py" else 0)]
-                base = ".".join(pkg + ([base] if base else []))
+                package = here.split(".")[: len(here.split(".")) - node.level + (1 if path.name == "__init__.py" else 0)]
+                base = ".".join(package + ([base] if base else []))
             if base.split(".")[0] != "torchcourse":
                 continue
             for a in node.names:  # `from torchcourse import paths` names a module
@@ -60,11 +74,17 @@ def imports(path: Path, pkg: Path = PKG) -> list[tuple[int, str]]:
     return out
 
 
+def in_reader(module: str) -> bool:
+    return module == READER or module.startswith(READER + ".")
+
+
 def violations(pkg: Path = PKG) -> list[str]:
     bad = []
     for path in sorted(pkg.rglob("*.py")):
         here = module_name(path, pkg)
         mine = layer(here)
+        if in_reader(here) and here not in READER_ORDER:
+            bad.append(f"{path.relative_to(pkg.parent)}: {here} has no place in the reader's order (READER_ORDER)")
         for line, target in imports(path, pkg):
             theirs = layer(target)
             where = f"{path.relative_to(pkg.parent)}:{line}: {here} ({mine}) imports {target} ({theirs})"
@@ -76,6 +96,9 @@ def violations(pkg: Path = PKG) -> list[str]:
                 bad.append(where + " — the app and the commands never import each other")
             elif ORDER[theirs] > ORDER[mine]:
                 bad.append(where + " — a lower layer imports a higher one")
+            elif in_reader(here) and in_reader(target) and here != READER and here in READER_ORDER \
+                    and READER_ORDER.get(target, 99) >= READER_ORDER[here]:
+                bad.append(where + " — a part of the reader imports its own level or above (the screen)")
     return bad
 
 
@@ -98,3 +121,26 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     assert any(v.startswith("torchcourse/course/probe.py:1:") and "a lower layer imports a higher one" in v for v in found), found
     assert any(v.startswith("torchcourse/tui/probe.py:2:") and "never import each other" in v for v in found), found
     assert any(v.startswith("torchcourse/runner/probe.py:1:") and "only __main__ may import torchcourse.cli" in v for v in found), found
+
+
+def test_the_reader_parts_import_only_downward(tmp_path):
+    # on a copy of the package: the layout importing the screen, a part importing another part
+    # (or the package, which imports the screen), a module with no place in the order
+    import shutil
+
+    copy = tmp_path / "torchcourse"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    reader = copy / "tui" / "reader"
+    with (reader / "layout.py").open("a", encoding="utf-8") as f:
+        f.write("\nfrom torchcourse.tui.reader.screen import ReaderScreen\n")
+    with (reader / "place.py").open("a", encoding="utf-8") as f:
+        f.write("\ndef f():\n    from .snippets import Snippets\n    from torchcourse.tui.reader import ReaderScreen\n")
+    (reader / "probe.py").write_text("from torchcourse.tui.reader.blocks import Prose\n", encoding="utf-8")
+    found = violations(copy)
+    assert any(v.startswith("torchcourse/tui/reader/layout.py:") and "reader.screen" in v and "imports its own level or above" in v
+               for v in found), found
+    assert any(v.startswith("torchcourse/tui/reader/place.py:") and "reader.snippets" in v for v in found), found
+    assert any(v.startswith("torchcourse/tui/reader/place.py:") and v.endswith("imports torchcourse.tui.reader (tui)"
+               " — a part of the reader imports its own level or above (the screen)") for v in found), found
+    assert any(v.startswith("torchcourse/tui/reader/probe.py:") and "no place in the reader's order" in v for v in found), found
+    assert len(found) == 4, found

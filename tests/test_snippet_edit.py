@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
 from test_tui_pty import term_factory  # noqa: F401  (fixture)
@@ -168,7 +168,7 @@ from torchcourse import paths
 from torchcourse.course import load_course
 from torchcourse.progress import open_store
 from torchcourse.tui.app import make_app
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 
 def rss_mb():
     for line in open("/proc/self/status"):

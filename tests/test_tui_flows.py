@@ -9,7 +9,7 @@ from textual.command import CommandPalette
 from torchcourse.tui import keys
 from torchcourse.tui.screens.dialogs import HelpScreen, RunSummaryScreen
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
 from test_tui_support import (FIXTURE, build_app, link_cell, open_loaded_reader, open_reader, reader, screen_text, sync,
@@ -167,7 +167,7 @@ class TestRouteReadBreakResume:
 
 async def show_link(pilot, screen: ReaderScreen, href: str) -> tuple[int, int]:
     """Scroll the prose holding the link to ``href`` to the top; return where the link is painted."""
-    from torchcourse.tui.screens.reader import Prose
+    from torchcourse.tui.reader import Prose
 
     prose = next(p for p in screen.query(Prose) if any(link.href == href for link in p.links))
     screen.body.scroll_to(y=screen._y(prose), animate=False, immediate=True)
@@ -539,8 +539,8 @@ class TestLookupSearchHelp:
             await pilot.pause()
             await self.open_lookup(pilot, app)
             await self.paste_traceback(pilot, app)
-            text = screen_text(app)
-            assert "02 · 除零" in text
+            # the hits are set before the list showing them is repainted: wait for the screen
+            await wait_for(pilot, lambda: "02 · 除零" in screen_text(app), what="the 除零 hit on screen")
             await pilot.press("tab", "enter")
             screen = await open_loaded_reader(pilot, app, "02")
             await wait_for(pilot, lambda: "除零" in "\n".join(screen_text(app).splitlines()[1:6]), what="除零 at the top")

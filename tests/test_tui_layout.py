@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.toosmall import MIN_HEIGHT, MIN_WIDTH
 
 from test_tui_support import FIXTURE, build_app, open_reader, screen_text, sync, wait_for
@@ -335,7 +335,7 @@ class TestPositions:
     @sync
     async def test_positions_from_sizes_equal_the_compositors(self, tmp_path):
         from torchcourse import paths
-        from torchcourse.tui.screens.reader import PartView
+        from torchcourse.tui.reader import PartView
 
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         async with app.run_test(size=(100, 30)) as pilot:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from torchcourse.tui.screens.home import HomeScreen
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 
 from test_tui_support import build_app, screen_text, sync, wait_for
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from torchcourse.course import load_course
 from torchcourse.progress import open_store
 from torchcourse.tui.app import make_app
-from torchcourse.tui.screens.reader import ReaderScreen
+from torchcourse.tui.reader import ReaderScreen
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tuicourse"
 TODAY = date(2026, 3, 18)  # fixed, so the calendar in snapshots never moves

@@ -83,6 +83,11 @@ CASES = [
     ("gradcheck-float32", "09#gradcheck", "import torch\ntorch.manual_seed(1)\nprint(torch.autograd.gradcheck(torch.sigmoid, (torch.randn(4, requires_grad=True),), eps=1e-2, atol=1e-1))\n"),
     ("spawn-local-dataset", "08#pickle", "import torch\nfrom torch.utils.data import DataLoader, Dataset\ndef build():\n    class Squares(Dataset):\n        def __len__(self):\n            return 4\n        def __getitem__(self, i):\n            return i * i\n    return Squares()\nif __name__ == '__main__':\n    next(iter(DataLoader(build(), num_workers=1, multiprocessing_context='spawn')))\n"),
     ("inductor-no-cxx", "10#inductor", "import os\nos.environ['PATH'] = '/nonexistent'\nos.environ.pop('CXX', None)\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = 'inductor_cache'\nimport torch\nmodel = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()))\nmodel(torch.randn(2, 4))\n"),
+    ("expand-index-put", "01#expand", "import torch\nrow = torch.zeros(1, 6).expand(4, 6)\nrow[[1, 3]] = 2.0\nprint(row[0])\n"),
+    ("expand-masked-fill", "01#expand", "import torch\nm = torch.ones(3).expand(5, 3)\nm.masked_fill_(m > 0, 0.0)\n"),
+    ("split-base-modified", "03#multi-output-view", "import torch\nw = torch.randn(6, requires_grad=True)\nz = w * 2\nfirst, second, third = z.split(2)\nz.add_(1)\nprint(first.exp())\n"),
+    ("unbind-buffer-fill", "03#multi-output-view", "import torch\nlin = torch.nn.Linear(3, 2)\nout = torch.zeros(4, 2)\nfor row in out:\n    row.copy_(lin(torch.randn(3)))\n"),
+    ("nograd-view-base-modified", "04#no-grad-views", "import torch\nemb = torch.randn(5, 3, requires_grad=True)\nx = emb * 1\nwith torch.no_grad():\n    head = x[0]\nx.mul_(0.5)\nout = head.sum()\n"),
 ]
 
 

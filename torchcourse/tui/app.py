@@ -205,7 +205,7 @@ class TorchCourseApp(App):
                 self.call_from_thread(self.notify, msg, severity="warning", timeout=15)
         from textual.highlight import highlight
 
-        import torchcourse.tui.screens.reader  # noqa: F401
+        import torchcourse.tui.reader  # noqa: F401
 
         highlight("import torch\nprint(1)", language="python")
         self._warm_rendering()
@@ -249,7 +249,7 @@ class TorchCourseApp(App):
         from textual.containers import Horizontal, Vertical, VerticalScroll
         from textual.widgets import Button, Static
 
-        from torchcourse.tui.screens.reader import PartView, Prose, ReaderScreen
+        from torchcourse.tui.reader import PartView, Prose, ReaderScreen
         from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
         from torchcourse.tui.widgets.keybar import KeyBar
         from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
@@ -297,7 +297,7 @@ class TorchCourseApp(App):
 
     def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None,
                      offset: int = 0) -> None:
-        from torchcourse.tui.screens.reader import ReaderScreen
+        from torchcourse.tui.reader import ReaderScreen
 
         ch = self.written_chapter(chapter_id)
         if ch is None:
