@@ -1,7 +1,7 @@
 """The reader's ways elsewhere: links, the table of contents, neighbouring chapters, home, the quiz.
 
 Owns: following a course link (here or in another chapter, at its section), the links on
-screen and ``l``'s list of them, ``t`` (the TOC), ``[`` / ``]`` (the route's neighbours), ``k``
+screen and ``l``'s list of them, ``t`` (the TOC), ``[`` / ``]`` (the route's neighbours), ``m``
 (the quiz) and Esc (home).
 
 May call: :class:`~.layout.ChapterLayout` (jumps, ``part_view``) and :class:`~.positions.Positions`

@@ -181,6 +181,19 @@ class ReaderScreen(LeanScreen):
 
     # -- keys -----------------------------------------------------------------------------------
 
+    # less / vim scrolling: Space and b page, j and k move a line
+    def action_page_down(self) -> None:
+        self.body.scroll_page_down()
+
+    def action_page_up(self) -> None:
+        self.body.scroll_page_up()
+
+    def action_line_down(self) -> None:
+        self.body.scroll_down()
+
+    def action_line_up(self) -> None:
+        self.body.scroll_up()
+
     async def action_next_part(self) -> None:
         await self.place.next_part()
 

@@ -1,5 +1,5 @@
 """Home: course title, overall progress, 继续, 复习 (count due today), the routes, the chapter map
-(Enter opens a chapter, k its checkpoint quiz), the check-in calendar."""
+(Enter opens a chapter, m its checkpoint quiz), the check-in calendar."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ class HomeView:
         for ch in course.chapters:
             st = statuses[ch.id]
             if st.status == "doing" and st.furthest_break >= ch.break_points:
-                status = "已读完 · 差检查点测验 (k)"  # completion also needs the quiz passed
+                status = "已读完 · 差检查点测验 (m)"  # completion also needs the quiz passed
             elif st.status == "doing":
                 status = f"{STATUS_TEXT['doing']} {st.furthest_break}/{ch.break_points}"
             else:
@@ -230,7 +230,7 @@ class HomeScreen(LeanScreen):
             routes = HomeList(*view.routes, id="routes")
             routes.keeps_cursor = True
             yield routes
-            yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
+            yield Label("章节地图（回车打开，m 做这一章的测验）", classes="home-heading")
             # the first frame holds the chapters a screen can show (two lines each at least); the
             # rest are added once it is painted, so a longer course does not slow the start
             shown = max(1, app.size.height // 2)
@@ -330,7 +330,7 @@ class HomeScreen(LeanScreen):
     def action_chapter_quiz(self) -> None:
         chapters = self.query_one("#chapters", OptionList)
         if chapters.highlighted is None:
-            self.notify("先在章节地图里用 ↑↓ 选中一章，再按 k。")
+            self.notify("先在章节地图里用 ↑↓ 选中一章，再按 m。")
             return
         self.app.open_quiz(self.app.course.chapters[chapters.highlighted].id)
 
