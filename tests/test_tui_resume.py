@@ -139,3 +139,54 @@ async def test_a_broken_course_never_celebrates(tmp_path):
         assert "🎉" not in text and "全部读完" not in text
         assert "torchcourse check" in text
     store.close()
+
+
+class TestNavigation:
+    @sync
+    async def test_bracket_follows_the_current_route_from_a_chapter_off_it(self, tmp_path):
+        """Walk M6: on route B (05 → 06 → 07), ] in 00 goes onto the route (05), not to 01."""
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        store.set_route("B")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("00")
+            await open_loaded_reader(pilot, app, "00")
+            await pilot.press("right_square_bracket")
+            await wait_for(pilot, lambda: getattr(app.screen, "chapter", None) is not None and app.screen.chapter.id != "00", what="] opened a chapter")
+            assert app.screen.chapter.id == "05"
+        store.close()
+
+    @sync
+    async def test_esc_after_a_link_goes_back_to_the_chapter_it_was_followed_from(self, tmp_path):
+        """Walk L16: a back stack, not home."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            screen.action_follow_link("02#divide")
+            await open_loaded_reader(pilot, app, "02")
+            await pilot.press("escape")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("escape")  # nothing left to go back to: home
+            await home(pilot, app)
+        store.close()
+
+    @sync
+    async def test_the_key_bar_offers_no_quiz_where_there_is_none_and_no_next_chapter_at_the_route_end(self, tmp_path):
+        """Walk L7: the appendix's footer offered ] and the quiz, and each only said no."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.set_route("A")  # 02 → 03, and 03 is not written: 02 is the route's last readable chapter
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("02")
+            await open_loaded_reader(pilot, app, "02")
+            bar = screen_text(app).splitlines()[-1]
+            assert "下一章" not in bar and "m 测验" in bar, bar
+            app.open_chapter("01")  # off route A: ] leads onto it
+            await open_loaded_reader(pilot, app, "01")
+            bar = screen_text(app).splitlines()[-1]
+            assert "] 下一章" in bar, bar
+        store.close()

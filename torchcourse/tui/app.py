@@ -90,6 +90,7 @@ class TorchCourseApp(App):
         # every progress write goes through one queue served off the UI thread, in order
         self.writer = ProgressWriter(store, notify=self.notify, landed=self._writes_landed)
         self.store = PendingView(store, self.writer)  # reads see the queued route and place
+        self.back_stack: list[str] = []  # chapters left by following a link: Esc goes back to them
         self.unsaved_at_exit: list[str] = []
         if runner is None:
             runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id)))
@@ -378,6 +379,17 @@ class TorchCourseApp(App):
             self.push_screen(LookupScreen())
 
     def action_back(self) -> None:
+        from torchcourse.tui.reader import ReaderScreen
+
+        if isinstance(self.screen, ReaderScreen) and self.back_stack:
+            # after a link: back to the chapter it was followed from, where it was left
+            back = self.back_stack.pop()
+            if self.course.chapter(back) is not None:
+                stack = self.back_stack
+                self.open_chapter(back)
+                self.back_stack = stack
+                return
+        self.back_stack = []
         if len(self.screen_stack) > 1:
             # Esc in the reader lands here (a global binding): the place read is saved first, or
             # a scroll less than a second old (the rest timer) was lost with the screen

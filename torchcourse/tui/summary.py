@@ -56,7 +56,13 @@ def neighbour(course: Course, store, chapter_id: str, step: int) -> Chapter | No
     """The next (step=1) or previous (step=-1) written chapter along the current route."""
     order = route_order(course, store)
     if chapter_id not in order:
-        order = [c.id for c in course.chapters]
+        # a chapter off the route (opened from the lookup or the palette): ] goes back onto the
+        # route, to its first unfinished chapter; [ has no route neighbour
+        if step < 0:
+            return None
+        statuses = all_statuses(course, store)
+        ready = [ch for cid in order if (ch := course.chapter(cid)) is not None and ch.available]
+        return next((ch for ch in ready if statuses[ch.id].status != "done"), ready[0] if ready else None)
     i = order.index(chapter_id) + step
     while 0 <= i < len(order):
         ch = course.chapter(order[i])

@@ -84,7 +84,7 @@ class ReaderScreen(LeanScreen):
         yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
         with VerticalScroll(id="body"):
             yield from self.chapter_layout.first_parts()
-        yield KeyBar("阅读")
+        yield KeyBar("阅读", omit=self.navigation.absent_actions())
 
     def on_mount(self) -> None:
         self.watch(self.body, "scroll_y", self._scrolled, init=False)

@@ -322,6 +322,7 @@ class HomeScreen(LeanScreen):
             self.notify(nothing_to_continue(app.course, app.store) + "，或者从章节地图里挑一章。")
             return
         cid, part, line, offset = place
+        app.back_stack = []
         app.open_chapter(cid, part=part, line=line, offset=offset)
 
     def action_review(self) -> None:
@@ -349,6 +350,7 @@ class HomeScreen(LeanScreen):
 
     def _open_index(self, index: int) -> None:
         ch = self.app.course.chapters[index]
+        self.app.back_stack = []
         self.app.open_chapter(ch.id)
 
     @on(OptionList.OptionSelected, "#routes")
