@@ -36,6 +36,37 @@ class LazyRunner:
     def started(self) -> bool:
         return self._runner is not None
 
+    # "idle" (nothing asked yet), "prestart" (asked), "starting" (torch loading in the warm
+    # process), "ready", "cold" (no warm process: each run starts its own interpreter)
+    state = "idle"
+
+    def prestart(self, on_change: Callable[[str], None] | None = None) -> None:
+        """Build the runner and start its warm process in a background thread, so that the first
+        run does not wait for torch to load (called when a chapter opens: home pays nothing).
+        ``on_change(state)`` is called from that thread when the state changes."""
+        if self.state != "idle":
+            return
+        self.state = "prestart"
+
+        def say(state: str) -> None:
+            self.state = state
+            if on_change is not None:
+                on_change(state)
+
+        def start() -> None:
+            try:
+                runner = self.get()
+                if not getattr(runner, "warm", False):  # every run is a fresh interpreter: nothing to warm
+                    say("cold")
+                    return
+                say("starting")
+                runner.start()
+                say("ready")
+            except Exception:
+                say("cold")
+
+        threading.Thread(target=start, name="tc-runner-prestart", daemon=True).start()
+
     def get(self):
         with self._lock:
             if self._runner is None:

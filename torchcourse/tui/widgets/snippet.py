@@ -58,10 +58,14 @@ class SnippetHead(Static):
     def __init__(self, runnable: bool, tags: str, **kwargs) -> None:
         super().__init__(self.make(runnable, tags), **kwargs)
 
-    @staticmethod
-    def make(runnable: bool, tags: str) -> Content:
+    # the warm runner's state, shown after the run button (one value for every snippet)
+    runner_note = ""
+
+    @classmethod
+    def make(cls, runnable: bool, tags: str) -> Content:
         markup = "[@click=run][reverse] ▶ 运行 (x) [/reverse][/] " if runnable else ""
-        return Content.from_markup(markup) + Content.styled(tags, "$text-muted")
+        note = f" · {cls.runner_note}" if runnable and cls.runner_note else ""
+        return Content.from_markup(markup) + Content.styled(tags + note, "$text-muted")
 
     def action_run(self) -> None:
         view = self.parent
@@ -120,6 +124,11 @@ class SnippetView(Vertical, can_focus=True):
         if self.edited_code is None:
             return self.snippet
         return self.snippet.replace(code=self.edited_code)
+
+    def refresh_head(self) -> None:
+        """Repaint the run line (the runner's state changed)."""
+        for head in self.query(SnippetHead):
+            head.update(SnippetHead.make(self.snippet.runnable, self._tags()))
 
     def set_edited(self, code: str | None) -> None:
         """Show ``code`` as the learner's version (None: the book's again) and mark the block."""
