@@ -110,3 +110,16 @@ def test_every_row_of_a_wrapped_removed_line_is_marked():
             assert panel and backgrounds != panel, (marked, panel)  # …and it is a mark, not the panel's
 
     body()
+
+
+@pytest.mark.parametrize("message, says", [
+    ("💥 代码块声明了 raises=RuntimeError，运行却没有抛出异常", "书上这段代码应该以 RuntimeError 报错结束，这次运行却没有报错"),
+    ("💥 代码块声明了 raises=RuntimeError，运行抛出的却是 ValueError", "这次抛出的却是 ValueError"),
+    ("💥 运行抛出了 RuntimeError，代码块却没有声明 raises=RuntimeError", "这次运行以 RuntimeError 报错结束，书上这段代码本不该报错"),
+])
+def test_the_verdict_never_shows_the_authors_fence_attributes(message, says):
+    """Walk L5: `raises=RuntimeError` is author jargon."""
+    from torchcourse.tui.widgets.snippet import verdict_text
+
+    text = verdict_text(RunResult("error", message=message))
+    assert "raises=" not in text and says in text, text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -32,13 +34,26 @@ def is_missing_torch(result) -> bool:
     return "No module named 'torch'" in text or "torch is not installed" in text.lower() or "未安装 torch" in text
 
 
+_AUTHOR_WORDS = (  # the runner's words for authors (fence attributes) → words for a learner (walk L5)
+    (re.compile(r"代码块声明了 raises=(\S+?)，运行却没有抛出异常"), r"书上这段代码应该以 \1 报错结束，这次运行却没有报错"),
+    (re.compile(r"代码块声明了 raises=(\S+?)，运行抛出的却是 (\S+)"), r"书上这段代码应该以 \1 报错结束，这次抛出的却是 \2"),
+    (re.compile(r"运行抛出了 (\S+?)，代码块却没有声明 raises=\S+"), r"这次运行以 \1 报错结束，书上这段代码本不该报错"),
+)
+
+
+def learner_words(message: str) -> str:
+    for pattern, words in _AUTHOR_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
 def verdict_text(result) -> str:
     status = getattr(result, "status", "error")
     head = VERDICTS.get(status, status)
     if status in ("error", "mismatch") and is_missing_torch(result):
         return f"💥 {INSTALL_HINT}"
     if status == "error" and getattr(result, "message", None):
-        head = f"{head}：{result.message}"
+        head = f"{head}：{learner_words(result.message)}"
     tail = []
     if getattr(result, "cached", False):
         tail.append("缓存结果，X 重新运行")
