@@ -190,3 +190,21 @@ class TestNavigation:
             bar = screen_text(app).splitlines()[-1]
             assert "] 下一章" in bar, bar
         store.close()
+
+
+@sync
+async def test_a_search_hit_in_a_chapters_opening_names_its_title_once(tmp_path):
+    """Walk L15: `01 张量：… · 01 · 张量：…`."""
+    from torchcourse import paths
+
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        await pilot.press(*"说明书")
+        await wait_for(pilot, lambda: getattr(app.screen, "hits", None), what="search results")
+        await pilot.pause()
+        title = app.course.chapter("01").title
+        rows = [r for r in screen_text(app).splitlines() if title in r]
+        assert rows and all(r.count(title) == 1 for r in rows), rows
+    store.close()
