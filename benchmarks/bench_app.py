@@ -234,6 +234,61 @@ def longest_chapter(content: str | None = None) -> tuple[str | None, str]:
     return str(fixture), f"{ch.id}|{ch.title}|{ch.reading_chars}|{len(ch.parts)}|{len(course.chapters)}"
 
 
+def first_run(content_arg: str | None, runs: int) -> None:
+    """Key press (x) → result on screen for the first run after opening a chapter (the key 3 s
+    after the open, as a learner reads a little first) and for a later run of the same snippet
+    (uncached both times), headless, with the real warm runner. Goal: first / later ≤ 2."""
+    import asyncio
+    import time as _time
+
+    sys.path.insert(0, str(REPO))
+    from torchcourse import paths
+    from torchcourse.course import load_course
+    from torchcourse.progress import open_store
+    from torchcourse.runner import Runner
+    from torchcourse.tui.app import make_app
+    from torchcourse.tui.widgets.snippet import SnippetView
+
+    root = Path(content_arg) if content_arg else paths.shipped_content_dir()
+    course = load_course(root)
+    chapter = next(c for c in course.chapters if c.available and any(s.runnable and not s.cold and not s.gpu for s in c.snippets))
+    snippet = next(s for s in chapter.snippets if s.runnable and not s.cold and not s.gpu)
+
+    async def one() -> tuple[float, float]:
+        with tempfile.TemporaryDirectory() as tmp:
+            store, _ = open_store(Path(tmp) / "p.sqlite3")
+            app = make_app(course, store, runner_factory=lambda: Runner(cache_dir=None, warm=True))
+            try:
+                async with app.run_test(size=(100, 30)) as pilot:
+                    await pilot.pause()
+                    app.open_chapter(chapter.id)
+                    while not (getattr(app.screen, "chapter", None) is chapter and app.screen.loaded):
+                        await pilot.pause(0.05)
+                    await pilot.pause(3.0)  # the learner reads for 3 s before pressing x
+                    view = next(v for v in app.screen.query(SnippetView) if v.snippet.id == snippet.id)
+                    times = []
+                    for _ in range(2):
+                        view.result = None
+                        t0 = _time.perf_counter()
+                        view.request_run()
+                        while view.result is None or view.state != "done":
+                            await pilot.pause(0.01)
+                        times.append(_time.perf_counter() - t0)
+                    return times[0], times[1]
+            finally:
+                store.close()
+
+    firsts, laters = [], []
+    for _ in range(runs):
+        f, l = asyncio.run(one())
+        firsts.append(f)
+        laters.append(l)
+    ratio = statistics.median(firsts) / statistics.median(laters)
+    print(f"first run after opening {chapter.id} ({snippet.key}, x 3 s after the open): {statistics.median(firsts) * 1000:7.0f} ms")
+    print(f"a later run of the same snippet               : {statistics.median(laters) * 1000:7.0f} ms")
+    print(f"  ratio first / later                         : {ratio:7.2f}   (goal ≤ 2.00)  {'OK' if ratio <= 2 else 'OVER'}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="runs of the reader measurements")
@@ -243,8 +298,14 @@ def main() -> int:
     ap.add_argument("--home-runs", type=int, default=15, help="alternated pairs for the start-up ratios")
     ap.add_argument("--content", help="course root (default: the shipped course)")
     ap.add_argument("--synthetic", action="store_true", help="generate and use a course 4x the shipped one")
+    ap.add_argument("--first-run", action="store_true", help="only the first-run figure (key press → result, first vs later)")
     args = ap.parse_args()
     content_arg = args.content
+    if args.first_run:
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        first_run(content_arg, args.runs)
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return 0
     if args.synthetic:
         sys.path.insert(0, str(REPO / "benchmarks"))
         from synthetic import make_course

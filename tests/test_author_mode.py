@@ -34,13 +34,13 @@ def test_an_undeclared_exception_fails_verify_even_when_the_output_matches(tmp_p
         """))
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert out.returncode == 1
-    assert last_line(out.stdout) == "0 passed, 1 failed, 0 skipped"
+    assert last_line(out.stdout) == "一致 0 个 · 不一致 1 个 · 跳过 0 个"
     assert "运行抛出了 RuntimeError，代码块却没有声明 raises=RuntimeError" in out.stdout
     # declaring it makes the same run pass
     text = (course / "01.md").read_text(encoding="utf-8").replace("{#boom}", "{#boom raises=RuntimeError}")
     (course / "01.md").write_text(text, encoding="utf-8")
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
-    assert out.returncode == 0 and last_line(out.stdout) == "1 passed, 0 failed, 0 skipped"
+    assert out.returncode == 0 and last_line(out.stdout) == "一致 1 个 · 不一致 0 个 · 跳过 0 个"
 
 
 def test_a_declared_exception_that_is_not_raised_or_is_another_fails(tmp_path):
@@ -78,7 +78,7 @@ def test_a_declared_exception_that_is_not_raised_or_is_another_fails(tmp_path):
         ```
         """))
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
-    assert last_line(out.stdout) == "1 passed, 2 failed, 0 skipped"
+    assert last_line(out.stdout) == "一致 1 个 · 不一致 2 个 · 跳过 0 个"
     assert "声明了 raises=RuntimeError，运行却没有抛出异常" in out.stdout
     assert "声明了 raises=RuntimeError，运行抛出的却是 ValueError" in out.stdout
     assert "❌ 不一致  01:dotted" not in out.stdout  # the last dotted component is enough
@@ -103,7 +103,7 @@ def test_accept_refuses_a_traceback_nobody_declared_and_names_the_lone_file_rule
     assert "NameError" not in after  # the broken one is not
     assert "拒绝写入 1 个代码块" in out.stderr and "01:second" in out.stderr
     assert "前面代码块定义的名字在这里并不存在" in out.stderr
-    assert out.returncode == 1 and last_line(out.stdout) == "1 passed, 1 failed, 0 skipped"
+    assert out.returncode == 1 and last_line(out.stdout) == "一致 1 个 · 不一致 1 个 · 跳过 0 个"
     run = tc("--content", str(course), "run", "01:second", home=tmp_path / "h")
     assert "前面代码块定义的名字在这里并不存在" in run.stdout
 
@@ -194,7 +194,7 @@ def test_timeouts_must_be_finite_and_bounded(tmp_path):
     for v in ["nan", "inf", "0", "-3", "601"]:
         assert f"needs a number of seconds above 0 and at most 600, got '{v}'" in text, v
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
-    assert last_line(out.stdout) == "0 passed, 5 failed, 0 skipped"
+    assert last_line(out.stdout) == "一致 0 个 · 不一致 5 个 · 跳过 0 个"
 
 
 # -- check sees what the reader will see -----------------------------------------------------

@@ -372,3 +372,95 @@ def test_progress_counts_minutes_from_parts_read_like_the_home_screen(home, cour
     data = json.loads(tc("progress", "--json", home=home).stdout)
     assert data["read_minutes"] == read and data["total_minutes"] == total
     assert next(c for c in data["chapters"] if c["id"] == "01")["read_minutes"] == 0
+
+
+def tc_closed_stdin(*args: str, home: Path):
+    """``torchcourse ARGS <&-``: the child starts with file descriptor 0 closed."""
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), COLUMNS="120")
+    env.pop("TORCHCOURSE_CONTENT", None)
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=120, preexec_fn=lambda: os.close(0))
+
+
+@pytest.mark.parametrize("args, says", [
+    (("why", "-"), "输入是空的"),
+    (("quiz", "00"), "没有作答任何题目"),
+    (("reset", "--all"), "没有清除任何东西"),
+    (("import", "-"), "标准输入是空的"),
+])
+def test_a_closed_stdin_gives_a_message_not_a_traceback(home, args, says):
+    seed(home)
+    r = tc_closed_stdin(*args, home=home)
+    assert "Traceback" not in r.stderr and "AttributeError" not in r.stderr, r.stderr
+    assert says in r.stdout + r.stderr
+    assert json.loads(tc("progress", "--json", home=home).stdout)["answers"] == 3  # nothing lost
+
+
+def test_import_dash_reads_stdin_the_way_export_dash_writes_stdout(tmp_path):
+    h1, h2 = tmp_path / "h1", tmp_path / "h2"
+    seed(h1)
+    exported = tc("export", "-", home=h1)
+    assert exported.returncode == 0, exported.stderr
+    r = tc("import", "-", home=h2, input=exported.stdout)
+    assert r.returncode == 0, r.stderr
+    assert "已从 标准输入 合并进度" in r.stdout and "新增答题 3 条" in r.stdout
+    assert json.loads(tc("progress", "--json", home=h2).stdout)["answers"] == 3
+
+
+def test_export_never_overwrites_a_file_silently(home, tmp_path):
+    seed(home)
+    target = tmp_path / "mine.json"
+    target.write_text("my own notes\n", encoding="utf-8")
+    r = tc("export", str(target), home=home)
+    assert r.returncode == 1 and "已经存在" in r.stderr and "--force" in r.stderr
+    assert target.read_text(encoding="utf-8") == "my own notes\n"
+    r = tc("export", str(target), "--force", home=home)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(target.read_text(encoding="utf-8"))["route"] == "A"
+
+
+@pytest.mark.parametrize("reply, overwritten", [("y\n", True), ("\n", False)])
+def test_export_asks_before_overwriting_on_a_terminal(home, tmp_path, reply, overwritten):
+    seed(home)
+    target = tmp_path / "mine.json"
+    target.write_text("keep\n", encoding="utf-8")
+    master, slave = pty.openpty()
+    try:
+        os.write(master, reply.encode())
+        r = tc("export", str(target), home=home, stdin=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert "已经存在，覆盖它吗？[y/N]" in r.stdout
+    assert (target.read_text(encoding="utf-8") != "keep\n") == overwritten
+
+
+def test_cli_errors_read_in_chinese(home, tmp_path):
+    """No English fragment of Python's own messages reaches the learner (walk L11)."""
+    seed(home)
+    cases = {}
+    cases["missing"] = tc("import", str(tmp_path / "nope.json"), home=home)
+    cases["directory"] = tc("import", str(tmp_path), home=home)
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    cases["binary"] = tc("import", str(binary), home=home)
+    empty = tmp_path / "empty.json"
+    empty.write_text("", encoding="utf-8")
+    cases["empty"] = tc("import", str(empty), home=home)
+    cases["no-course"] = tc("--content", str(tmp_path / "no-course"), "check", home=home)
+    bad = tmp_path / "badc"
+    bad.mkdir()
+    (bad / "course.toml").write_text("title = x\n", encoding="utf-8")
+    cases["bad-toml"] = tc("--content", str(bad), "check", home=home)
+    for name, r in cases.items():
+        text = r.stdout + r.stderr
+        assert r.returncode != 0, name
+        for english in ("Errno", "No such file", "Is a directory", "codec", "Expecting value", "no course.toml", "course root",
+                        "malformed TOML", "Invalid value", "Traceback"):
+            assert english not in text, (name, english, text)
+    assert "没有这个文件或目录" in cases["missing"].stderr
+    assert "这是一个目录" in cases["directory"].stderr
+    assert "不是 UTF-8 文本" in cases["binary"].stderr
+    assert "不是有效的 JSON（第 1 行第 1 列：这里应该有一个值）" in cases["empty"].stderr
+    assert "这里没有 course.toml" in cases["no-course"].stderr
+    assert "course.toml:1: TOML 写法有误" in cases["bad-toml"].stdout

@@ -211,7 +211,7 @@ def test_malformed_toml():
     course = load_course(FIX / "badtoml")
     toml = FIX / "badtoml" / "course.toml"
     assert [(p.file, p.line) for p in course.problems] == [(toml, line_of(toml, 'title = "少了一个引号'))]
-    assert "malformed TOML" in course.problems[0].message
+    assert "TOML 写法有误" in course.problems[0].message
     assert course.chapters == [] and course.routes == []
     # the checker reports only that (course.toml is not mistaken for a stray checkpoint file)
     assert [(p.file, p.line) for p in all_problems(course)] == [(toml, 7)]

@@ -98,7 +98,7 @@ def test_verify_reports_failures_and_exits_nonzero(course, tmp_path):
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert out.returncode == 1, out.stderr
     lines = out.stdout.strip().split("\n")
-    assert lines[-1] == "1 passed, 3 failed, 2 skipped"
+    assert lines[-1] == "一致 1 个 · 不一致 3 个 · 跳过 2 个"
     assert any(ln.startswith("[") and "01:hello" in ln for ln in lines)  # plain progress lines off a TTY
     assert "-3" in lines and "+2" in lines  # the stale snippet's diff
     assert "01:view-error" in out.stdout and "01.md:15" in out.stdout
@@ -121,7 +121,7 @@ def test_verify_accept_rewrites_only_output_blocks(course, tmp_path):
     before = (course / "01.md").read_text(encoding="utf-8")
     out = tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.strip().split("\n")[-1] == "4 passed, 0 failed, 2 skipped"
+    assert out.stdout.strip().split("\n")[-1] == "一致 4 个 · 不一致 0 个 · 跳过 2 个"
     after = (course / "01.md").read_text(encoding="utf-8")
     assert "```output\n2\n```" in after and "```output\n3\n```" not in after
     assert (
@@ -147,7 +147,7 @@ def test_verify_accept_rewrites_only_output_blocks(course, tmp_path):
     for extra in ([], ["--no-cache"], ["--cold", "--no-cache"]):
         again = tc("--content", str(course), "verify", *extra, home=tmp_path / "h")
         assert again.returncode == 0, again.stdout
-        assert again.stdout.strip().split("\n")[-1] == "4 passed, 0 failed, 2 skipped"
+        assert again.stdout.strip().split("\n")[-1] == "一致 4 个 · 不一致 0 个 · 跳过 2 个"
     # and a second accept is a no-op
     tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
     assert (course / "01.md").read_text(encoding="utf-8") == after
@@ -165,7 +165,7 @@ def test_verify_timeout_fails(tmp_path):
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert out.returncode == 1
     assert "超时" in out.stdout
-    assert out.stdout.strip().split("\n")[-1] == "0 passed, 1 failed, 0 skipped"
+    assert out.stdout.strip().split("\n")[-1] == "一致 0 个 · 不一致 1 个 · 跳过 0 个"
 
 
 def test_run_prints_expected_and_actual_stacked_on_narrow_terminals(course, tmp_path):
@@ -213,7 +213,7 @@ def test_malformed_course_toml_is_named_instead_of_unknown_chapters(tmp_path):
     for cmd in (["run", "01:hello"], ["verify", "01"], ["quiz", "01"], ["why", "RuntimeError"]):
         out = tc("--content", str(root), *cmd, home=tmp_path / "h")
         assert out.returncode == 2, (cmd, out.stderr)
-        assert f"{root / 'course.toml'}:2: malformed TOML" in out.stderr, (cmd, out.stderr)
+        assert f"{root / 'course.toml'}:2: TOML 写法有误" in out.stderr, (cmd, out.stderr)
         assert "unknown chapter" not in out.stderr and "没有这一章" not in out.stderr and "Traceback" not in out.stderr
 
 
@@ -250,5 +250,5 @@ def test_verify_shows_a_progress_bar_in_a_terminal(course, tmp_path):
     os.close(master)
     text = out.decode("utf-8", "replace")
     assert "\r\x1b[2K[" in text and "█" in text and "6/6" in text
-    assert text.rstrip().splitlines()[-1].strip() == "1 passed, 3 failed, 2 skipped"
+    assert text.rstrip().splitlines()[-1].strip() == "一致 1 个 · 不一致 3 个 · 跳过 2 个"
     assert proc.returncode == 1

@@ -276,7 +276,7 @@ class TestQuiz:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await open_reader(pilot, "01")
-            await pilot.press("k")
+            await pilot.press("m")
             await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
             await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="the first question")
 
@@ -345,7 +345,7 @@ class TestHomeQuizAndReview:
             chapters = app.screen.query_one("#chapters")
             chapters.focus()
             await pilot.press("home", "down")  # 02
-            await pilot.press("k")
+            await pilot.press("m")
             await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
             await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="02's first question")
             assert "第 02 章检查点" in screen_text(app)
@@ -353,7 +353,7 @@ class TestHomeQuizAndReview:
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
             # a planned chapter has no quiz yet: a notice, and home stays
             app.screen.query_one("#chapters").focus()
-            await pilot.press("end", "k")
+            await pilot.press("end", "m")
             await wait_for(pilot, lambda: "03 以后再写 暂未上线（还在写）" in screen_text(app), what="the notice")
             assert isinstance(app.screen, HomeScreen)
         store.close()
@@ -367,7 +367,7 @@ class TestHomeQuizAndReview:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             assert app.focused is app.screen.query_one("#continue")
-            await pilot.press("k")
+            await pilot.press("m")
             await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
             await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="01's first question")
         store.close()
@@ -725,7 +725,7 @@ class TestChapterMapStatus:
             lines = screen_text(app).splitlines()
             line02 = next(ln for ln in lines if " 02 " in ln and "⏱" in ln)
             line01 = next(ln for ln in lines if " 01 " in ln and "⏱" in ln)
-            assert "已读完 · 差检查点测验 (k)" in line02 and "读到一半" not in line02, line02
+            assert "已读完 · 差检查点测验 (m)" in line02 and "读到一半" not in line02, line02
             assert "读到一半 1/2" in line01, line01
         store.close()
 

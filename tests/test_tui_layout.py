@@ -153,7 +153,7 @@ class TestNarrow:
                 keybar = screen_text(app).splitlines()[-1]
                 assert keybar.strip().startswith("t 目录  n 下一段  s 停在这里"), keybar
                 assert keybar.rstrip().endswith("? 帮助  q 退出"), keybar
-                await pilot.press("k")
+                await pilot.press("m")
                 await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
                 await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="the first question")
                 footer = screen_text(app).splitlines()[-1]
@@ -201,7 +201,7 @@ class TestChapterMapRewrap:
         app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            await pilot.press("k")
+            await pilot.press("m")
             await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
             await pilot.press("escape")
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")

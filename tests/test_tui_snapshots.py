@@ -92,7 +92,7 @@ def test_quiz(snap_compare, tmp_path):
         from torchcourse.tui.screens.quiz import QuizScreen
 
         await _open(pilot, "01")
-        await pilot.press("k")
+        await pilot.press("m")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, QuizScreen), what="the quiz")
         await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(pilot.app), what="the first question")
         await pilot.press("down")

@@ -110,10 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="把进度导出成 JSON 文件（- 表示标准输出）")
     p.add_argument("file", metavar="FILE", help="要写入的文件；- 表示输出到标准输出")
+    p.add_argument("--force", action="store_true", help="文件已经存在时直接覆盖（不加就先问一句）")
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_export"))
 
     p = sub.add_parser("import", help="从 JSON 文件合并进度（原有进度都保留）")
-    p.add_argument("file", metavar="FILE", help="torchcourse export 写出的文件")
+    p.add_argument("file", metavar="FILE", help="torchcourse export 写出的文件；- 表示从标准输入读")
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_import"))
 
     p = sub.add_parser("run", help="运行一个代码块（章:代码块），和预期输出对比")
@@ -172,6 +173,19 @@ def _interrupt_on_term_and_hup() -> None:
             pass
 
 
+def _closed_stdin_reads_as_empty() -> None:
+    """Started with stdin closed (``<&-``), Python sets ``sys.stdin`` to None: every command then
+    reads it as an empty stream (``/dev/null``), so it answers with its own message for empty
+    input instead of an AttributeError."""
+    if sys.stdin is None:
+        import os
+
+        try:
+            sys.stdin = open(os.devnull, encoding="utf-8")
+        except OSError:
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -180,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return start_app(args)
     _interrupt_on_term_and_hup()
+    _closed_stdin_reads_as_empty()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

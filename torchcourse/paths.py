@@ -65,3 +65,35 @@ def content_dir(override: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return shipped_content_dir()
+
+
+_OS_REASONS = {
+    "ENOENT": "没有这个文件或目录",
+    "EISDIR": "这是一个目录，不是文件",
+    "ENOTDIR": "路径中有一段不是目录",
+    "EACCES": "没有权限",
+    "EPERM": "不允许这样操作",
+    "EROFS": "文件系统是只读的",
+    "ENOSPC": "磁盘满了",
+    "EDQUOT": "超出了磁盘配额",
+    "EEXIST": "已经存在",
+    "ENAMETOOLONG": "文件名太长",
+    "ELOOP": "符号链接绕成了环",
+    "EIO": "读写出错（EIO）",
+    "EBADF": "文件已关闭",
+}
+
+
+def os_reason(exc: BaseException) -> str:
+    """Why an ``OSError`` (or a decode error) happened, in the learner's language: the message
+    of the errno's name (``ENOENT`` → 没有这个文件或目录), else the system's own words with the
+    errno's name so that it can still be looked up."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"不是 UTF-8 文本（第 {exc.start + 1} 个字节是 0x{exc.object[exc.start]:02x}）"
+    import errno
+
+    name = errno.errorcode.get(getattr(exc, "errno", None) or -1)
+    if name in _OS_REASONS:
+        return _OS_REASONS[name]
+    detail = getattr(exc, "strerror", None) or str(exc)
+    return f"{detail}（{name}）" if name else detail

@@ -311,12 +311,41 @@ def parse_pending(course: Course) -> int:
     return len(course.problems) - before
 
 
+_TOML_REASONS = (  # tomllib's messages, by prefix
+    ("Invalid value", "这里的值写得不对（字符串要加引号）"),
+    ("Expected '=' after a key", "键后面缺 ="),
+    ("Invalid statement", "这一行既不是 键 = 值 也不是 [表头]"),
+    ("Cannot overwrite a value", "同一个键写了两次"),
+    ("Cannot declare", "同一个表声明了两次"),
+    ("Unclosed array", "数组缺右方括号 ]"),
+    ("Unclosed inline table", "内联表缺右花括号 }"),
+    ("Unterminated string", "字符串缺收尾的引号"),
+    ("Illegal character", "字符串里有不允许的字符"),
+    ("Invalid initial character for a key part", "键的开头字符不对"),
+    ("Expected newline or end of document", "这一行在值后面还有多余的内容"),
+)
+
+
+def toml_reason(exc: Exception) -> str:
+    """tomllib's error in Chinese, with where it is (``第 3 行第 5 列`` / ``文件末尾``)."""
+    text = str(exc)
+    m = re.search(r"\s*\((at line (\d+), column (\d+)|at end of document)\)\s*$", text)
+    where = ""
+    if m:
+        where = f"（第 {m.group(2)} 行第 {m.group(3)} 列）" if m.group(2) else "（在文件末尾）"
+        text = text[: m.start()]
+    for prefix, zh in _TOML_REASONS:
+        if text.startswith(prefix):
+            return zh + where
+    return f"{text}{where}"
+
+
 def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Course:
     import tomllib
 
     toml_path = root / "course.toml"
     if not toml_path.is_file():
-        raise CourseError(f"{toml_path}: no course.toml here (is {root} a course root?)")
+        raise CourseError(f"{toml_path}: 这里没有 course.toml（{root} 不是课程目录？--content 要指向含 course.toml 的目录）")
     problems: list[Problem] = []
     empty = Course("", root, DEFAULT_CPM, [], [], (root / "checkpoints").resolve(), problems)
     try:
@@ -336,7 +365,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
-        problems.append(Problem(toml_path, int(m.group(1)) if m else 1, f"malformed TOML: {exc}"))
+        problems.append(Problem(toml_path, int(m.group(1)) if m else 1, f"TOML 写法有误：{toml_reason(exc)}"))
         return empty
 
     def key_line(key: str, after: int = 0) -> int:

@@ -220,7 +220,7 @@ def cmd_reset(args) -> int:
                 return 2
     what = "全部进度（路线、读到的位置、测验记录、运行记录、改过的代码）" if chapter_id is None else f"{label}的进度（断点、测验记录、运行记录、改过的代码）"
     if not args.yes:
-        if not sys.stdin.isatty():
+        if not _isatty(sys.stdin):
             _err(f"torchcourse: 没有清除任何东西：要清除{what}需要确认，但标准输入不是终端。确定的话请加 --yes。")
             return 1
         try:
@@ -243,18 +243,58 @@ def cmd_export(args) -> int:
             return 1
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
         return 0
-    if _with_store(args, lambda store: store.export_json(Path(args.file))) is _FAILED:
+    target = Path(args.file)
+    if target.is_dir():
+        _err(f"torchcourse export: {target} 是一个目录；请给一个文件名，例如 {target / 'torchcourse-progress.json'}")
+        return 2
+    if target.exists() and not getattr(args, "force", False):
+        if not _isatty(sys.stdin):
+            _err(f"torchcourse export: {target.resolve()} 已经存在，没有覆盖它。要覆盖请加 --force，或者换一个文件名。")
+            return 1
+        try:
+            reply = input(f"{target.resolve()} 已经存在，覆盖它吗？[y/N] ")
+        except EOFError:
+            reply = ""
+        if reply.strip().lower() not in ("y", "yes", "是"):
+            print("已取消，没有覆盖那个文件。")
+            return 1
+    if _with_store(args, lambda store: store.export_json(target)) is _FAILED:
         return 1
-    print(f"已把进度导出到 {Path(args.file).resolve()}")
+    print(f"已把进度导出到 {target.resolve()}")
     return 0
 
 
+def _isatty(stream) -> bool:
+    """A closed stream (``<&-`` leaves ``sys.stdin`` None) is not a terminal either."""
+    try:
+        return stream is not None and stream.isatty()
+    except (ValueError, OSError):
+        return False
+
+
 def cmd_import(args) -> int:
-    counts = _with_store(args, lambda store: store.import_json(Path(args.file)))
+    if args.file == "-":  # the counterpart of `export -`
+        text = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                from torchcourse.paths import os_reason
+
+                _err(f"torchcourse: 标准输入{os_reason(exc)}，什么都没有导入。")
+                return 1
+        if not text.strip():
+            _err("torchcourse import: 标准输入是空的，什么都没有导入。用法：torchcourse import - < 导出的文件.json")
+            return 1
+        source, where = Path("<标准输入>"), "标准输入"
+        counts = _with_store(args, lambda store: store.import_json(source, text=text))
+    else:
+        where = str(Path(args.file).resolve())
+        counts = _with_store(args, lambda store: store.import_json(Path(args.file)))
     if counts is _FAILED:
         return 1
     print(
-        f"已从 {Path(args.file).resolve()} 合并进度：章节 {counts['chapters']} 个有变化，"
+        f"已从 {where} 合并进度：章节 {counts['chapters']} 个有变化，"
         f"新增答题 {counts['answers']} 条、运行 {counts['runs']} 条、断点记录 {counts['breaks']} 条、改过的代码 {counts.get('edits', 0)} 段（原有进度都保留）。"
     )
     return 0

@@ -31,6 +31,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+from torchcourse.paths import os_reason
 from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS, SHIPPED_COURSE_ID, backfill_parts
 
 BUSY_TIMEOUT_S = 30.0
@@ -161,6 +162,28 @@ def _error_code(exc: sqlite3.Error) -> int | None:
     return None if code is None else code & 0xFF
 
 
+_JSON_REASONS = (  # json.decoder's messages, by prefix
+    ("Expecting value", "这里应该有一个值"),
+    ("Expecting property name", "这里应该是带双引号的键名"),
+    ("Expecting ',' delimiter", "这里缺一个逗号"),
+    ("Expecting ':' delimiter", "这里缺一个冒号"),
+    ("Extra data", "一段完整的 JSON 之后还有多余的内容"),
+    ("Unterminated string", "字符串没有收尾的引号"),
+    ("Invalid control character", "字符串里有控制字符"),
+    ("Invalid \\u", "无效的 \\u 转义"),
+    ("Invalid \\escape", "无效的转义"),
+    ("Illegal trailing comma", "最后一项后面多了一个逗号"),
+)
+
+
+def json_reason(msg: str) -> str:
+    """json's error message in Chinese (the original words when it is not a known one)."""
+    for prefix, zh in _JSON_REASONS:
+        if msg.startswith(prefix):
+            return zh
+    return f"语法错误：{msg}"
+
+
 def _readonly_message(directory: Path, detail: object) -> str:
     return (
         f"无法写入进度目录 {directory}（只读或没有权限）：{detail}。"
@@ -172,13 +195,13 @@ def _check_writable_dir(directory: Path) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
+        raise StoreError(_readonly_message(directory, os_reason(exc))) from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise StoreError(_readonly_message(directory, exc.strerror or exc)) from None
+        raise StoreError(_readonly_message(directory, os_reason(exc))) from None
 
 
 _OUR_TABLES = {"settings", "chapters", "answers"}  # present from version 1 on
@@ -433,20 +456,50 @@ class Store:
     _PLACE_KEYS = ("position_line", "position_offset", "position_digest")
 
     def set_position(self, chapter_id: str, part: int, line: int | None = None, offset: int = 0,
-                     digest: str | None = None) -> None:
+                     digest: str | None = None, route: str | None = None) -> None:
         """Remember the last place read (``part`` is the 0-based part index), for "继续".
 
         ``line`` (1-based source line of the block at the top of the view), ``offset`` (rows of
         that block above the view) and ``digest`` (of the chapter's text then) are the exact
-        place; without them the place is the start of the part."""
+        place; without them the place is the start of the part. ``route``: the route the learner
+        was on (default: the stored one), so that 继续 can tell a place saved on the current
+        route from one left behind by a route switch. The place is also kept as the chapter's
+        own (:meth:`chapter_place`), for reopening that chapter later."""
         with self._tx(True) as c:
             self._set(c, "position_chapter", str(chapter_id))
             self._set(c, "position_part", str(int(part)))
+            self._set(c, "position_route", str(route if route is not None else self._get(c, "route") or ""))
             self._clear_place(c)
             if line is not None:
                 self._set(c, "position_line", str(int(line)))
                 self._set(c, "position_offset", str(max(0, int(offset))))
                 self._set(c, "position_digest", str(digest or ""))
+                self._set(c, f"place:{chapter_id}", f"{int(part)} {int(line)} {max(0, int(offset))} {digest or ''}")
+            else:
+                self._set(c, f"place:{chapter_id}", f"{int(part)}")
+
+    def chapter_place(self, chapter_id: str) -> dict | None:
+        """The last place read in this chapter: {"part", "line", "offset", "digest"} (line None:
+        the part's start), or None when it was never read here."""
+        with self._tx(False) as c:
+            raw = self._get(c, f"place:{chapter_id}")
+        fields = (raw or "").split(" ")
+        if not fields[0].isdigit():
+            return None
+        ok = len(fields) >= 3 and fields[1].isdigit() and fields[2].isdigit()
+        return {"part": int(fields[0]), "line": int(fields[1]) if ok else None, "offset": int(fields[2]) if ok else 0,
+                "digest": (fields[3] if len(fields) > 3 else "") if ok else None}
+
+    def placed_chapters(self) -> set[str]:
+        """The chapters that have a place of their own (read in, at least once)."""
+        with self._tx(False) as c:
+            rows = c.execute("SELECT key FROM settings WHERE course_id = ? AND key LIKE 'place:%'", (self.course_id,)).fetchall()
+        return {r[0][len("place:"):] for r in rows}
+
+    def position_route(self) -> str | None:
+        """The route the last position was saved on ("" when none was chosen; None: not recorded)."""
+        with self._tx(False) as c:
+            return self._get(c, "position_route")
 
     def _clear_place(self, c: sqlite3.Connection) -> None:
         c.execute(
@@ -503,6 +556,7 @@ class Store:
             if pos is None or pos[0] != chapter_id or pos[1] < break_index:
                 self._set(c, "position_chapter", chapter_id)
                 self._set(c, "position_part", str(break_index))
+                self._set(c, "position_route", self._get(c, "route") or "")
                 self._clear_place(c)
 
     def set_completed(self, chapter_id: str, completed: bool = True) -> None:
@@ -763,9 +817,9 @@ class Store:
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise StoreError(f"无法写入 {path}：{exc.strerror or exc}") from exc
+            raise StoreError(f"无法写入 {path}：{os_reason(exc)}") from exc
 
-    def import_json(self, path: Path) -> dict:
+    def import_json(self, path: Path, text: str | None = None) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.
 
         furthest_break: the larger; completed: either; answers, runs and breaks: added unless
@@ -773,22 +827,23 @@ class Store:
         when this store has none. An edited snippet is taken only when this store has no edit
         of that snippet (a local edit is never overwritten). The whole file is validated before
         anything is written. Returns how many rows were merged: {"chapters", "answers", "runs",
-        "breaks", "edits"}.
+        "breaks", "edits"}. ``text``: the file's content already read (``import -`` reads stdin),
+        ``path`` then only names it in messages.
         """
         import json
 
         path = Path(path)
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = path.read_text(encoding="utf-8") if text is None else text
         except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"无法读取 {path}：{exc}") from exc
+            raise StoreError(f"无法读取 {path}：{os_reason(exc)}，什么都没有导入。") from exc
         try:
             data = json.loads(raw)
         except RecursionError:
             raise StoreError(f"{path}: 括号嵌套太深，不是 torchcourse 导出的进度文件，什么都没有导入。") from None
         except json.JSONDecodeError as exc:
             raise StoreError(
-                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），什么都没有导入。"
+                f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{json_reason(exc.msg)}），什么都没有导入。"
             ) from exc
         rows = _validate_export(data, path)
         if rows["course"] is not None and rows["course"] != self.course_id:
@@ -869,9 +924,11 @@ class Store:
                 return
             for table in ("chapters", "answers", "runs", "breaks", "snippet_edits", "parts_read", "quiz_attempts"):
                 c.execute(f"DELETE FROM {table} WHERE course_id = ? AND chapter_id = ?", (self.course_id, chapter_id))
+            c.execute("DELETE FROM settings WHERE course_id = ? AND key = ?", (self.course_id, f"place:{chapter_id}"))
             pos = self._position(c)
             if pos is not None and pos[0] == chapter_id:
-                c.execute("DELETE FROM settings WHERE course_id = ? AND key IN ('position_chapter', 'position_part')", (self.course_id,))
+                c.execute("DELETE FROM settings WHERE course_id = ? AND key IN ('position_chapter', 'position_part', 'position_route')", (self.course_id,))
+                self._clear_place(c)
 
 
 _MIN_YEAR, _MAX_YEAR = 1970, 2999  # any date outside is not a real answer time

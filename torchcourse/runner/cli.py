@@ -218,8 +218,13 @@ def cmd_verify(args) -> int:
     if as_json:
         print(json.dumps({"results": rows, "passed": passed, "failed": failed, "skipped": skipped}, ensure_ascii=False, indent=2))
     else:
-        print(f"{passed} passed, {failed} failed, {skipped} skipped")
+        print(verify_summary(passed, failed, skipped))
     return 1 if failed else 0
+
+
+def verify_summary(passed: int, failed: int, skipped: int) -> str:
+    """verify's last line: ``一致 4 个 · 不一致 0 个 · 跳过 2 个``."""
+    return f"一致 {passed} 个 · 不一致 {failed} 个 · 跳过 {skipped} 个"
 
 
 def _accept_blockers(course, chapters) -> list:

@@ -36,6 +36,37 @@ class LazyRunner:
     def started(self) -> bool:
         return self._runner is not None
 
+    # "idle" (nothing asked yet), "prestart" (asked), "starting" (torch loading in the warm
+    # process), "ready", "cold" (no warm process: each run starts its own interpreter)
+    state = "idle"
+
+    def prestart(self, on_change: Callable[[str], None] | None = None) -> None:
+        """Build the runner and start its warm process in a background thread, so that the first
+        run does not wait for torch to load (called when a chapter opens: home pays nothing).
+        ``on_change(state)`` is called from that thread when the state changes."""
+        if self.state != "idle":
+            return
+        self.state = "prestart"
+
+        def say(state: str) -> None:
+            self.state = state
+            if on_change is not None:
+                on_change(state)
+
+        def start() -> None:
+            try:
+                runner = self.get()
+                if not getattr(runner, "warm", False):  # every run is a fresh interpreter: nothing to warm
+                    say("cold")
+                    return
+                say("starting")
+                runner.start()
+                say("ready")
+            except Exception:
+                say("cold")
+
+        threading.Thread(target=start, name="tc-runner-prestart", daemon=True).start()
+
     def get(self):
         with self._lock:
             if self._runner is None:
@@ -90,6 +121,7 @@ class TorchCourseApp(App):
         # every progress write goes through one queue served off the UI thread, in order
         self.writer = ProgressWriter(store, notify=self.notify, landed=self._writes_landed)
         self.store = PendingView(store, self.writer)  # reads see the queued route and place
+        self.back_stack: list[str] = []  # chapters left by following a link: Esc goes back to them
         self.unsaved_at_exit: list[str] = []
         self.quiz_seed: int | None = None  # None: each quiz attempt shuffles its choices afresh (tests fix it)
         if runner is None:
@@ -303,7 +335,12 @@ class TorchCourseApp(App):
         ch = self.written_chapter(chapter_id)
         if ch is None:
             return
-        self.go_home()
+        self.go_home()  # saves the place of the chapter left (which may be this one)
+        if part == 0 and line is None and anchor is None:
+            # opened without a place (the chapter map, the palette, ] and [): where it was left
+            from torchcourse.tui.summary import saved_place
+
+            part, line, offset = saved_place(ch, self.store)
         self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
 
     # -- progress writes (never on the UI thread) ---------------------------------------------
@@ -317,12 +354,13 @@ class TorchCourseApp(App):
 
     def save_place(self, chapter_id: str, part: int, line: int | None, offset: int, digest: str | None) -> None:
         """The exact reading place for 继续; reads see it at once, the store when it lands."""
+        route = self.store.get_route() or ""  # the route it was read on (a queued switch included)
         self.store.pending_place = {"chapter": chapter_id, "part": part, "line": line,
                                     "offset": max(0, offset) if line is not None else 0,
-                                    "digest": digest if line is not None else None}
+                                    "digest": digest if line is not None else None, "route": route}
         self.save_progress(f"阅读位置（{chapter_id} 章）",
-                           lambda s: s.set_position(chapter_id, part, line=line, offset=offset, digest=digest),
-                           key=("place",))
+                           lambda s: s.set_position(chapter_id, part, line=line, offset=offset, digest=digest, route=route),
+                           key=("place", chapter_id))  # per chapter: leaving one for another keeps both
 
     def _writes_landed(self) -> None:
         """Everything queued is written: the home screen, when on top, shows the stored state."""
@@ -373,7 +411,23 @@ class TorchCourseApp(App):
             self.push_screen(LookupScreen())
 
     def action_back(self) -> None:
+        from torchcourse.tui.reader import ReaderScreen
+
+        if isinstance(self.screen, ReaderScreen) and self.back_stack:
+            # after a link: back to the chapter it was followed from, where it was left
+            back = self.back_stack.pop()
+            if self.course.chapter(back) is not None:
+                stack = self.back_stack
+                self.open_chapter(back)
+                self.back_stack = stack
+                return
+        self.back_stack = []
         if len(self.screen_stack) > 1:
+            # Esc in the reader lands here (a global binding): the place read is saved first, or
+            # a scroll less than a second old (the rest timer) was lost with the screen
+            save = getattr(self.screen, "save_place", None)
+            if save is not None and self.screen.is_mounted:
+                save()
             self.pop_screen()
 
     def action_review(self) -> None:

@@ -39,7 +39,7 @@ KEYS: tuple[Key, ...] = (
     Key("c", "continue", "继续", "回到上次停下的地方继续读（退出时屏幕顶上那一行；章节改过就回到最近的断点）", "首页"),
     Key("r", "choose_route", "选路线", "选择学习路线（换路线不会丢任何进度）", "首页"),
     Key("enter", "open_chapter", "打开", "打开选中的章节", "首页", display="Enter"),
-    Key("k", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
+    Key("m", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
     # reader
     Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
     Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下读到哪里；跳过的段不算读过的分钟）", "阅读"),
@@ -52,9 +52,14 @@ KEYS: tuple[Key, ...] = (
     Key("X", "rerun_fresh", "重新运行", "重新运行这个代码块：不用缓存的结果，在全新的解释器里跑（结果行写明是哪种）", "阅读", show=False, display="Shift+X"),
     Key("a", "run_all", "全部运行", "依次运行本章所有代码块，最后给出汇总", "阅读"),
     Key("z", "cancel_run", "取消运行", "取消正在运行的代码块", "阅读", show=False),
-    Key("e", "edit_snippet", "改代码", "在原处改选中（或屏幕上第一个）代码块：Ctrl+R 运行并和书上的输出对比，Esc 保存并退出；改过的标 ✏️", "阅读", show=False),
+    Key("e", "edit_snippet", "改代码", "在原处改选中（或屏幕上第一个）代码块：Ctrl+R 运行并和书上的输出对比，Esc 保存并退出；改过的代码块会标出来", "阅读", show=False),
     Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
-    Key("k", "quiz", "测验", "本章的检查点测验", "阅读"),
+    Key("m", "quiz", "测验", "本章的检查点测验（j、k 像 less 和 vim 一样滚动，不会打开测验）", "阅读"),
+    # scrolling like less / vim: none of these opens a dialog
+    Key("space", "page_down", "下一页", "向下翻一页（像 less）", "阅读", show=False, display="空格"),
+    Key("b", "page_up", "上一页", "向上翻一页（像 less）", "阅读", show=False),
+    Key("j", "line_down", "下一行", "向下一行（像 less、vim）", "阅读", show=False),
+    Key("k", "line_up", "上一行", "向上一行（像 less、vim）", "阅读", show=False),
     Key("l", "links", "链接", "列出这一屏的链接，回车打开（也可以用鼠标直接点链接）", "阅读", show=False),
     Key("R", "reload_chapter", "重新载入", "本章文件在磁盘上改过时（作者在另一个终端里编辑），重新载入它，停在同一行", "阅读", show=False, display="Shift+R"),
     # the snippet editor (e in the reader)
@@ -92,7 +97,7 @@ def bindings(scope: str) -> list[Binding]:
 def key_table() -> list[tuple[str, str, str]]:
     """(scope, key as written, description) for every key, in help-screen order."""
     rows = [(k.scope, display_key(k), k.description) for k in KEYS]
-    rows.insert(next(i for i, r in enumerate(rows) if r[0] == "阅读") + 5, ("阅读", "↑ ↓ PgUp PgDn", "滚动正文"))
+    rows.insert(next(i for i, r in enumerate(rows) if r[0] == "阅读") + 5, ("阅读", "↑ ↓ PgUp PgDn Home End", "滚动正文（空格、b 翻页，j、k 一行，像 less）"))
     rows.insert(next(i for i, r in enumerate(rows) if r[0] == "首页") + 3, ("首页", "↑ ↓ Tab", "↑↓ 在一个列表里移动（路线列表到底就停住），Tab 换到下一个列表"))
     return rows
 

@@ -22,7 +22,7 @@ STATUS_TEXT = {"todo": "未开始", "doing": "读到一半", "done": "已完成"
 STATUS_ICON = {"todo": "○", "doing": "◐", "done": "●", "unavailable": "·"}
 
 
-def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = None) -> ChapterStatus:
+def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = None, placed: bool = False) -> ChapterStatus:
     """``parts_read``: the parts the learner really read (scrolled through or stayed in, see
     :mod:`torchcourse.progress.reading`); the minutes read count those, never the breaks
     reached with ``n``, and a completed chapter only what of it was read."""
@@ -31,14 +31,15 @@ def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = Non
         return ChapterStatus(chapter, minutes, "unavailable", 0, 0.0)
     furthest = progress.furthest_break if progress else 0
     done = bool(progress and progress.completed)
-    status = "done" if done else "doing" if furthest > 0 or parts_read else "todo"
+    status = "done" if done else "doing" if furthest > 0 or parts_read or placed else "todo"
     return ChapterStatus(chapter, minutes, status, furthest, minutes_read(chapter, parts_read))
 
 
 def all_statuses(course: Course, store) -> dict[str, ChapterStatus]:
     progress = store.all_progress()
     parts = store.parts_read()
-    return {c.id: chapter_status(c, progress.get(c.id), parts.get(c.id)) for c in course.chapters}
+    placed = store.placed_chapters()  # opened and read in: "doing", even before its first break
+    return {c.id: chapter_status(c, progress.get(c.id), parts.get(c.id), c.id in placed) for c in course.chapters}
 
 
 def current_route(course: Course, store) -> Route | None:
@@ -55,7 +56,13 @@ def neighbour(course: Course, store, chapter_id: str, step: int) -> Chapter | No
     """The next (step=1) or previous (step=-1) written chapter along the current route."""
     order = route_order(course, store)
     if chapter_id not in order:
-        order = [c.id for c in course.chapters]
+        # a chapter off the route (opened from the lookup or the palette): ] goes back onto the
+        # route, to its first unfinished chapter; [ has no route neighbour
+        if step < 0:
+            return None
+        statuses = all_statuses(course, store)
+        ready = [ch for cid in order if (ch := course.chapter(cid)) is not None and ch.available]
+        return next((ch for ch in ready if statuses[ch.id].status != "done"), ready[0] if ready else None)
     i = order.index(chapter_id) + step
     while 0 <= i < len(order):
         ch = course.chapter(order[i])
@@ -73,15 +80,21 @@ def route_progress(route: Route, statuses: dict[str, ChapterStatus]) -> tuple[in
 
 
 def continue_target(course: Course, store) -> tuple[str, int] | None:
-    """Where "继续" goes: the last break point reached, unless that chapter is completed; else the
-    route's first unfinished chapter (after the completed one, when there is one)."""
+    """Where "继续" goes: the place saved last — also in a finished chapter, unless it was saved at
+    that chapter's end — while it belongs to the current route (the chapter is on it, or the
+    place was saved while on it: a chapter opened from the lookup on route B); else the route's
+    first unfinished chapter (after the chapter of the saved place, when it is on the route)."""
     pos = store.last_position()
     statuses = all_statuses(course, store)
     order = route_order(course, store)
     if pos is not None:
         ch = course.chapter(pos[0])
-        if ch is not None and ch.available and statuses[ch.id].status != "done":
-            return ch.id, min(max(0, pos[1]), ch.break_points)  # a break removed since: the last one left
+        if ch is not None and ch.available:
+            saved_on = store.position_route()
+            on_route = ch.id in order or (saved_on is not None and saved_on == (store.get_route() or ""))
+            at_end = statuses[ch.id].status == "done" and pos[1] >= ch.break_points
+            if on_route and not at_end:
+                return ch.id, min(max(0, pos[1]), ch.break_points)  # a break removed since: the last one left
         if ch is not None and ch.id in order:  # finished there: the route's next unfinished chapter
             i = order.index(ch.id) + 1
             order = order[i:] + order[:i]
@@ -126,6 +139,18 @@ def chapter_digest(chapter: Chapter) -> str:
     return hashlib.sha1(chapter.source.encode("utf-8")).hexdigest()[:16]
 
 
+def saved_place(chapter: Chapter, store) -> tuple[int, int | None, int]:
+    """(part, line, offset) where ``chapter`` was last read: its exact line while its text is
+    unchanged, the start of that part otherwise, its top when it was never read."""
+    place = store.chapter_place(chapter.id)
+    if place is None:
+        return 0, None, 0
+    part = min(max(0, place["part"]), chapter.break_points)
+    if place["line"] is not None and place["digest"] == chapter_digest(chapter):
+        return part, place["line"], place["offset"]
+    return part, None, 0
+
+
 def resume_place(course: Course, store) -> tuple[str, int, int | None, int]:
     """(chapter, part, line, offset) that 继续 opens, or None: :func:`continue_target` plus the
     exact line the learner last had at the top of the view, when that chapter is unchanged."""
@@ -134,11 +159,37 @@ def resume_place(course: Course, store) -> tuple[str, int, int | None, int]:
         return None
     cid, part = target
     place = store.reading_place()
+    ch = course.chapter(cid)
     if place and place["chapter"] == cid and place["line"] is not None:
-        ch = course.chapter(cid)
         if ch is not None and place["digest"] == chapter_digest(ch):
             return cid, part, place["line"], place["offset"]
+    if part == 0 and ch is not None:  # the route's next chapter: where it was left, if ever read
+        return (cid, *saved_place(ch, store))
     return cid, part, None, 0
+
+
+def resume_where(course: Course, store, place) -> str:
+    """Where 继续 lands, in words (the same on every visit): the break point after which it
+    resumes and the section at the saved line (``断点 1/2 之后 · §第二次 backward()``), or the
+    chapter's start (``开头``)."""
+    from torchcourse.textwidth import display_width
+
+    cid, part, line, _offset = place
+    ch = course.chapter(cid)
+    if ch is None:
+        return ""
+    words = [f"断点 {part}/{ch.break_points} 之后"] if part > 0 else []
+    if line is not None:
+        section = None
+        for s in ch.sections:
+            if s.line <= line:
+                section = s
+        if section is not None:
+            title = section.title
+            while display_width(title) > 24:  # the 继续 line stays one line at 100 columns
+                title = title[:-2] + "…"
+            words.append(f"§{title}")
+    return " · ".join(words) or "开头"
 
 
 def unwritten_in_route(course: Course, route: Route | None) -> list[Chapter]:
@@ -150,6 +201,8 @@ def unwritten_in_route(course: Course, route: Route | None) -> list[Chapter]:
 
 def nothing_to_continue(course: Course, store) -> str:
     """What 继续 says when no written chapter of the route is left: finished only when nothing is planned."""
+    if not any(ch.available for ch in course.chapters):  # a broken course.toml: nothing was read
+        return "⚠️ 这份课程里没有能读的章节 —— 在终端里运行 torchcourse check 看问题出在哪"
     route = current_route(course, store)
     if route is None or not route.chapters:  # every chapter of it refused (torchcourse check says why)
         return "⚠️ 当前路线没有一章能读（课程内容有问题，作者运行 torchcourse check 可以看到原因）—— 按 r 换一条路线"

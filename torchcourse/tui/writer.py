@@ -210,3 +210,20 @@ class PendingView:
         if self.pending_place is not None and self._writer.pending("place"):
             return self.pending_place["chapter"], self.pending_place["part"]
         return self._store.last_position()
+
+    def placed_chapters(self) -> set[str]:
+        placed = self._store.placed_chapters()
+        if self.pending_place is not None and self._writer.pending("place"):
+            placed.add(self.pending_place["chapter"])
+        return placed
+
+    def position_route(self) -> str | None:
+        if self.pending_place is not None and self._writer.pending("place"):
+            return self.pending_place.get("route", "")
+        return self._store.position_route()
+
+    def chapter_place(self, chapter_id: str) -> dict | None:
+        pending = self.pending_place
+        if pending is not None and pending["chapter"] == chapter_id and self._writer.pending("place"):
+            return {k: pending[k] for k in ("part", "line", "offset", "digest")}
+        return self._store.chapter_place(chapter_id)

@@ -1,7 +1,7 @@
 """The reader's ways elsewhere: links, the table of contents, neighbouring chapters, home, the quiz.
 
 Owns: following a course link (here or in another chapter, at its section), the links on
-screen and ``l``'s list of them, ``t`` (the TOC), ``[`` / ``]`` (the route's neighbours), ``k``
+screen and ``l``'s list of them, ``t`` (the TOC), ``[`` / ``]`` (the route's neighbours), ``m``
 (the quiz) and Esc (home).
 
 May call: :class:`~.layout.ChapterLayout` (jumps, ``part_view``) and :class:`~.positions.Positions`
@@ -49,11 +49,27 @@ class Navigation:
 
         self.screen.app.push_screen(TocScreen(self.chapter), chosen)
 
+    def absent_actions(self) -> frozenset[str]:
+        """Keys the key bar leaves out in this chapter: the quiz without a checkpoint, ] at the
+        route's end (walk L7: the appendix offered both and each only said no)."""
+        app = self.screen.app
+        absent = set()
+        if not app.has_quiz(self.chapter.id):
+            absent.add("quiz")
+        if neighbour(app.course, app.store, self.chapter.id, 1) is None:
+            absent.add("next_chapter")
+        return frozenset(absent)
+
     def open_neighbour(self, step: int) -> None:
+        from torchcourse.tui.summary import current_route, unwritten_in_route
+
         app = self.screen.app
         ch = neighbour(app.course, app.store, self.chapter.id, step)
         if ch is None:
-            self.screen.notify("当前路线上没有" + ("下一章" if step > 0 else "上一章") + "了（还没写好的章节会跳过）。")
+            route = current_route(app.course, app.store)
+            name = f"路线 {route.id}" if route is not None else "这份课程"
+            skipped = "（还没写好的章节会跳过）" if unwritten_in_route(app.course, route) else ""
+            self.screen.notify(f"{name}上没有" + ("下一章" if step > 0 else "上一章") + f"了{skipped}。")
             return
         app.open_chapter(ch.id)
 
@@ -84,6 +100,7 @@ class Navigation:
         if anchor is not None and ch.anchor_line(anchor) is None:
             screen.notify(f"第 {ch.id} 章里没有 #{anchor} 这一节，从本章开头打开。", severity="warning")
             anchor = None
+        app.back_stack.append(self.chapter.id)  # Esc comes back here (walk L16)
         app.open_chapter(ch.id, anchor=anchor)
 
     def visible_links(self) -> list[Link]:

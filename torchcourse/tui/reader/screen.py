@@ -45,7 +45,7 @@ from torchcourse.tui.reader.snippets import Snippets
 from torchcourse.tui.screens.lean import LeanScreen
 from torchcourse.tui.widgets.banner import BreakBanner
 from torchcourse.tui.widgets.keybar import KeyBar
-from torchcourse.tui.widgets.snippet import SnippetView
+from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
 
 NARROW = 100  # below this width expected/actual outputs stack vertically (each column wraps)
 
@@ -87,13 +87,42 @@ class ReaderScreen(LeanScreen):
         yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
         with VerticalScroll(id="body"):
             yield from self.chapter_layout.first_parts()
-        yield KeyBar("阅读")
+        yield KeyBar("阅读", omit=self.navigation.absent_actions())
 
     def on_mount(self) -> None:
         self.watch(self.body, "scroll_y", self._scrolled, init=False)
         self.place.start()
         self.preview.start()
         self.load_parts()
+        self._prestart_runner()
+
+    RUNNER_NOTES = {"starting": "⏳ 运行环境预热中（torch 加载完，第一次运行就和以后一样快）", "ready": "⚡ 运行环境已就绪"}
+
+    def _prestart_runner(self) -> None:
+        """The warm runner starts in the background when a chapter with runnable snippets opens
+        (the first x no longer waits for torch to load); the run lines show its state."""
+        runner = self.app.runner
+        prestart = getattr(runner, "prestart", None)
+        if prestart is None or not any(s.runnable for s in self.chapter.snippets):
+            return
+        app = self.app
+
+        def changed(state: str) -> None:  # from the runner's thread
+            try:
+                app.call_from_thread(self._show_runner_state, state)
+            except Exception:  # the app is closing
+                pass
+
+        self._show_runner_state(getattr(runner, "state", "idle"))  # this app's state, not the last one's
+        prestart(changed)
+
+    def _show_runner_state(self, state: str) -> None:
+        note = self.RUNNER_NOTES.get(state, "")
+        if SnippetHead.runner_note == note:
+            return
+        SnippetHead.runner_note = note
+        for view in self.query(SnippetView):
+            view.refresh_head()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "-narrow")
@@ -184,6 +213,19 @@ class ReaderScreen(LeanScreen):
         return self.snippets.focused_or_visible()
 
     # -- keys -----------------------------------------------------------------------------------
+
+    # less / vim scrolling: Space and b page, j and k move a line
+    def action_page_down(self) -> None:
+        self.body.scroll_page_down()
+
+    def action_page_up(self) -> None:
+        self.body.scroll_page_up()
+
+    def action_line_down(self) -> None:
+        self.body.scroll_down()
+
+    def action_line_up(self) -> None:
+        self.body.scroll_up()
 
     async def action_next_part(self) -> None:
         await self.place.next_part()

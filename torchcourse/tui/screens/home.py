@@ -1,5 +1,5 @@
 """Home: course title, overall progress, 继续, 复习 (count due today), the routes, the chapter map
-(Enter opens a chapter, k its checkpoint quiz), the check-in calendar."""
+(Enter opens a chapter, m its checkpoint quiz), the check-in calendar."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from torchcourse.tui.summary import (
     due_review_count,
     nothing_to_continue,
     resume_place,
+    resume_where,
     unwritten_in_route,
     review_line,
     route_progress,
@@ -142,11 +143,14 @@ class HomeView:
         if target is None:
             self.button = nothing_to_continue(course, store)
         else:
-            cid, part = target
+            place = resume_place(course, store)
+            cid = place[0]
             ch = course.chapter(cid)
-            # one phrase: at 100 columns the line must not break between 之 and 后 (cjkwrap.GLUE)
-            where = " · " + glued("断点", f"{part}/{ch.break_points}", "之后") if part > 0 else ""
             verb = "继续" if store.last_position() else "开始"
+            # the chapter and where in it (the same words on every visit); one phrase: at 100
+            # columns the line must not break between 之 and 后 (cjkwrap.GLUE)
+            where = resume_where(course, store, place)
+            where = "" if where == "开头" and verb == "开始" else " · " + " · ".join(glued(*w.split(" ")) for w in where.split(" · "))
             self.button = f"▶ {verb} (c)：{cid} {ch.title}{where}"
 
         try:
@@ -182,7 +186,7 @@ class HomeView:
         for ch in course.chapters:
             st = statuses[ch.id]
             if st.status == "doing" and st.furthest_break >= ch.break_points:
-                status = "已读完 · 差检查点测验 (k)"  # completion also needs the quiz passed
+                status = "已读完 · 差检查点测验 (m)"  # completion also needs the quiz passed
             elif st.status == "doing":
                 status = f"{STATUS_TEXT['doing']} {st.furthest_break}/{ch.break_points}"
             else:
@@ -226,7 +230,7 @@ class HomeScreen(LeanScreen):
             routes = HomeList(*view.routes, id="routes")
             routes.keeps_cursor = True
             yield routes
-            yield Label("章节地图（回车打开，k 做这一章的测验）", classes="home-heading")
+            yield Label("章节地图（回车打开，m 做这一章的测验）", classes="home-heading")
             # the first frame holds the chapters a screen can show (two lines each at least); the
             # rest are added once it is painted, so a longer course does not slow the start
             shown = max(1, app.size.height // 2)
@@ -318,6 +322,7 @@ class HomeScreen(LeanScreen):
             self.notify(nothing_to_continue(app.course, app.store) + "，或者从章节地图里挑一章。")
             return
         cid, part, line, offset = place
+        app.back_stack = []
         app.open_chapter(cid, part=part, line=line, offset=offset)
 
     def action_review(self) -> None:
@@ -326,7 +331,7 @@ class HomeScreen(LeanScreen):
     def action_chapter_quiz(self) -> None:
         chapters = self.query_one("#chapters", OptionList)
         if chapters.highlighted is None:
-            self.notify("先在章节地图里用 ↑↓ 选中一章，再按 k。")
+            self.notify("先在章节地图里用 ↑↓ 选中一章，再按 m。")
             return
         self.app.open_quiz(self.app.course.chapters[chapters.highlighted].id)
 
@@ -345,6 +350,7 @@ class HomeScreen(LeanScreen):
 
     def _open_index(self, index: int) -> None:
         ch = self.app.course.chapters[index]
+        self.app.back_stack = []
         self.app.open_chapter(ch.id)
 
     @on(OptionList.OptionSelected, "#routes")

@@ -48,7 +48,8 @@ class SearchScreen(Finder):
         ch = self.app.course.chapter(hit.chapter_id)
         title = f"{hit.chapter_id} {ch.title if ch else ''}"
         sec = ch.section(hit.anchor) if ch and hit.anchor else None
-        where = f" · {sec.title}" if sec else ""
+        # the chapter's own heading ("01 · 张量：…") is not a section: no title twice (walk L15)
+        where = f" · {sec.title}" if sec and sec.level > 1 and ch.title not in sec.title else ""
         return Option(Content.assemble((title + where, "bold"), "\n  ", plain_excerpt(hit.excerpt)), id=f"hit-{index}")
 
     def found_text(self, count: int) -> str:

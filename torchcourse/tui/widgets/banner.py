@@ -52,7 +52,7 @@ class ChapterEnd(Vertical):
         yield Label("本章读完了。", classes="end-title")
         with Horizontal(classes="end-actions"):
             if self.has_quiz:
-                yield Button("✅ 检查点测验 (k)", id="end-quiz", action="screen.quiz", compact=True)
+                yield Button("✅ 检查点测验 (m)", id="end-quiz", action="screen.quiz", compact=True)
             if self.next_title:
                 yield Button(f"下一章 ▶ {self.next_title} (])", id="end-next", action="screen.next_chapter", compact=True)
             else:

@@ -182,6 +182,12 @@ def edited_verdict(result) -> str:
     return head
 
 
+# a marked line keeps its background on every row it wraps to, so a continuation row is as
+# clearly removed / added as the row with the - / + (walk L4)
+REMOVED = "$text-error on $error-muted"
+ADDED = "$text-success on $success-muted"
+
+
 def marked_pair(expected: str | None, actual: str) -> tuple[Content, Content]:
     """Expected and actual output, line by line, with the differing lines marked (- / +)."""
     from torchcourse.runner.normalize import normalize
@@ -194,9 +200,9 @@ def marked_pair(expected: str | None, actual: str) -> tuple[Content, Content]:
     matcher = difflib.SequenceMatcher(None, exp_lines, act_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         for line in exp_lines[i1:i2]:
-            left.append(Content("  " + line) if tag == "equal" else Content.styled("- " + line, "$text-error"))
+            left.append(Content("  " + line) if tag == "equal" else Content.styled("- " + line, REMOVED))
         for line in act_lines[j1:j2]:
-            right.append(Content("  " + line) if tag == "equal" else Content.styled("+ " + line, "$text-success"))
+            right.append(Content("  " + line) if tag == "equal" else Content.styled("+ " + line, ADDED))
     head_l = Content.styled("书上的预期输出\n", "bold $text-muted")
     head_r = Content.styled("改动后的实际输出\n", "bold $text-muted")
     body_l = Content("\n").join(left) if left else Content("（书上没有记录预期输出）")

@@ -22,9 +22,10 @@ def _item(k: keys.Key, ns: str) -> Content:
     )
 
 
-def keybar_items(scope: str) -> tuple[list[Content], list[Content]]:
-    """(the screen's keys, then home's search/lookup — left out from the end when narrow; help and quit)."""
-    optional = [_item(k, "screen") for k in keys.KEYS if k.scope == scope and k.show]
+def keybar_items(scope: str, omit: frozenset[str] = frozenset()) -> tuple[list[Content], list[Content]]:
+    """(the screen's keys, then home's search/lookup — left out from the end when narrow; help and
+    quit). ``omit``: actions this screen has nothing for (the appendix has no quiz)."""
+    optional = [_item(k, "screen") for k in keys.KEYS if k.scope == scope and k.show and k.action not in omit]
     if scope == "首页":
         optional += [_item(k, "app") for k in keys.KEYS if k.action in keys.HOME_FOOTER_EXTRA]
     always = [_item(k, "app") for k in keys.KEYS if k.scope == "全局" and k.show]
@@ -56,9 +57,9 @@ class KeyBar(Widget):
     }
     """
 
-    def __init__(self, scope: str, **kwargs) -> None:
+    def __init__(self, scope: str, omit: frozenset[str] = frozenset(), **kwargs) -> None:
         super().__init__(**kwargs)
-        self._optional, self._always = keybar_items(scope)
+        self._optional, self._always = keybar_items(scope, omit)
         self._fitted: tuple[int, Content] | None = None
 
     def render(self) -> Content:

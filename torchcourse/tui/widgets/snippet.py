@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -32,17 +34,30 @@ def is_missing_torch(result) -> bool:
     return "No module named 'torch'" in text or "torch is not installed" in text.lower() or "未安装 torch" in text
 
 
+_AUTHOR_WORDS = (  # the runner's words for authors (fence attributes) → words for a learner (walk L5)
+    (re.compile(r"代码块声明了 raises=(\S+?)，运行却没有抛出异常"), r"书上这段代码应该以 \1 报错结束，这次运行却没有报错"),
+    (re.compile(r"代码块声明了 raises=(\S+?)，运行抛出的却是 (\S+)"), r"书上这段代码应该以 \1 报错结束，这次抛出的却是 \2"),
+    (re.compile(r"运行抛出了 (\S+?)，代码块却没有声明 raises=\S+"), r"这次运行以 \1 报错结束，书上这段代码本不该报错"),
+)
+
+
+def learner_words(message: str) -> str:
+    for pattern, words in _AUTHOR_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
 def verdict_text(result) -> str:
     status = getattr(result, "status", "error")
     head = VERDICTS.get(status, status)
     if status in ("error", "mismatch") and is_missing_torch(result):
         return f"💥 {INSTALL_HINT}"
     if status == "error" and getattr(result, "message", None):
-        head = f"{head}：{result.message}"
+        head = f"{head}：{learner_words(result.message)}"
     elif status == "timeout" and str(getattr(result, "message", "") or "").startswith("⏱️"):
         head = result.message  # the runner's own: it names the limit (运行超过 60 秒) and timeout=N
     elif status == "mismatch" and getattr(result, "raise_problem", ""):
-        head = f"{head}：{result.raise_problem}"  # an undeclared exception or exit status: the diff may be empty
+        head = f"{head}：{learner_words(result.raise_problem)}"  # an undeclared exception or exit status: the diff may be empty
     tail = []
     if getattr(result, "cached", False):
         tail.append("缓存结果，X 重新运行")
@@ -62,10 +77,14 @@ class SnippetHead(Static):
     def __init__(self, runnable: bool, tags: str, **kwargs) -> None:
         super().__init__(self.make(runnable, tags), **kwargs)
 
-    @staticmethod
-    def make(runnable: bool, tags: str) -> Content:
+    # the warm runner's state, shown after the run button (one value for every snippet)
+    runner_note = ""
+
+    @classmethod
+    def make(cls, runnable: bool, tags: str) -> Content:
         markup = "[@click=run][reverse] ▶ 运行 (x) [/reverse][/] " if runnable else ""
-        return Content.from_markup(markup) + Content.styled(tags, "$text-muted")
+        note = f" · {cls.runner_note}" if runnable and cls.runner_note else ""
+        return Content.from_markup(markup) + Content.styled(tags + note, "$text-muted")
 
     def action_run(self) -> None:
         view = self.parent
@@ -95,6 +114,8 @@ class SnippetView(Vertical, can_focus=True):
         self.result = None
         self._frame = 0
         self._timer = None
+        self._pair: tuple[Static, Static] | None = None  # (expected, actual) once it ran
+        self._lines: dict[str, Static] = {}  # the verdict / diff lines once mounted
         if snippet.gpu:
             self.add_class("-gpu")
         if snippet.norun:
@@ -123,6 +144,11 @@ class SnippetView(Vertical, can_focus=True):
             return self.snippet
         return self.snippet.replace(code=self.edited_code)
 
+    def refresh_head(self) -> None:
+        """Repaint the run line (the runner's state changed)."""
+        for head in self.query(SnippetHead):
+            head.update(SnippetHead.make(self.snippet.runnable, self._tags()))
+
     def set_edited(self, code: str | None) -> None:
         """Show ``code`` as the learner's version (None: the book's again) and mark the block."""
         self.edited_code = None if code is None or code == self.snippet.code else code
@@ -145,12 +171,13 @@ class SnippetView(Vertical, can_focus=True):
 
     def _outputs(self) -> Static:
         """On the first run the expected block becomes a pair: expected | actual (stacked when narrow)."""
-        found = self.query(".actual")
-        if found:
-            return found.first()  # type: ignore[return-value]
+        if self._pair is not None:  # kept: a mount is not queryable until it is processed
+            return self._pair[1]
         old = self.query(".expected")
         actual = Static("", classes="out actual")
-        pair = Horizontal(Static(self._expected_content(), classes="out expected"), actual, classes="outputs")
+        expected = Static(self._expected_content(), classes="out expected")
+        pair = Horizontal(expected, actual, classes="outputs")
+        self._pair = (expected, actual)
         if old:
             self.mount(pair, after=old.first())
             old.first().remove()
@@ -158,13 +185,29 @@ class SnippetView(Vertical, can_focus=True):
             self.mount(pair)
         return actual
 
+    # -- side by side, or stacked ---------------------------------------------------------
+
+    def fit_outputs(self) -> None:
+        """Expected and actual side by side only while every line of both fits its column;
+        otherwise stacked (full width each), so a table never wraps into the other column's
+        rows (walk M3). Called after each update of the pair and when the snippet is resized."""
+        if self._pair is None:
+            return
+        width = self.content_size.width or self.app.size.width - 6
+        # two 1fr columns: the actual one has a 1-cell left margin, each a 1-cell padding per side
+        column = (width - 1) // 2 - 2
+        longest = max(_widest_line(w.content) for w in self._pair)
+        self.set_class(longest > column, "-stacked")
+
+    def on_resize(self) -> None:
+        self.fit_outputs()
+
     def _line(self, cls: str) -> Static:
         """The verdict / diff line, mounted on first use (fewer widgets until a run)."""
-        found = self.query(f".{cls}")
-        if found:
-            return found.first()  # type: ignore[return-value]
-        widget = Static("", classes=cls)
-        self.mount(widget)
+        widget = self._lines.get(cls)
+        if widget is None:
+            widget = self._lines[cls] = Static("", classes=cls)
+            self.mount(widget)
         return widget
 
     def on_click(self) -> None:
@@ -178,6 +221,7 @@ class SnippetView(Vertical, can_focus=True):
 
     def show_running(self) -> None:
         self._outputs()
+        self.fit_outputs()
         self.state = "running"
         self.result = None
         self.remove_class("-match", "-mismatch", "-error", "-done")
@@ -207,14 +251,15 @@ class SnippetView(Vertical, can_focus=True):
             shown = actual if status in ("match", "mismatch", "error", "timeout") and actual else ""
             left, right = marked_pair(self.snippet.expected, shown)
             self._outputs().update(right)
-            self.query_one(".outputs .expected", Static).update(left)
+            self._pair[0].update(left)
+            self.fit_outputs()
             self._line("verdict").update(Content(edited_verdict(result)))
-            if self.query(".diff"):
+            if "diff" in self._lines:
                 self._line("diff").update("")
                 self._line("diff").remove_class("-shown")
             return
-        if self.query(".outputs .expected"):  # after an edited run, the book's plain expected block
-            self.query_one(".outputs .expected", Static).update(self._expected_content())
+        if self._pair is not None:  # after an edited run, the book's plain expected block
+            self._pair[0].update(self._expected_content())
         if status in ("match", "mismatch", "error", "timeout") and actual is not None:
             text = visible(actual.rstrip("\n")) or "（没有输出）"  # ESC, SO, C1… never reach the terminal
         elif status == "skipped":
@@ -222,14 +267,23 @@ class SnippetView(Vertical, can_focus=True):
         else:
             text = "（没有输出）"
         self._outputs().update(Content.assemble(("实际输出\n", "bold $text-muted"), text))
+        self.fit_outputs()
         self._line("verdict").update(Content(verdict_text(result)))
         diff = getattr(result, "diff", None) if status == "mismatch" else None
         if diff:
             self._line("diff").update(_diff_content(diff))
             self._line("diff").add_class("-shown")
-        elif self.query(".diff"):
+        elif "diff" in self._lines:
             self._line("diff").update("")
             self._line("diff").remove_class("-shown")
+
+
+def _widest_line(content) -> int:
+    """Cells of the widest line of a Static's content (CJK characters take two)."""
+    from rich.cells import cell_len
+
+    plain = content.plain if isinstance(content, Content) else str(content)
+    return max((cell_len(line) for line in plain.split("\n")), default=0)
 
 
 def _diff_content(diff: str) -> Content:

@@ -1,0 +1,210 @@
+"""Issue 37 H1 / M6 / L9 / L19: the place saved last is where 继续 goes — also in a finished
+chapter —, every chapter reopens at its own saved line, 继续 follows the current route, and the
+home says which chapter and where. Pilot on the fixture course with a real store."""
+
+from __future__ import annotations
+
+from torchcourse.tui.screens.home import HomeScreen
+
+from test_tui_support import build_app, open_loaded_reader, screen_text, sync, wait_for
+
+SIZE = (80, 16)  # short: the fixture's chapters scroll
+
+
+async def home(pilot, app) -> HomeScreen:
+    await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+    await wait_for(pilot, app.writer.idle, what="the queued writes")
+    await pilot.pause()
+    return app.screen
+
+
+def finish(store, chapter_id: str, breaks: int) -> None:
+    for k in range(1, breaks + 1):
+        store.reach_break(chapter_id, k)
+    store.set_completed(chapter_id)
+
+
+def line_at_top(screen):
+    """(source line, rows of it above the view) of the block at the top of the view."""
+    place = screen.current_place()
+    return None if place is None else place[1:]
+
+
+async def scroll_down(pilot, screen, rows: int):
+    screen.body.scroll_to(y=screen.body.scroll_y + rows, animate=False, immediate=True)
+    await pilot.pause()
+    await wait_for(pilot, lambda: screen.current_place() is not None and screen.current_place()[1] is not None, what="a line at the top")
+    return line_at_top(screen)
+
+
+class TestSavedPlace:
+    @sync
+    async def test_s_then_c_in_a_finished_chapter_returns_to_the_saved_line(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        finish(store, "01", app.course.chapter("01").break_points)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            saved = await scroll_down(pilot, screen, 6)
+            await pilot.press("s")
+            await home(pilot, app)
+            assert store.last_position()[1] < app.course.chapter("01").break_points  # saved before the chapter's end
+            # home says which chapter and where, and 继续 goes there, not to the route's next chapter
+            await wait_for(pilot, lambda: any("继续 (c)：01 盒子：一块内存 · " in row and " · §" in row for row in screen_text(app).splitlines()),
+                           what="继续 names 01 and the section")
+            await pilot.press("c")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await wait_for(pilot, lambda: line_at_top(screen) == saved, what=f"back at {saved}")
+        store.close()
+
+    @sync
+    async def test_every_chapter_reopens_at_its_own_saved_line(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            in_01 = await scroll_down(pilot, screen, 5)
+            app.open_chapter("02")  # as the palette or ] would: leaves 01 with its place saved
+            screen = await open_loaded_reader(pilot, app, "02")
+            in_02 = await scroll_down(pilot, screen, 3)
+            await pilot.press("escape")
+            await home(pilot, app)
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await wait_for(pilot, lambda: line_at_top(screen) == in_01, what=f"01 at {in_01}")
+            app.open_chapter("02")
+            screen = await open_loaded_reader(pilot, app, "02")
+            await wait_for(pilot, lambda: line_at_top(screen) == in_02, what=f"02 at {in_02}")
+        store.close()
+
+    @sync
+    async def test_a_chapter_read_in_is_not_未开始(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await scroll_down(pilot, screen, 2)
+            assert store.chapter_progress("01") is None or store.chapter_progress("01").furthest_break == 0
+            await pilot.press("s")
+            await home(pilot, app)
+            await pilot.resize_terminal(100, 40)  # the chapter map in view
+            await wait_for(pilot, lambda: "章节地图" in screen_text(app), what="the chapter map")
+            rows = [r for r in screen_text(app).splitlines() if "01 盒子" in r and "⏱" in r]
+            assert rows and "未开始" not in rows[0] and "读到一半" in rows[0], rows
+        store.close()
+
+
+class TestRoute:
+    @sync
+    async def test_继续_follows_a_route_switch_and_a_place_saved_on_the_new_route(self, tmp_path):
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("c")  # route D starts with 01
+            screen = await open_loaded_reader(pilot, app, "01")
+            await scroll_down(pilot, screen, 3)
+            await pilot.press("escape")
+            await home(pilot, app)
+            assert "继续 (c)：01" in screen_text(app)
+            app.set_route("A")  # 02 → 03: chapter 01 is not on it
+            await home(pilot, app)
+            await wait_for(pilot, lambda: "(c)：02 图：用完就扔" in screen_text(app), what="继续 on route A")
+            await pilot.press("c")
+            await open_loaded_reader(pilot, app, "02")
+            # on route A, a look back into 01 (a lookup hit, the palette) is the place saved last
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            place = await scroll_down(pilot, screen, 2)
+            await pilot.press("s")
+            await home(pilot, app)
+            await wait_for(pilot, lambda: "继续 (c)：01" in screen_text(app), what="继续 back to 01")
+            await pilot.press("c")
+            screen = await open_loaded_reader(pilot, app, "01")
+            await wait_for(pilot, lambda: line_at_top(screen) == place, what=f"01 at {place}")
+        store.close()
+
+
+@sync
+async def test_a_broken_course_never_celebrates(tmp_path):
+    root = tmp_path / "badc"
+    root.mkdir()
+    (root / "course.toml").write_text('title = "坏掉的课程\n', encoding="utf-8")
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "🎉" not in text and "全部读完" not in text
+        assert "torchcourse check" in text
+    store.close()
+
+
+class TestNavigation:
+    @sync
+    async def test_bracket_follows_the_current_route_from_a_chapter_off_it(self, tmp_path):
+        """Walk M6: on route B (05 → 06 → 07), ] in 00 goes onto the route (05), not to 01."""
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        store.set_route("B")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_chapter("00")
+            await open_loaded_reader(pilot, app, "00")
+            await pilot.press("right_square_bracket")
+            await wait_for(pilot, lambda: getattr(app.screen, "chapter", None) is not None and app.screen.chapter.id != "00", what="] opened a chapter")
+            assert app.screen.chapter.id == "05"
+        store.close()
+
+    @sync
+    async def test_esc_after_a_link_goes_back_to_the_chapter_it_was_followed_from(self, tmp_path):
+        """Walk L16: a back stack, not home."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await pilot.pause()
+            app.open_chapter("01")
+            screen = await open_loaded_reader(pilot, app, "01")
+            screen.action_follow_link("02#divide")
+            await open_loaded_reader(pilot, app, "02")
+            await pilot.press("escape")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("escape")  # nothing left to go back to: home
+            await home(pilot, app)
+        store.close()
+
+    @sync
+    async def test_the_key_bar_offers_no_quiz_where_there_is_none_and_no_next_chapter_at_the_route_end(self, tmp_path):
+        """Walk L7: the appendix's footer offered ] and the quiz, and each only said no."""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        store.set_route("A")  # 02 → 03, and 03 is not written: 02 is the route's last readable chapter
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            app.open_chapter("02")
+            await open_loaded_reader(pilot, app, "02")
+            bar = screen_text(app).splitlines()[-1]
+            assert "下一章" not in bar and "m 测验" in bar, bar
+            app.open_chapter("01")  # off route A: ] leads onto it
+            await open_loaded_reader(pilot, app, "01")
+            bar = screen_text(app).splitlines()[-1]
+            assert "] 下一章" in bar, bar
+        store.close()
+
+
+@sync
+async def test_a_search_hit_in_a_chapters_opening_names_its_title_once(tmp_path):
+    """Walk L15: `01 张量：… · 01 · 张量：…`."""
+    from torchcourse import paths
+
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        await pilot.press(*"说明书")
+        await wait_for(pilot, lambda: getattr(app.screen, "hits", None), what="search results")
+        await pilot.pause()
+        title = app.course.chapter("01").title
+        rows = [r for r in screen_text(app).splitlines() if title in r]
+        assert rows and all(r.count(title) == 1 for r in rows), rows
+    store.close()
