@@ -63,7 +63,7 @@ def test_the_scaffold_passes_check_and_verify_at_once(tmp_path):
     check = tc("--content", str(tmp_path / "fresh"), "check", home=tmp_path / "h")
     assert check.returncode == 0 and check.stdout.strip().endswith("：0 处问题") and "⚠️" not in check.stdout, check.stdout
     verify = tc("--content", str(tmp_path / "fresh"), "verify", "--no-cache", home=tmp_path / "h")
-    assert verify.returncode == 0 and verify.stdout.strip().splitlines()[-1] == "2 passed, 0 failed, 1 skipped", verify.stdout + verify.stderr
+    assert verify.returncode == 0 and verify.stdout.strip().splitlines()[-1] == "一致 2 个 · 不一致 0 个 · 跳过 1 个", verify.stdout + verify.stderr
     kinds = {q["kind"] for q in __import__("tomllib").loads((tmp_path / "fresh" / "checkpoints" / "01.toml").read_text(encoding="utf-8"))["questions"]}
     assert kinds == {"single", "multi", "fill", "predict", "open"}
     again = tc("new", str(tmp_path / "fresh"), home=tmp_path / "h")
@@ -254,10 +254,10 @@ def test_accept_one_snippet_rewrites_one_block(course, tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     text = chapter.read_text(encoding="utf-8")
     assert "```output\n[1, 2, 3] 6\n```" in text and "ValueError: stale" in text  # the other block is untouched
-    assert out.stdout.strip().splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
+    assert out.stdout.strip().splitlines()[-1] == "一致 1 个 · 不一致 0 个 · 跳过 0 个"
     assert "写入了 1 个 output 块" in out.stdout
     one = tc("--content", str(course), "verify", "01:bad-int", home=tmp_path / "h")
-    assert one.returncode == 1 and one.stdout.strip().splitlines()[-1] == "0 passed, 1 failed, 0 skipped"
+    assert one.returncode == 1 and one.stdout.strip().splitlines()[-1] == "一致 0 个 · 不一致 1 个 · 跳过 0 个"
 
 
 def test_verify_of_the_whole_course_fails_on_a_missing_chapter_file(course, tmp_path):
@@ -265,7 +265,7 @@ def test_verify_of_the_whole_course_fails_on_a_missing_chapter_file(course, tmp_
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert out.returncode == 1
     assert "附录 A（" in out.stdout and "读不出来" in out.stdout
-    assert out.stdout.strip().splitlines()[-1].endswith("1 failed, 1 skipped")
+    assert out.stdout.strip().splitlines()[-1].endswith("不一致 1 个 · 跳过 1 个")
 
 
 def test_the_lookups_not_covered_answer_names_nothing_the_course_lacks(course, tmp_path):
