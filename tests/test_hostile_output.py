@@ -69,7 +69,7 @@ def test_run_shows_control_characters_visibly(tmp_path, term_factory):  # noqa: 
 def test_verify_diff_shows_control_characters_visibly(tmp_path, term_factory):  # noqa: F811
     course = _course(tmp_path / "course")
     term = term_factory(["--content", str(course), "verify", "--no-cache"], tmp_path / "home")
-    term.read_until("failed")
+    term.read_until("不一致 1 个")  # verify's summary line
     assert term.wait(timeout=120) == 1
     _assert_clean(term.raw)
     assert "+A␛c␛#8" in term.raw.decode("utf-8", "replace")
