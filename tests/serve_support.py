@@ -19,6 +19,8 @@ import zlib
 from codecs import getincrementaldecoder
 from pathlib import Path
 
+import pytest
+
 from rich.cells import get_character_cell_size
 
 REPO = Path(__file__).resolve().parents[1]
@@ -389,3 +391,18 @@ class Page:
 
     def close(self) -> None:
         self.context.close()
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """Start ``Served`` servers, each with a home of its own; all are closed when the test ends."""
+    made: list[Served] = []
+
+    def start(*args: str, **kwargs) -> Served:
+        s = Served(tmp_path / f"home{len(made)}", *args, **kwargs)
+        made.append(s)
+        return s
+
+    yield start
+    for s in made:
+        s.close()

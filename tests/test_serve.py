@@ -14,23 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from serve_support import FIXTURE, REPO, Served, alive, wait_for
+from serve_support import FIXTURE, REPO, Served, alive, serve, wait_for  # noqa: F401 (serve is a fixture)
 
 TOKEN_ENV = "TORCHCOURSE_TOKEN"
-
-
-@pytest.fixture
-def serve(tmp_path):
-    made: list[Served] = []
-
-    def start(*args: str, **kwargs) -> Served:
-        s = Served(tmp_path / f"home{len(made)}", *args, **kwargs)
-        made.append(s)
-        return s
-
-    yield start
-    for s in made:
-        s.close()
 
 
 def get(url: str, headers: dict | None = None) -> tuple[int, dict, str]:

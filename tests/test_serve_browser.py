@@ -14,7 +14,7 @@ import signal
 import pytest
 
 from serve_support import (CHROMIUM, CHROMIUM_ARGS, FIXTURE, REPO, Page, Served, alive, cmdline, decode_png, descendants,
-                           ink_mask, looks_like_a_box, missing_for_browser, wait_for)
+                           ink_mask, looks_like_a_box, missing_for_browser, serve, wait_for)  # noqa: F401 (serve is a fixture)
 from torchcourse.course.loader import course_id_of
 from torchcourse.progress import open_store
 
@@ -38,20 +38,6 @@ def browser():
             yield b
         finally:
             b.close()
-
-
-@pytest.fixture
-def serve(tmp_path):
-    made: list[Served] = []
-
-    def start(*args: str, **kwargs) -> Served:
-        s = Served(tmp_path / f"home{len(made)}", *args, **kwargs)
-        made.append(s)
-        return s
-
-    yield start
-    for s in made:
-        s.close()
 
 
 @pytest.fixture
