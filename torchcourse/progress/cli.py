@@ -219,21 +219,29 @@ def cmd_reset(args) -> int:
                 _err(f"torchcourse reset: 没有这一章的进度：{args.chapter!r}，什么都没有清除。" + (f"已有的章节：{ids}" if ids else ""))
                 return 2
     what = "全部进度（路线、读到的位置、测验记录、运行记录、改过的代码）" if chapter_id is None else f"{label}的进度（断点、测验记录、运行记录、改过的代码）"
-    if not args.yes:
-        if not _isatty(sys.stdin):
-            _err(f"torchcourse: 没有清除任何东西：要清除{what}需要确认，但标准输入不是终端。确定的话请加 --yes。")
-            return 1
-        try:
-            reply = input(f"确定要清除{what}吗？[y/N] ")
-        except EOFError:
-            reply = ""
-        if reply.strip().lower() not in ("y", "yes", "是"):
-            print("已取消，什么都没有清除。")
-            return 1
+    if not args.yes and not _confirm(f"确定要清除{what}吗？[y/N] ",
+                                     f"torchcourse: 没有清除任何东西：要清除{what}需要确认，但标准输入不是终端。确定的话请加 --yes。",
+                                     "已取消，什么都没有清除。"):
+        return 1
     if _with_store(args, lambda store: store.reset(chapter_id)) is _FAILED:
         return 1
     print(f"已清除{what}。")
     return 0
+
+
+def _confirm(question: str, not_a_terminal: str, cancelled: str) -> bool:
+    """Ask a yes/no question at a terminal; without one, say ``not_a_terminal`` and refuse."""
+    if not _isatty(sys.stdin):
+        _err(not_a_terminal)
+        return False
+    try:
+        reply = input(question)
+    except EOFError:
+        reply = ""
+    if reply.strip().lower() not in ("y", "yes", "是"):
+        print(cancelled)
+        return False
+    return True
 
 
 def cmd_export(args) -> int:
@@ -247,17 +255,11 @@ def cmd_export(args) -> int:
     if target.is_dir():
         _err(f"torchcourse export: {target} 是一个目录；请给一个文件名，例如 {target / 'torchcourse-progress.json'}")
         return 2
-    if target.exists() and not getattr(args, "force", False):
-        if not _isatty(sys.stdin):
-            _err(f"torchcourse export: {target.resolve()} 已经存在，没有覆盖它。要覆盖请加 --force，或者换一个文件名。")
-            return 1
-        try:
-            reply = input(f"{target.resolve()} 已经存在，覆盖它吗？[y/N] ")
-        except EOFError:
-            reply = ""
-        if reply.strip().lower() not in ("y", "yes", "是"):
-            print("已取消，没有覆盖那个文件。")
-            return 1
+    if target.exists() and not getattr(args, "force", False) and not _confirm(
+            f"{target.resolve()} 已经存在，覆盖它吗？[y/N] ",
+            f"torchcourse export: {target.resolve()} 已经存在，没有覆盖它。要覆盖请加 --force，或者换一个文件名。",
+            "已取消，没有覆盖那个文件。"):
+        return 1
     if _with_store(args, lambda store: store.export_json(target)) is _FAILED:
         return 1
     print(f"已把进度导出到 {target.resolve()}")
