@@ -214,10 +214,17 @@ class SandboxRunner(core.Runner):
     """A :class:`torchcourse.runner.Runner` whose every run (warm and cold) is sandboxed."""
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
-                 preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=()):
+                 preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
+                 env: dict[str, str] | None = None):
+        """``env``: variables added to every run's environment (``run --sandbox`` passes the
+        user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it)."""
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide)
         self._runs_root = self.sandbox.runs_root
+        self._extra_env = dict(env or {})
+
+    def _env_overrides(self) -> dict[str, str]:
+        return {**self._extra_env, **super()._env_overrides()}
 
     def gpu_available(self) -> bool:
         return False  # no device is mounted in the sandbox

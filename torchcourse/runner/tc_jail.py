@@ -207,16 +207,20 @@ def set_limits(mem, nproc, cpu, fsize, *, relative=True):
 
 
 def confine(spec, own_dir):
-    """Everything above, for a snippet whose run directory tree is ``own_dir``. ``spec``: dict with
+    """Everything above, for a snippet whose ``tc-run-*`` directory is ``own_dir`` (it may write
+    in ``run``, ``home`` and ``tmp`` there, nothing else). ``spec``: dict with
     ``read`` (paths), ``mem``, ``nproc``, ``cpu``, ``fsize``, ``relative`` (address-space limit on
     top of the current size: a forked child), ``userns`` (default true)."""
     if spec.get("userns", True):
         own_user_namespace()
     limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
     set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
+    # the run directory and its private HOME and TMPDIR (siblings in the same tc-run-* directory);
+    # not that directory itself: ``../x`` from the run directory is outside it, and refused
+    writable = [os.path.join(own_dir, d) for d in ("run", "home", "tmp")]
     landlock(
         list(spec.get("read", ())),
-        [own_dir],
+        writable,
         dev_files=("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
         dev_dirs=("/dev/shm",),
     )
