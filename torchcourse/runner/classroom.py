@@ -98,12 +98,14 @@ class Job:
 
 class FairQueue:
     """Waiting jobs, one FIFO per learner. The next job is the oldest of the learner with the
-    fewest runs going (running now, or started ahead of it), ties broken round-robin: a learner
-    with ten queued runs and two running waits behind one who has none running."""
+    fewest runs going now; among those, the one whose last run started longest ago (never:
+    first). A learner with ten queued runs and one running waits behind one who has none."""
 
     def __init__(self) -> None:
         self.queues: dict[str, deque[Job]] = {}
-        self.turn: deque[str] = deque()  # learners with waiting jobs, least recently served first
+        self.turn: deque[str] = deque()  # learners with waiting jobs, in arrival order
+        self.last_start: dict[str, int] = {}  # learner → tick of their last started run
+        self.tick = 0
 
     def put(self, job: Job) -> None:
         q = self.queues.setdefault(job.learner, deque())
@@ -112,25 +114,28 @@ class FairQueue:
             self.turn.append(job.learner)
 
     @staticmethod
-    def _pick(turn, queues, busy: dict[str, int]) -> str | None:
-        best = None
-        for learner in turn:
-            if queues.get(learner) and (best is None or busy.get(learner, 0) < busy.get(best, 0)):
-                best = learner
+    def _pick(turn, queues, busy: dict[str, int], last: dict[str, int]) -> str | None:
+        best, best_key = None, None
+        for i, learner in enumerate(turn):
+            if not queues.get(learner):
+                continue
+            key = (busy.get(learner, 0), last.get(learner, -1), i)
+            if best_key is None or key < best_key:
+                best, best_key = learner, key
         return best
 
     def take(self, busy: dict[str, int] | None = None) -> Job | None:
         """The next job; ``busy``: learner → runs of theirs running now."""
-        learner = self._pick(self.turn, self.queues, busy or {})
+        learner = self._pick(self.turn, self.queues, busy or {}, self.last_start)
         if learner is None:
             return None
         q = self.queues[learner]
         job = q.popleft()
-        self.turn.remove(learner)
-        if q:
-            self.turn.append(learner)  # back of the line for their next one
-        else:
+        self.tick += 1
+        self.last_start[learner] = self.tick
+        if not q:
             self.queues.pop(learner, None)
+            self.turn.remove(learner)
         return job
 
     def remove(self, job: Job) -> bool:
@@ -147,19 +152,21 @@ class FairQueue:
         return True
 
     def order(self, busy: dict[str, int] | None = None) -> list[Job]:
-        """Every waiting job in the order they will start (if nothing else arrives)."""
+        """Every waiting job in the order they will start (if nothing else arrives and each
+        started run were still running when the next one starts)."""
         queues = {k: deque(v) for k, v in self.queues.items()}
-        turn = deque(self.turn)
         busy = dict(busy or {})
+        last = dict(self.last_start)
+        tick = self.tick
         out: list[Job] = []
         while True:
-            learner = self._pick(turn, queues, busy)
+            learner = self._pick(self.turn, queues, busy, last)
             if learner is None:
                 return out
             out.append(queues[learner].popleft())
             busy[learner] = busy.get(learner, 0) + 1
-            turn.remove(learner)
-            turn.append(learner)
+            tick += 1
+            last[learner] = tick
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.queues.values())
@@ -560,12 +567,12 @@ class ClassroomClient:
                 if ready:
                     chunk = s.recv(1 << 16)
                     if not chunk:
-                        if cancel_sent:
+                        if cancel_sent or self._closed:
                             return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
                         return core.RunResult("error", expected=expected, message=MSG_LOST)
                     buf += chunk
         except (OSError, ValueError) as exc:
-            if cancel is not None and cancel.is_set():
+            if (cancel is not None and cancel.is_set()) or self._closed:
                 return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
             return core.RunResult("error", expected=expected, message=MSG_LOST + f"（{exc}）")
         finally:
