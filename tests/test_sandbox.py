@@ -324,3 +324,25 @@ def test_probe_names_what_to_install_when_bwrap_is_missing(tmp_path, monkeypatch
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on this PATH
     assert "apt-get install bubblewrap" in sandbox._probe(sys.executable)
+
+
+def test_many_processes_of_one_run_cannot_add_up_past_its_memory_limit(runner):
+    """RLIMIT_AS is per process: three children of 0.9 GB each (2.7 GB touched) pass it, but not the
+    run's memory group (2 GB + slack): the kernel kills one, and the verdict says why."""
+    if not runner.cgroups.active:
+        pytest.skip("no memory cgroup can be made here (not root, or cgroup v2 without delegation)")
+    code = """
+    import os, time
+    kids = []
+    for i in range(3):
+        pid = os.fork()
+        if pid == 0:
+            x = b"\\x01" * (900 << 20)
+            time.sleep(5)
+            os._exit(0)
+        kids.append(pid)
+    print(sorted(os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids))
+    """
+    res = runner.run(snip(code), use_cache=False)
+    assert "-9" in res.actual and "内存超过上限" in res.message, (res.actual, res.message)
+    assert runner.run(OK, use_cache=False).status == "match"

@@ -179,7 +179,7 @@ class ClassroomService:
         if runner is None:
             from torchcourse.runner.sandbox import SandboxRunner
 
-            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))])
+            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs)
         self.runner = runner
         self.queue = FairQueue()
         self.running: list[Job] = []

@@ -44,6 +44,8 @@ DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
 # mapped: 0.64 GB here, 0.72 GB once its thread pool runs), added to the limit of a cold run; a
 # warm run's limit is relative to the zygote's size instead
 COLD_BASE_VM = 1 << 30
+ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
+RUN_MEM_SLACK = 256 << 20  # a run's memory group: its address-space limit plus this (page cache, the supervisor)
 SYSTEM_DIRS = ("/usr", "/etc")
 LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -211,18 +213,173 @@ class Sandbox:
         return outer, inner
 
 
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children", "rb") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+class Cgroups:
+    """Memory and process-count cgroups (v1) below this process's own, when it may make them
+    (root on a server): one for the whole sandbox (every run and the zygote together) and one per
+    run (its supervisor and every process of its snippet), so that many processes of one run
+    cannot add up past its memory limit (RLIMIT_AS is per process). Without them (an unprivileged
+    learner's own machine, cgroup v2 without delegation) the per-process limits still hold."""
+
+    CONTROLLERS = ("memory", "pids")
+
+    def __init__(self, name: str, *, total_mem: int, total_pids: int):
+        self.groups: dict[str, str] = {}
+        self.pending: list[str] = []
+        self.lock = threading.Lock()
+        if os.geteuid() != 0:
+            return
+        try:
+            with open("/proc/self/cgroup") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            _n, ctrls, path = line.split(":", 2)
+            for ctrl in ctrls.split(","):
+                base = f"/sys/fs/cgroup/{ctrl}"
+                if ctrl in self.CONTROLLERS and os.path.isdir(base):
+                    d = os.path.join(base + path, name)
+                    try:
+                        os.mkdir(d)
+                    except OSError:
+                        continue
+                    self.groups[ctrl] = d
+        if "memory" in self.groups:
+            self._set(self.groups["memory"], {"memory.limit_in_bytes": total_mem})
+        if "pids" in self.groups:
+            self._set(self.groups["pids"], {"pids.max": total_pids})
+
+    @property
+    def active(self) -> bool:
+        return bool(self.groups)
+
+    @staticmethod
+    def _set(d: str, values: dict) -> None:
+        for k, v in values.items():
+            try:
+                with open(os.path.join(d, k), "w") as fh:
+                    fh.write(str(v))
+            except OSError:
+                pass
+
+    @staticmethod
+    def _move(d: str, pids: list[int]) -> None:
+        for pid in pids:
+            try:
+                with open(os.path.join(d, "cgroup.procs"), "w") as fh:
+                    fh.write(str(pid))
+            except OSError:
+                pass  # gone meanwhile
+
+    def enter(self, pid: int) -> None:
+        """``pid`` and its descendants join the sandbox-wide groups."""
+        for d in self.groups.values():
+            self._move(d, _descendants(pid))
+
+    def run_started(self, pid: int, *, mem: int, nproc: int) -> str | None:
+        """Groups of their own for the run whose supervisor is ``pid`` (and its descendants)."""
+        if not self.groups:
+            return None
+        self._reap()
+        key = f"run-{pid}"
+        tree = _descendants(pid)
+        for ctrl, base in self.groups.items():
+            d = os.path.join(base, key)
+            try:
+                os.mkdir(d)
+            except FileExistsError:
+                pass
+            except OSError:
+                continue
+            if ctrl == "memory":
+                self._set(d, {"memory.limit_in_bytes": mem})
+            else:
+                self._set(d, {"pids.max": nproc})
+            self._move(d, tree)
+        return key
+
+    def oom_killed(self, key: str | None) -> bool:
+        """Whether the kernel killed a process of the run for its memory group's limit."""
+        if not key or "memory" not in self.groups:
+            return False
+        try:
+            with open(os.path.join(self.groups["memory"], key, "memory.oom_control")) as fh:
+                for line in fh:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1]) > 0
+        except (OSError, ValueError):
+            pass
+        return False
+
+    def run_ended(self, key: str | None) -> None:
+        if not key:
+            return
+        with self.lock:
+            self.pending.extend(os.path.join(base, key) for base in self.groups.values())
+        self._reap()
+
+    def _reap(self) -> None:
+        with self.lock:
+            left = []
+            for d in self.pending:
+                try:
+                    os.rmdir(d)
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    left.append(d)  # a process of it is still exiting
+            self.pending = left
+
+    def close(self) -> None:
+        import time
+
+        for _ in range(50):
+            self._reap()
+            if not self.pending:
+                break
+            time.sleep(0.05)
+        for d in self.groups.values():
+            for sub in os.listdir(d) if os.path.isdir(d) else ():
+                if sub.startswith("run-"):
+                    try:
+                        os.rmdir(os.path.join(d, sub))
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
 class SandboxRunner(core.Runner):
     """A :class:`torchcourse.runner.Runner` whose every run (warm and cold) is sandboxed."""
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, jobs: int = 2):
         """``env``: variables added to every run's environment (``run --sandbox`` passes the
         user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it)."""
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide)
         self._runs_root = self.sandbox.runs_root
         self._extra_env = dict(env or {})
+        sb = self.sandbox
+        self.cgroups = Cgroups(f"tc-sandbox-{os.getpid()}-{os.path.basename(sb.root)}", total_mem=jobs * sb.mem + ZYGOTE_MEM, total_pids=jobs * (sb.nproc + 8) + 32)
+        self._cg = threading.local()
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -236,7 +393,30 @@ class SandboxRunner(core.Runner):
     def _new_zygote(self):
         from torchcourse.runner.warm import Zygote
 
-        return Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+        z = Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+        self.cgroups.enter(z.proc.pid)  # the zygote and its spare (its torch pages stay charged where they were)
+        return z
+
+    def _track(self, pgid: int) -> None:
+        # a cold run's pgid is its bwrap; a warm run's, its supervisor inside the zygote's sandbox
+        self._cg.key = self.cgroups.run_started(pgid, mem=self.sandbox.mem + RUN_MEM_SLACK, nproc=self.sandbox.nproc + 8)
+        super()._track(pgid)
+
+    def _untrack(self, pgid: int) -> None:
+        super()._untrack(pgid)
+        key = getattr(self._cg, "key", None)
+        self._cg.oom = self.cgroups.oom_killed(key)
+        self.cgroups.run_ended(key)
+        self._cg.key = None
+
+    def _run(self, snippet, **kw) -> core.RunResult:
+        self._cg.oom = False
+        res = super()._run(snippet, **kw)
+        if getattr(self._cg, "oom", False) and res.status not in ("cancelled", "timeout"):
+            res.message = (f"🧱 内存超过上限（{self.sandbox.mem >> 30} GB），系统终止了这段代码的进程 " + res.message).strip()
+            if res.status == "match":
+                res.status = "mismatch"
+        return res
 
     def _prepare(self, base: str) -> None:
         execute.private_dirs(os.path.join(base, "run"))
@@ -249,6 +429,7 @@ class SandboxRunner(core.Runner):
 
     def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:
         super().close(wait)
+        self.cgroups.close()
         self.sandbox.close()
 
 
