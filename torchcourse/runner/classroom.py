@@ -409,10 +409,12 @@ def main(argv=None) -> int:
     threading.Thread(target=svc.serve_forever, name="tc-class-accept", daemon=True).start()
     if args.lifeline:
         def watch():
+            # os.read, not sys.stdin: a daemon thread blocked in the buffered reader aborts
+            # the interpreter's shutdown ("could not acquire lock for <stdin>")
             try:
-                while sys.stdin.buffer.read(1024):
+                while os.read(0, 1024):
                     pass
-            except (OSError, ValueError):
+            except OSError:
                 pass
             done.set()
 

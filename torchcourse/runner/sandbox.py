@@ -45,7 +45,6 @@ DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
 # warm run's limit is relative to the zygote's size instead
 COLD_BASE_VM = 1 << 30
 ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
-RUN_MEM_SLACK = 256 << 20  # a run's memory group: its address-space limit plus this (page cache, the supervisor)
 SYSTEM_DIRS = ("/usr", "/etc")
 LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -228,18 +227,21 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Cgroups:
-    """Memory and process-count cgroups (v1) below this process's own, when it may make them
-    (root on a server): one for the whole sandbox (every run and the zygote together) and one per
-    run (its supervisor and every process of its snippet), so that many processes of one run
-    cannot add up past its memory limit (RLIMIT_AS is per process). Without them (an unprivileged
-    learner's own machine, cgroup v2 without delegation) the per-process limits still hold."""
+    """A memory and a process-count cgroup (v1) below this process's own, when it may make them
+    (root on a server), for the whole sandbox: the zygote, every run forked from it and every cold
+    run's bwrap, so that many processes of runs cannot add up past ``total_mem`` (RLIMIT_AS is per
+    process), whatever they fork. The kernel's OOM killer then picks within the group: the
+    largest process, a hostile run's, rather than the zygote (its torch pages are shared).
+
+    Not one group per run: moving a process into a v1 cgroup takes ~30 ms here (the kernel waits
+    for an RCU grace period, and every fork on the machine waits with it), more than a warm run.
+    Without the groups (an unprivileged learner's own machine, cgroup v2 without delegation) the
+    per-process limits still hold."""
 
     CONTROLLERS = ("memory", "pids")
 
     def __init__(self, name: str, *, total_mem: int, total_pids: int):
         self.groups: dict[str, str] = {}
-        self.pending: list[str] = []
-        self.lock = threading.Lock()
         if os.geteuid() != 0:
             return
         try:
@@ -251,7 +253,7 @@ class Cgroups:
             _n, ctrls, path = line.split(":", 2)
             for ctrl in ctrls.split(","):
                 base = f"/sys/fs/cgroup/{ctrl}"
-                if ctrl in self.CONTROLLERS and os.path.isdir(base):
+                if ctrl in self.CONTROLLERS and os.path.isdir(base) and ctrl not in self.groups:
                     d = os.path.join(base + path, name)
                     try:
                         os.mkdir(d)
@@ -276,93 +278,41 @@ class Cgroups:
             except OSError:
                 pass
 
-    @staticmethod
-    def _move(d: str, pids: list[int]) -> None:
-        for pid in pids:
-            try:
-                with open(os.path.join(d, "cgroup.procs"), "w") as fh:
-                    fh.write(str(pid))
-            except OSError:
-                pass  # gone meanwhile
-
     def enter(self, pid: int) -> None:
-        """``pid`` and its descendants join the sandbox-wide groups."""
+        """``pid`` and its descendants join the groups (their children are born in them)."""
         for d in self.groups.values():
-            self._move(d, _descendants(pid))
+            for p in _descendants(pid):
+                try:
+                    with open(os.path.join(d, "cgroup.procs"), "w") as fh:
+                        fh.write(str(p))
+                except OSError:
+                    pass  # gone meanwhile
 
-    def run_started(self, pid: int, *, mem: int, nproc: int) -> str | None:
-        """Groups of their own for the run whose supervisor is ``pid`` (and its descendants)."""
-        if not self.groups:
-            return None
-        self._reap()
-        key = f"run-{pid}"
-        tree = _descendants(pid)
-        for ctrl, base in self.groups.items():
-            d = os.path.join(base, key)
-            try:
-                os.mkdir(d)
-            except FileExistsError:
-                pass
-            except OSError:
-                continue
-            if ctrl == "memory":
-                self._set(d, {"memory.limit_in_bytes": mem})
-            else:
-                self._set(d, {"pids.max": nproc})
-            self._move(d, tree)
-        return key
-
-    def oom_killed(self, key: str | None) -> bool:
-        """Whether the kernel killed a process of the run for its memory group's limit."""
-        if not key or "memory" not in self.groups:
-            return False
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed for the memory group's limit so far."""
+        if "memory" not in self.groups:
+            return 0
         try:
-            with open(os.path.join(self.groups["memory"], key, "memory.oom_control")) as fh:
+            with open(os.path.join(self.groups["memory"], "memory.oom_control")) as fh:
                 for line in fh:
                     if line.startswith("oom_kill "):
-                        return int(line.split()[1]) > 0
+                        return int(line.split()[1])
         except (OSError, ValueError):
             pass
-        return False
-
-    def run_ended(self, key: str | None) -> None:
-        if not key:
-            return
-        with self.lock:
-            self.pending.extend(os.path.join(base, key) for base in self.groups.values())
-        self._reap()
-
-    def _reap(self) -> None:
-        with self.lock:
-            left = []
-            for d in self.pending:
-                try:
-                    os.rmdir(d)
-                except FileNotFoundError:
-                    pass
-                except OSError:
-                    left.append(d)  # a process of it is still exiting
-            self.pending = left
+        return 0
 
     def close(self) -> None:
-        import time
-
-        for _ in range(50):
-            self._reap()
-            if not self.pending:
-                break
-            time.sleep(0.05)
         for d in self.groups.values():
-            for sub in os.listdir(d) if os.path.isdir(d) else ():
-                if sub.startswith("run-"):
-                    try:
-                        os.rmdir(os.path.join(d, sub))
-                    except OSError:
-                        pass
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
+            for _ in range(100):  # the last processes may still be exiting
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    import time
+
+                    time.sleep(0.05)
 
 
 class SandboxRunner(core.Runner):
@@ -370,16 +320,18 @@ class SandboxRunner(core.Runner):
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
-                 env: dict[str, str] | None = None, jobs: int = 2):
+                 env: dict[str, str] | None = None, jobs: int = 2, total_mem: int | None = None):
         """``env``: variables added to every run's environment (``run --sandbox`` passes the
-        user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it)."""
+        user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it). ``jobs``: runs
+        at once, for the sandbox-wide memory group (``total_mem``, default jobs × the per-run limit
+        + the zygote's share)."""
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide)
         self._runs_root = self.sandbox.runs_root
         self._extra_env = dict(env or {})
         sb = self.sandbox
-        self.cgroups = Cgroups(f"tc-sandbox-{os.getpid()}-{os.path.basename(sb.root)}", total_mem=jobs * sb.mem + ZYGOTE_MEM, total_pids=jobs * (sb.nproc + 8) + 32)
-        self._cg = threading.local()
+        self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
+        self.cgroups = Cgroups(f"tc-sandbox-{os.getpid()}-{os.path.basename(sb.root)}", total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32)
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -397,25 +349,12 @@ class SandboxRunner(core.Runner):
         self.cgroups.enter(z.proc.pid)  # the zygote and its spare (its torch pages stay charged where they were)
         return z
 
-    def _track(self, pgid: int) -> None:
-        # a cold run's pgid is its bwrap; a warm run's, its supervisor inside the zygote's sandbox
-        self._cg.key = self.cgroups.run_started(pgid, mem=self.sandbox.mem + RUN_MEM_SLACK, nproc=self.sandbox.nproc + 8)
-        super()._track(pgid)
-
-    def _untrack(self, pgid: int) -> None:
-        super()._untrack(pgid)
-        key = getattr(self._cg, "key", None)
-        self._cg.oom = self.cgroups.oom_killed(key)
-        self.cgroups.run_ended(key)
-        self._cg.key = None
-
     def _run(self, snippet, **kw) -> core.RunResult:
-        self._cg.oom = False
+        before = self.cgroups.oom_kills()
         res = super()._run(snippet, **kw)
-        if getattr(self._cg, "oom", False) and res.status not in ("cancelled", "timeout"):
-            res.message = (f"🧱 内存超过上限（{self.sandbox.mem >> 30} GB），系统终止了这段代码的进程 " + res.message).strip()
-            if res.status == "match":
-                res.status = "mismatch"
+        if self.cgroups.oom_kills() > before:
+            # (with runs at once, it may have been another run's process: the note says what happened)
+            res.message = (f"🧱 运行期间沙箱的内存总上限（{self.cgroups_mem >> 20} MB）用完了，系统终止了占内存最多的进程 " + res.message).strip()
         return res
 
     def _prepare(self, base: str) -> None:
@@ -424,7 +363,12 @@ class SandboxRunner(core.Runner):
 
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
         env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}
-        return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack,
+
+        def start(pgid: int) -> None:
+            self.cgroups.enter(pgid)  # this run's bwrap, before its python starts (~30 ms: cold runs only)
+            self._track(pgid)
+
+        return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=start, on_end=self._untrack,
                                 cleanup_dir=cleanup_dir, env=self._env_overrides(), wrap=self.sandbox.cold_wrap(cleanup_dir), base_env=env)
 
     def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:

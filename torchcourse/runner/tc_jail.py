@@ -206,15 +206,18 @@ def set_limits(mem, nproc, cpu, fsize, *, relative=True):
             raise JailError(f"setrlimit {which}: {exc}") from exc
 
 
-def confine(spec, own_dir):
-    """Everything above, for a snippet whose ``tc-run-*`` directory is ``own_dir`` (it may write
-    in ``run``, ``home`` and ``tmp`` there, nothing else). ``spec``: dict with
-    ``read`` (paths), ``mem``, ``nproc``, ``cpu``, ``fsize``, ``relative`` (address-space limit on
-    top of the current size: a forked child), ``userns`` (default true)."""
+def prepare(spec):
+    """The part of :func:`confine` that needs no run directory (a warm spare does it while it
+    waits for its request, off the run's clock: setting RLIMIT_CPU alone takes ~3 ms in a
+    torch-sized process): the user namespace and the resource limits."""
     if spec.get("userns", True):
         own_user_namespace()
     limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
     set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
+
+
+def restrict(spec, own_dir):
+    """The rest of :func:`confine`: the Landlock domain of this run's own directories."""
     # the run directory and its private HOME and TMPDIR (siblings in the same tc-run-* directory);
     # not that directory itself: ``../x`` from the run directory is outside it, and refused
     writable = [os.path.join(own_dir, d) for d in ("run", "home", "tmp")]
@@ -227,6 +230,15 @@ def confine(spec, own_dir):
     tmp = os.environ.get("TMPDIR")
     if tmp:  # torch.compile's kernel cache: the run's own (a shared one would be a channel between runs)
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "torchinductor")
+
+
+def confine(spec, own_dir):
+    """Everything above, for a snippet whose ``tc-run-*`` directory is ``own_dir`` (it may write
+    in ``run``, ``home`` and ``tmp`` there, nothing else). ``spec``: dict with
+    ``read`` (paths), ``mem``, ``nproc``, ``cpu``, ``fsize``, ``relative`` (address-space limit on
+    top of the current size: a forked child), ``userns`` (default true)."""
+    prepare(spec)
+    restrict(spec, own_dir)
 
 
 def drop_to(uid, gid):
