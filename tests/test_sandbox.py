@@ -354,3 +354,16 @@ def test_many_processes_cannot_add_up_past_the_sandbox_memory_limit():
         assert r.zygote() is z
     finally:
         r.close()
+
+
+def test_dataloader_workers_and_multiprocessing_locks_work_in_the_sandbox(runner):
+    """Chapter 08's mechanism inside the sandbox: worker processes, their locks (sem_open in
+    /dev/shm) and shared-memory batches. (bwrap's own /dev/shm is root's: the first version of
+    the sandbox failed every DataLoader snippet with PermissionError.)"""
+    code = """
+    import torch
+    from torch.utils.data import DataLoader
+    print([b.tolist() for b in DataLoader(torch.arange(6), batch_size=2, num_workers=2)])
+    """
+    res = runner.run(snip(code, expected="[[0, 1], [2, 3], [4, 5]]"), use_cache=False)
+    assert res.status == "match", (res.actual, res.message)

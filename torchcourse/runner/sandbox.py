@@ -45,6 +45,7 @@ DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
 # warm run's limit is relative to the zygote's size instead
 COLD_BASE_VM = 1 << 30
 ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
+SHM_SIZE = 1 << 30  # the sandbox's /dev/shm (shared by its runs)
 SYSTEM_DIRS = ("/usr", "/etc")
 LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -191,7 +192,10 @@ class Sandbox:
                     args += ["--tmpfs", h]
                 elif os.path.exists(h):
                     args += ["--ro-bind", "/dev/null", h]
-        args += ["--proc", "/proc", "--dev", "/dev", "--chdir", chdir, "--"]
+        # /dev/shm: a tmpfs of the sandbox's own that the unprivileged uid may write (bwrap's --dev
+        # leaves a root-owned directory): multiprocessing's locks (sem_open) and DataLoader
+        # workers' shared tensors live there. Runs cannot list it (Landlock: no READ_DIR).
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm", "--chdir", chdir, "--"]
         return args
 
     def _drop(self) -> list[str]:
