@@ -45,10 +45,10 @@ def digest(path: Path) -> str:
 
 
 class Service:
-    def __init__(self, tmp: Path, jobs: int, hide: list[str]):
+    def __init__(self, tmp: Path, jobs: int, hide: list[str], extra: tuple[str, ...] = ()):
         self.sock = str(tmp / "class.sock")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "torchcourse.runner.classroom", "--socket", self.sock, "--jobs", str(jobs), "--lifeline", *[a for h in hide for a in ("--hide", h)]],
+            [sys.executable, "-m", "torchcourse.runner.classroom", "--socket", self.sock, "--jobs", str(jobs), "--lifeline", *[a for h in hide for a in ("--hide", h)], *extra],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, text=True,
         )
         line = self.proc.stdout.readline()
@@ -307,6 +307,35 @@ def test_the_output_cache_is_each_learners_own(service, tmp_path):
     assert alice.run(code).cached
     assert list((tmp_path / "alice").rglob("*.json")) and not (tmp_path / "bob").exists()
     assert not bob.run(code).cached
+
+
+@needs_sandbox
+def test_files_without_end_fill_the_run_space_not_the_disk(tmp_path):
+    """As root the service keeps every run directory on a tmpfs of --run-space MB, in a mount
+    namespace of its own: a run writing files without end gets ENOSPC there; the next run works."""
+    if os.geteuid() != 0:
+        pytest.skip("the run space is a tmpfs only when the service runs as root (else the runs are on disk)")
+    svc = Service(tmp_path, jobs=1, hide=[], extra=("--run-space", "120"))
+    try:
+        alice = svc.client("alice")
+        code = """
+        n = 0
+        try:
+            while True:
+                with open(f"f{n}", "wb") as f:
+                    f.write(b"z" * (20 << 20))
+                n += 1
+        except OSError as e:
+            print("stopped after", n, "files:", e.strerror)
+        """
+        res = alice.run(snip(code), use_cache=False)
+        assert "No space left on device" in res.actual, res.actual
+        assert int(res.actual.split("after")[1].split()[0]) <= 6
+        with open("/proc/self/mounts") as fh:
+            assert "tc-sandbox" not in fh.read()  # the tmpfs is the service's alone
+        assert svc.client("bob").run(snip("open('a', 'w').write('ok')\nprint(open('a').read())\n", expected="ok"), use_cache=False).status == "match"
+    finally:
+        svc.stop()
 
 
 def test_an_unreachable_service_is_a_clear_error(tmp_path):

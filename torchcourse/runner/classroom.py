@@ -6,6 +6,7 @@ Textual here.
 Service::
 
     python -m torchcourse.runner.classroom --socket PATH [--jobs N] [--preload torch] [--hide PATH]...
+                                           [--lifeline] [--run-space MB]
 
 It refuses to start (exit 2, the reason in Chinese on stderr) when the sandbox does not work here
 (:func:`torchcourse.runner.sandbox.sandbox_problem`). Once it listens it prints one JSON line,
@@ -173,13 +174,13 @@ class FairQueue:
 
 
 class ClassroomService:
-    def __init__(self, socket_path: str, *, jobs: int | None = None, preload=None, hide=(), runner=None):
+    def __init__(self, socket_path: str, *, jobs: int | None = None, preload=None, hide=(), runner=None, run_space: int | None = None):
         self.socket_path = socket_path
         self.jobs = max(1, int(jobs or os.cpu_count() or 2))
         if runner is None:
             from torchcourse.runner.sandbox import SandboxRunner
 
-            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs)
+            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs, run_space=run_space)
         self.runner = runner
         self.queue = FairQueue()
         self.running: list[Job] = []
@@ -385,14 +386,19 @@ def main(argv=None) -> int:
     ap.add_argument("--preload", action="append", default=None, help="预热运行器先导入的模块（默认 torch）")
     ap.add_argument("--hide", action="append", default=[], help="沙箱里看不到的路径（用户文件、课堂的数据目录……）")
     ap.add_argument("--lifeline", action="store_true", help="标准输入关闭（启动它的进程退出）时就退出")
+    ap.add_argument("--run-space", type=int, default=None, metavar="MB", help="所有运行目录合起来最多占多少 MB（以 root 运行时是一个 tmpfs；默认每个并发 1024）")
     args = ap.parse_args(argv)
-    from torchcourse.runner.sandbox import sandbox_problem
+    from torchcourse.runner.sandbox import private_mounts, sandbox_problem
 
     problem = sandbox_problem()
     if problem:
         print(f"课堂运行服务没有启动：沙箱用不了——{problem}", file=sys.stderr)
         return 2
-    svc = ClassroomService(args.socket, jobs=args.jobs, preload=tuple(args.preload) if args.preload else None, hide=args.hide)
+    # (root) a mount namespace of its own, before any thread: the run directories then live on a
+    # tmpfs of a bounded size that vanishes with the service, not on the server's disk
+    private_mounts()
+    svc = ClassroomService(args.socket, jobs=args.jobs, preload=tuple(args.preload) if args.preload else None, hide=args.hide,
+                           run_space=args.run_space << 20 if args.run_space else None)
     done = threading.Event()
 
     def on_signal(*_):

@@ -46,6 +46,7 @@ DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
 COLD_BASE_VM = 1 << 30
 ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
 SHM_SIZE = 1 << 30  # the sandbox's /dev/shm (shared by its runs)
+RUNS_TMPFS_PER_JOB = 1 << 30  # the run directories' tmpfs (classroom service only), per run at once
 SYSTEM_DIRS = ("/usr", "/etc")
 LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -108,11 +109,53 @@ def python_paths(python: str) -> list[str]:
     return out
 
 
+_PRIVATE_MOUNTS = [False]
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC = 2, 4, 1 << 18, 1 << 14
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def private_mounts() -> bool:
+    """Give this (still single-threaded, root) process a mount namespace of its own, every mount
+    private: a tmpfs it mounts later is seen only by it and its children and vanishes with it.
+    False when that is not possible (not root, threads already running)."""
+    if _PRIVATE_MOUNTS[0]:
+        return True
+    if os.geteuid() != 0 or threading.active_count() > 1:
+        return False
+    libc = _libc()
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return False
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    _PRIVATE_MOUNTS[0] = True
+    return True
+
+
+def _mount_tmpfs(path: str, size: int, uid: int, gid: int) -> bool:
+    opts = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
+    return _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) == 0
+
+
+def _umount(path: str) -> None:
+    _libc().umount2(path.encode(), 2)  # MNT_DETACH
+
+
 class Sandbox:
     """One sandbox configuration (and its private directory of run directories)."""
 
     def __init__(self, python: str | None = None, *, hide: list[str] | tuple[str, ...] = (), mem: int = DEFAULT_MEM,
-                 nproc: int = DEFAULT_NPROC, fsize: int = DEFAULT_FSIZE, root: str | None = None):
+                 nproc: int = DEFAULT_NPROC, fsize: int = DEFAULT_FSIZE, root: str | None = None,
+                 runs_tmpfs: int | None = None):
+        """``runs_tmpfs``: bytes of a tmpfs mounted on the run directories' root, so that runs
+        writing files without end fill that and not the server's disk — only by a process that
+        has a mount namespace of its own (:func:`private_mounts`; the classroom service), where
+        the mount vanishes with it."""
         self.python = python or execute.default_python()
         self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
         self.privileged = os.geteuid() == 0
@@ -123,6 +166,9 @@ class Sandbox:
         for d in (self.runs_root, self.zygote_root):
             os.mkdir(d, 0o700)
             self.own(d)
+        self.runs_on_tmpfs = False
+        if runs_tmpfs and _PRIVATE_MOUNTS[0]:
+            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid)
         self.read_paths = [*(d for d in SYSTEM_DIRS if os.path.isdir(d)), *python_paths(self.python), RUNNER_DIR]
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
@@ -138,6 +184,9 @@ class Sandbox:
                     os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
 
     def close(self) -> None:
+        if self.runs_on_tmpfs:
+            _umount(self.runs_root)
+            self.runs_on_tmpfs = False
         shutil.rmtree(self.root, ignore_errors=True)
 
     # -- commands --------------------------------------------------------------------------
@@ -324,13 +373,14 @@ class SandboxRunner(core.Runner):
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
-                 env: dict[str, str] | None = None, jobs: int = 2, total_mem: int | None = None):
+                 env: dict[str, str] | None = None, jobs: int = 2, total_mem: int | None = None,
+                 run_space: int | None = None):
         """``env``: variables added to every run's environment (``run --sandbox`` passes the
         user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it). ``jobs``: runs
         at once, for the sandbox-wide memory group (``total_mem``, default jobs × the per-run limit
-        + the zygote's share)."""
+        + the zygote's share). ``run_space``: bytes of the run directories' tmpfs (see Sandbox)."""
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
-        self.sandbox = sandbox or Sandbox(self.python, hide=hide)
+        self.sandbox = sandbox or Sandbox(self.python, hide=hide, runs_tmpfs=run_space or jobs * RUNS_TMPFS_PER_JOB)
         self._runs_root = self.sandbox.runs_root
         self._extra_env = dict(env or {})
         sb = self.sandbox
