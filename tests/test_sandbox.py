@@ -367,3 +367,51 @@ def test_dataloader_workers_and_multiprocessing_locks_work_in_the_sandbox(runner
     """
     res = runner.run(snip(code, expected="[[0, 1], [2, 3], [4, 5]]"), use_cache=False)
     assert res.status == "match", (res.actual, res.message)
+
+
+def test_each_run_has_a_loopback_of_its_own(runner):
+    """TCP on 127.0.0.1 works inside a run (torch.distributed's gloo needs it: 06:ddp-prefix
+    failed in the first sandbox), but a run listening there is unreachable from a concurrent one,
+    which can bind the same port itself."""
+    known = set(os.listdir(runner.sandbox.runs_root))
+    a_code = """
+    import socket, time
+    s = socket.socket()
+    s.bind(("127.0.0.1", 29511))
+    s.listen()
+    open("listening", "w").write("yes")
+    time.sleep(600)
+    """
+    stop = threading.Event()
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("a", runner.run(snip(a_code, timeout=600), use_cache=False, cancel=stop)))
+    t.start()
+    try:
+        wait_until(lambda: any(os.path.exists(os.path.join(runner.sandbox.runs_root, n, "run", "listening")) for n in set(os.listdir(runner.sandbox.runs_root)) - known), "run A listens")
+        b_code = """
+        import socket
+        c = socket.socket()
+        try:
+            c.connect(("127.0.0.1", 29511))
+            print("REACHED A")
+        except OSError as e:
+            print("A unreachable:", type(e).__name__)
+        s = socket.socket()
+        s.bind(("127.0.0.1", 29511))
+        s.listen()
+        c = socket.create_connection(("127.0.0.1", 29511))
+        print("own loopback ok")
+        """
+        res = runner.run(snip(b_code), use_cache=False)
+        assert "A unreachable: ConnectionRefusedError" in res.actual and "own loopback ok" in res.actual, res.actual
+    finally:
+        stop.set()
+        t.join(60)
+    gloo = """
+    import torch.distributed as dist, torch.nn as nn
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    print(list(nn.parallel.DistributedDataParallel(nn.Linear(3, 2)).state_dict()))
+    dist.destroy_process_group()
+    """
+    res = runner.run(snip(gloo, expected="['module.weight', 'module.bias']"), use_cache=False)
+    assert res.status == "match", (res.actual, res.message)
