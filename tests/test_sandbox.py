@@ -415,3 +415,33 @@ def test_each_run_has_a_loopback_of_its_own(runner):
     """
     res = runner.run(snip(gloo, expected="['module.weight', 'module.bias']"), use_cache=False)
     assert res.status == "match", (res.actual, res.message)
+
+
+def test_a_hidden_path_under_a_bound_one_is_masked(tmp_path):
+    """A data directory (or the users file) that happens to lie under a path the sandbox binds
+    read-only (a venv next to the classroom's data, say) is masked: the rest stays readable."""
+    from torchcourse.runner.sandbox import Sandbox
+
+    shared = tmp_path / "shared"
+    (shared / "data").mkdir(parents=True)
+    (shared / "data" / "progress.sqlite3").write_text("secret")
+    (shared / "users.toml").write_text("alice = 'token'")
+    (shared / "lib.txt").write_text("public")
+    os.chmod(tmp_path, 0o755)
+    sb = Sandbox(hide=[str(shared / "data"), str(shared / "users.toml")])
+    sb.read_paths.append(str(shared))
+    r = SandboxRunner(cache_dir=None, warm=False, sandbox=sb)
+    try:
+        code = f"""
+        for p in ["lib.txt", "data/progress.sqlite3", "users.toml"]:
+            try:
+                print(p, repr(open({str(shared)!r} + "/" + p).read()))
+            except OSError as e:
+                print(p, "refused", type(e).__name__)
+        """
+        res = r.run(snip(code), cold=True, use_cache=False)
+        assert "lib.txt 'public'" in res.actual, res.actual
+        assert "secret" not in res.actual and "token" not in res.actual, res.actual
+        assert "data/progress.sqlite3 refused" in res.actual
+    finally:
+        r.close()
