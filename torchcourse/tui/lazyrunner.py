@@ -73,7 +73,7 @@ def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = Non
     directory), else a Runner of this app's own."""
     from torchcourse import paths
 
-    from torchcourse.runner.classroom import client_from_env
+    from torchcourse.runner.classroom_client import client_from_env
 
     client = client_from_env(cache_dir=paths.run_cache_dir(course_id))
     if client is not None:

@@ -1,0 +1,214 @@
+"""The app's side of the class's shared runner (see :mod:`torchcourse.runner.classroom` for the
+service and the protocol): :class:`ClassroomClient`, with the interface of
+:class:`torchcourse.runner.Runner`, and the protocol's JSON helpers. No torch, no Textual."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import select
+import socket
+import threading
+from pathlib import Path
+from typing import Callable
+
+from torchcourse.runner import core
+from torchcourse.runner.cache import RunCache
+
+ENV_SOCKET = "TORCHCOURSE_CLASS_RUNNER"
+ENV_LEARNER = "TORCHCOURSE_LEARNER"
+SNIPPET_FIELDS = ("id", "chapter_id", "code", "expected", "line", "expected_line", "part", "section",
+                  "gpu", "norun", "cold", "timeout", "raises", "bad_attrs", "exit_code")
+MSG_UNREACHABLE = "💥 连不上课堂的运行服务（{err}）：请告诉老师"
+MSG_LOST = "💥 课堂的运行服务中途断开了：请再运行一次，或告诉老师"
+
+
+def _snippet_to_json(snippet) -> dict:
+    return {f: (list(v) if isinstance((v := getattr(snippet, f, None)), tuple) else v) for f in SNIPPET_FIELDS}
+
+
+def _snippet_from_json(d: dict):
+    from torchcourse.course.model import Snippet
+
+    kw = {f: d[f] for f in SNIPPET_FIELDS if f in d}
+    kw["bad_attrs"] = tuple(kw.get("bad_attrs") or ())
+    return Snippet(**kw)
+
+
+def _result_from_json(d: dict) -> core.RunResult:
+    names = {f.name for f in dataclasses.fields(core.RunResult)}
+    return core.RunResult(**{k: v for k, v in d.items() if k in names})
+
+
+def _send(conn: socket.socket, lock: threading.Lock, obj: dict) -> bool:
+    data = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
+    with lock:
+        try:
+            conn.sendall(data)
+            return True
+        except OSError:
+            return False
+
+
+class ClassroomClient:
+    """Runs snippets on the class's shared runner. Same interface as :class:`Runner` for the app:
+    ``run(snippet, *, cold=False, use_cache=True, cancel=None, on_queue=None) -> RunResult``,
+    ``start()``, ``close()``, ``warm`` (True), ``gpu_available()`` (False).
+
+    ``learner``: whose run it is (the fair queue's key). ``cache_dir``: this learner's own output
+    cache (e.g. ``paths.run_cache_dir(course_id)`` under their TORCHCOURSE_HOME), or None.
+    ``on_queue(position)``: called from the running thread while a run waits — K ≥ 1 means it is
+    K-th in line (K-1 runs wait before it), 0 that it runs now (a run that starts at once gets only
+    0). Per call, ``run(..., on_queue=f)`` replaces it."""
+
+    warm = True
+
+    def __init__(self, socket_path: str, learner: str, *, cache_dir: Path | None = None,
+                 on_queue: Callable[[int], None] | None = None, connect_timeout: float = 10.0):
+        self.socket_path = str(socket_path)
+        self.learner = learner
+        self.cache = RunCache(Path(cache_dir)) if cache_dir is not None else None
+        self.on_queue = on_queue
+        self.connect_timeout = connect_timeout
+        self._fingerprint: dict | None = None
+        self._closed = False
+        self._live: set[socket.socket] = set()
+        self._live_lock = threading.Lock()
+
+    def gpu_available(self) -> bool:
+        return False
+
+    def _connect(self) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.connect_timeout)
+        try:
+            s.connect(self.socket_path)
+        except OSError:
+            s.close()
+            raise
+        return s
+
+    def _request(self, obj: dict) -> dict:
+        s = self._connect()
+        try:
+            s.sendall((json.dumps(obj) + "\n").encode())
+            buf = b""
+            while b"\n" not in buf:
+                chunk = s.recv(65536)
+                if not chunk:
+                    raise OSError("connection closed")
+                buf += chunk
+            return json.loads(buf.split(b"\n", 1)[0])
+        finally:
+            s.close()
+
+    def fingerprint(self) -> dict:
+        if self._fingerprint is None:
+            self._fingerprint = dict(self._request({"op": "ping"}).get("fingerprint") or {})
+        return self._fingerprint
+
+    def start(self) -> None:
+        """Check that the service answers (optional; run() connects on demand)."""
+        try:
+            self.fingerprint()
+        except (OSError, ValueError):
+            pass
+
+    def status(self) -> dict:
+        return self._request({"op": "status"})
+
+    def close(self) -> None:
+        self._closed = True
+        with self._live_lock:
+            live = list(self._live)
+        for s in live:  # the service cancels those runs
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _cache_key(self, snippet, cold: bool) -> str | None:
+        if self.cache is None:
+            return None
+        try:
+            fp = self.fingerprint()
+        except (OSError, ValueError):
+            return None
+        return self.cache.key(snippet.code, {**fp, "mode": "cold" if (cold or snippet.cold) else "warm", "classroom": 1})
+
+    def run(self, snippet, *, cold: bool = False, use_cache: bool = True, cancel: threading.Event | None = None,
+            on_queue: Callable[[int], None] | None = None) -> core.RunResult:
+        expected = snippet.expected
+        if snippet.norun:
+            return core.RunResult("skipped", expected=expected, message=core.MSG_NORUN)
+        if snippet.gpu:
+            return core.RunResult("skipped", expected=expected, message=core.MSG_GPU)
+        if cancel is not None and cancel.is_set():
+            return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+        if snippet.bad_attrs:
+            return core.RunResult("error", expected=expected, message=core.bad_attrs_message(snippet))
+        key = self._cache_key(snippet, cold) if use_cache else None
+        if key is not None:
+            rec = self.cache.get(key)
+            if rec is not None:
+                # Runner._verdict uses nothing of the runner: the same verdict as a fresh run's
+                return core.Runner._verdict(self, snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
+        tell = on_queue or self.on_queue
+        try:
+            s = self._connect()
+        except OSError as exc:
+            return core.RunResult("error", expected=expected, message=MSG_UNREACHABLE.format(err=exc.strerror or exc))
+        with self._live_lock:
+            self._live.add(s)
+        try:
+            s.sendall((json.dumps({"op": "run", "learner": self.learner, "cold": bool(cold), "snippet": _snippet_to_json(snippet)}, ensure_ascii=False) + "\n").encode("utf-8"))
+            s.settimeout(None)
+            buf = b""
+            cancel_sent = False
+            while True:
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    msg = json.loads(line.decode("utf-8"))
+                    if "queue" in msg and tell is not None:
+                        try:
+                            tell(int(msg["queue"]))
+                        except Exception:  # noqa: BLE001 - the caller's callback
+                            pass
+                    elif "result" in msg:
+                        res = _result_from_json(msg["result"])
+                        if key is not None and res.status in ("match", "mismatch") and not res.cached:
+                            self.cache.put(key, {"actual": res.actual, "seconds": res.seconds, "returncode": res.returncode, "signal": res.signal, "truncated": res.truncated, "mode": "classroom"})
+                        return res
+                    elif "error" in msg:
+                        return core.RunResult("error", expected=expected, message=f"💥 课堂的运行服务拒绝了这次运行：{msg['error']}")
+                if not cancel_sent and ((cancel is not None and cancel.is_set()) or self._closed):
+                    cancel_sent = True
+                    try:
+                        s.sendall(b'{"op": "cancel"}\n')
+                    except OSError:
+                        return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+                ready, _, _ = select.select([s], [], [], 0.05)
+                if ready:
+                    chunk = s.recv(1 << 16)
+                    if not chunk:
+                        if cancel_sent or self._closed:
+                            return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+                        return core.RunResult("error", expected=expected, message=MSG_LOST)
+                    buf += chunk
+        except (OSError, ValueError) as exc:
+            if (cancel is not None and cancel.is_set()) or self._closed:
+                return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
+            return core.RunResult("error", expected=expected, message=MSG_LOST + f"（{exc}）")
+        finally:
+            with self._live_lock:
+                self._live.discard(s)
+            s.close()
+
+
+def client_from_env(cache_dir: Path | None = None) -> ClassroomClient | None:
+    """The client when ``TORCHCOURSE_CLASS_RUNNER`` names the service's socket, else None."""
+    sock = os.environ.get(ENV_SOCKET)
+    if not sock:
+        return None
+    return ClassroomClient(sock, os.environ.get(ENV_LEARNER, "") or f"uid{os.getuid()}-pid{os.getpid()}", cache_dir=cache_dir)
