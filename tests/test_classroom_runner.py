@@ -338,6 +338,32 @@ def test_files_without_end_fill_the_run_space_not_the_disk(tmp_path):
         svc.stop()
 
 
+@needs_sandbox
+def test_what_a_killed_service_leaves_is_swept_by_the_next_sandbox(tmp_path):
+    """SIGKILL gives the service no clean-up: its sandbox directory (and, as root, its cgroups)
+    stay, until the next sandbox starts and removes those of dead processes."""
+    import glob
+
+    from torchcourse.runner.sandbox import SandboxRunner
+
+    svc = Service(tmp_path, jobs=1, hide=[])
+    assert svc.client("alice").run(OK, use_cache=False).status == "match"
+    mine = lambda: glob.glob(f"/tmp/tc-sandbox-{svc.proc.pid}-*") + glob.glob(f"/sys/fs/cgroup/*/**/tc-sandbox-{svc.proc.pid}-*", recursive=True)
+    left = mine()
+    assert left
+    svc.proc.kill()  # its bwrap dies with it (--die-with-parent)
+    svc.proc.wait()
+    r = SandboxRunner(cache_dir=None, warm=False)
+    try:
+        deadline = time.monotonic() + 60
+        while mine() and time.monotonic() < deadline:  # a cgroup is busy until its last process is reaped
+            r.close()
+            r = SandboxRunner(cache_dir=None, warm=False)
+        assert mine() == []
+    finally:
+        r.close()
+
+
 def test_an_unreachable_service_is_a_clear_error(tmp_path):
     res = ClassroomClient(str(tmp_path / "nobody.sock"), "alice").run(OK)
     assert res.status == "error" and "连不上课堂的运行服务" in res.message

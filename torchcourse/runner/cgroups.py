@@ -19,6 +19,24 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def sweep_dead(parent: str, prefix: str, remove) -> None:
+    """Remove what a sandbox killed without its clean-up (SIGKILL) left in ``parent``: entries
+    named ``PREFIX<pid>-…`` whose process is gone (``remove`` fails harmlessly on a busy one)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                remove(os.path.join(parent, name))
+            except OSError:
+                pass
+
+
 class Cgroups:
     """A memory and a process-count cgroup (v1) below this process's own, when it may make them
     (root on a server), for the whole sandbox: the zygote, every run forked from it and every cold
@@ -47,6 +65,7 @@ class Cgroups:
             for ctrl in ctrls.split(","):
                 base = f"/sys/fs/cgroup/{ctrl}"
                 if ctrl in self.CONTROLLERS and os.path.isdir(base) and ctrl not in self.groups:
+                    sweep_dead(base + path, "tc-sandbox-", os.rmdir)
                     d = os.path.join(base + path, name)
                     try:
                         os.mkdir(d)

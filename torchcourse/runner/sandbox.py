@@ -48,6 +48,7 @@ COLD_BASE_VM = 1 << 30
 ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
 SHM_SIZE = 1 << 30  # the sandbox's /dev/shm (shared by its runs)
 RUNS_TMPFS_PER_JOB = 1 << 30  # the run directories' tmpfs (classroom service only), per run at once
+RUN_SPACE_RESERVE = 16 << 20  # below this much free room, a new run first waits for removals
 SYSTEM_DIRS = ("/usr", "/etc")
 LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -161,7 +162,10 @@ class Sandbox:
         self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
         self.privileged = os.geteuid() == 0
         self.uid, self.gid = sandbox_uid() if self.privileged else (os.getuid(), os.getgid())
-        self.root = tempfile.mkdtemp(prefix="tc-sandbox-", dir=root)
+        from torchcourse.runner.cgroups import sweep_dead
+
+        sweep_dead(root or tempfile.gettempdir(), "tc-sandbox-", shutil.rmtree)  # left by a killed sandbox
+        self.root = tempfile.mkdtemp(prefix=f"tc-sandbox-{os.getpid()}-", dir=root)
         self.runs_root = os.path.join(self.root, "runs")
         self.zygote_root = os.path.join(self.root, "zyg")
         for d in (self.runs_root, self.zygote_root):
@@ -283,7 +287,7 @@ class SandboxRunner(core.Runner):
         self._extra_env = dict(env or {})
         sb = self.sandbox
         self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
-        self.cgroups = Cgroups(f"tc-sandbox-{os.getpid()}-{os.path.basename(sb.root)}", total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32)
+        self.cgroups = Cgroups(os.path.basename(sb.root), total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32)
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -303,7 +307,19 @@ class SandboxRunner(core.Runner):
 
     def _run(self, snippet, **kw) -> core.RunResult:
         before = self.cgroups.oom_kills()
-        res = super()._run(snippet, **kw)
+        if self.sandbox.runs_on_tmpfs:
+            # a run that filled the run space is removed in the background: the next run (another
+            # learner's, at once) waits for that instead of finding no room for its own directory
+            try:
+                st = os.statvfs(self.sandbox.runs_root)
+                if st.f_bavail * st.f_frsize < RUN_SPACE_RESERVE:
+                    core.drain_removals()
+            except OSError:
+                pass
+        try:
+            res = super()._run(snippet, **kw)
+        except OSError as exc:  # no room even for the run's directory
+            return core.RunResult("error", expected=snippet.expected, message=f"💥 无法运行代码片段：{exc}")
         if self.cgroups.oom_kills() > before:
             # (with runs at once, it may have been another run's process: the note says what happened)
             res.message = (f"🧱 运行期间沙箱的内存总上限（{self.cgroups_mem >> 20} MB）用完了，系统终止了占内存最多的进程 " + res.message).strip()
