@@ -50,6 +50,34 @@ from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
 NARROW = 100  # below this width expected/actual outputs stack vertically (each column wraps)
 
 
+class ReaderBody(VerticalScroll):
+    """The chapter's scrolling body: its keys move the view at once, like ``less``.
+
+    Textual animates a container's PgDn/PgUp, arrows and Home/End (50 rows a second: a 28-row page
+    took 0.56 s, longer on a loaded machine, each frame a full repaint). A screen looked at while
+    that scroll was under way stood between two pages, and the rows between it and the next page
+    were on no screen: walk M7, seen with ``tmux capture-pane`` after each key, never headless
+    (``Pilot.press`` waits for every animation to end). Now the screen a key leaves is its page."""
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.scroll_down(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_up(animate=False)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+
+
 class ReaderScreen(LeanScreen):
     CSS_PATH = Path(__file__).resolve().parent.parent / "reader.tcss"
     BINDINGS = keys.bindings("阅读")
@@ -85,7 +113,7 @@ class ReaderScreen(LeanScreen):
         self.set_class(self.app.size.width < NARROW, "-narrow")
         ch = self.chapter
         yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
-        with VerticalScroll(id="body"):
+        with ReaderBody(id="body"):
             yield from self.chapter_layout.first_parts()
         yield KeyBar("阅读", omit=self.navigation.absent_actions())
 
@@ -216,16 +244,16 @@ class ReaderScreen(LeanScreen):
 
     # less / vim scrolling: Space and b page, j and k move a line
     def action_page_down(self) -> None:
-        self.body.scroll_page_down()
+        self.body.scroll_page_down(animate=False)  # at once, as PgDn (see ReaderBody)
 
     def action_page_up(self) -> None:
-        self.body.scroll_page_up()
+        self.body.scroll_page_up(animate=False)
 
     def action_line_down(self) -> None:
-        self.body.scroll_down()
+        self.body.scroll_down(animate=False)
 
     def action_line_up(self) -> None:
-        self.body.scroll_up()
+        self.body.scroll_up(animate=False)
 
     async def action_next_part(self) -> None:
         await self.place.next_part()
