@@ -275,7 +275,24 @@ class TorchCourseApp(App):
             from torchcourse.tui.summary import saved_place
 
             part, line, offset = saved_place(ch, self.store)
+        self.prestart_runner(ch)  # before the screen is built: torch loads while the chapter mounts
         self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
+
+    def prestart_runner(self, chapter) -> None:
+        """Start the warm runner in the background for a chapter with runnable snippets (home
+        starts nothing); each reader on the stack shows its state changes in its run lines."""
+        prestart = getattr(self.runner, "prestart", None)
+        if prestart is None or not any(s.runnable for s in chapter.snippets):
+            return
+
+        def changed(state: str) -> None:  # from the runner's thread
+            try:
+                self.call_from_thread(lambda: [getattr(s, "show_runner_state", lambda _s: None)(state)
+                                               for s in self.screen_stack])
+            except Exception:  # the app is closing
+                pass
+
+        prestart(changed)
 
     # -- progress writes (never on the UI thread) ---------------------------------------------
 

@@ -128,23 +128,15 @@ class ReaderScreen(LeanScreen):
 
     def _prestart_runner(self) -> None:
         """The warm runner starts in the background when a chapter with runnable snippets opens
-        (the first x no longer waits for torch to load); the run lines show its state."""
+        (``app.open_chapter`` starts it before building this screen; this covers a screen pushed
+        otherwise); the run lines show its state."""
         runner = self.app.runner
-        prestart = getattr(runner, "prestart", None)
-        if prestart is None or not any(s.runnable for s in self.chapter.snippets):
+        if getattr(runner, "prestart", None) is None or not any(s.runnable for s in self.chapter.snippets):
             return
-        app = self.app
+        self.show_runner_state(getattr(runner, "state", "idle"))  # this app's state, not the last one's
+        self.app.prestart_runner(self.chapter)
 
-        def changed(state: str) -> None:  # from the runner's thread
-            try:
-                app.call_from_thread(self._show_runner_state, state)
-            except Exception:  # the app is closing
-                pass
-
-        self._show_runner_state(getattr(runner, "state", "idle"))  # this app's state, not the last one's
-        prestart(changed)
-
-    def _show_runner_state(self, state: str) -> None:
+    def show_runner_state(self, state: str) -> None:
         note = self.RUNNER_NOTES.get(state, "")
         if SnippetHead.runner_note == note:
             return
