@@ -195,6 +195,9 @@ class ReaderScreen(LeanScreen):
     def snippet_tops(self) -> list[tuple[SnippetView, int]]:
         return self.positions.snippet_tops()
 
+    def blocks_in(self, top: int, bottom: int):
+        return self.positions.blocks_in(top, bottom)
+
     def banner(self, k: int) -> BreakBanner | None:
         return self.positions.banner(k)
 

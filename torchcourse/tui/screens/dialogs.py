@@ -137,10 +137,10 @@ class HelpScreen(Dialog):
         with Vertical(id="help-box", classes="dialog-box"):
             yield Label("按键一览（Esc 关闭）", classes="dialog-title")
             with VerticalScroll(id="help-scroll"):
-                yield Static(help_content(), id="help-table")
+                yield Static(help_content(self.app.course.chars_per_minute), id="help-table")
 
 
-def help_content() -> Content:
+def help_content(cpm: int = 170) -> Content:
     lines: list[Content] = []
     scope = None
     for sc, key, desc in keys.key_table():
@@ -157,7 +157,7 @@ def help_content() -> Content:
 
     lines.append(Content(""))
     lines.append(Content.styled("【已读的分钟怎么算】", "bold"))
-    lines.append(Content(HOW_IT_COUNTS))
+    lines.append(Content(HOW_IT_COUNTS.format(cpm=cpm)))
     return Content("\n").join(lines)
 
 
