@@ -303,6 +303,9 @@ class ReaderScreen(LeanScreen):
     def action_edit_snippet(self) -> None:
         self.snippets.edit()
 
+    def action_toggle_frames(self) -> None:
+        self.snippets.toggle_frames()
+
     def action_restore_snippet(self) -> None:
         self.snippets.restore()
 

@@ -149,6 +149,18 @@ class Snippets:
         self._cancels.pop(id(view), None)
         view.show_result(result)
 
+    def toggle_frames(self) -> None:
+        """``o``: the real traceback frames of the selected snippet's run, else of the first on
+        screen that has some (walk L6: the actual output shows them as ``  ...``)."""
+        focused = _snippet_of(self.screen.focused)
+        top, bottom = self.positions.view_range()
+        views = [focused] if focused is not None and self.positions.on_screen(focused) else []
+        views += [v for v, y in self.positions.snippet_tops() if y < bottom and y + v.outer_size.height > top]
+        for view in views:
+            if view.toggle_frames():
+                return
+        self.screen.notify("屏幕上没有可以展开的调用栈：运行一个报错的代码块（x）后再按 o。")
+
     def cancel(self) -> None:
         events = list(self._cancels.values())
         if self._run_all_cancel is not None:
