@@ -283,6 +283,7 @@ class Snippets:
             self.screen.app.save_progress(f"#{sid} 恢复原文", lambda s: s.delete_edit(cid, sid))
             close_editor(view)
             view.set_edited(None)
+            view.clear_result()  # the edited run's panel and verdict go with the edit (walk L3)
             view.focus()
             self.screen.notify(f"#{view.snippet.id} 已恢复成书上的原文。")
 

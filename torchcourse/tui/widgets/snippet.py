@@ -188,6 +188,25 @@ class SnippetView(Vertical, can_focus=True):
             self.mount(pair)
         return actual
 
+    def clear_result(self) -> None:
+        """Back to the book's block as before any run: the expected output alone, no verdict
+        (walk L3: after ``u`` the edited run's panel and verdict stayed under the book's code)."""
+        if self.state == "running":
+            return
+        if self._pair is not None:
+            pair = self._pair[0].parent
+            self._pair = None
+            expected = Static(self._expected_content(), classes="out expected")
+            if pair is not None and pair.parent is self:
+                self.mount(expected, after=pair)
+                pair.remove()
+        for widget in self._lines.values():
+            widget.remove()
+        self._lines.clear()
+        self.result, self._actual_text, self._frames, self.frames_shown = None, "", "", False
+        self.remove_class("-done", "-match", "-mismatch", "-error", "-stacked")
+        self.state = "idle"
+
     def _actual_content(self) -> Content:
         """The actual panel: the output as compared, or (``o``) with its traceback's real frames."""
         if self._frames and self.frames_shown:
