@@ -285,10 +285,14 @@ class TorchCourseApp(App):
         if prestart is None or not any(s.runnable for s in chapter.snippets):
             return
 
+        def show(state: str) -> None:
+            for screen in self.screen_stack:
+                if hasattr(screen, "show_runner_state"):  # a reader
+                    screen.show_runner_state(state)
+
         def changed(state: str) -> None:  # from the runner's thread
             try:
-                self.call_from_thread(lambda: [getattr(s, "show_runner_state", lambda _s: None)(state)
-                                               for s in self.screen_stack])
+                self.call_from_thread(show, state)
             except Exception:  # the app is closing
                 pass
 
