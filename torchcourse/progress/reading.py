@@ -1,19 +1,29 @@
 """Reading credit: how many of a chapter's computed minutes the learner has really read.
 
-A part (the text between two break points 🛑) counts as read once the reader has seen it read:
-about 90% of its rows have been on screen in views that rested a moment, or the learner stayed
-in it a third of its computed minutes (:data:`SEEN_SHARE`, :data:`DWELL_SHARE`). Reaching a
-break with ``n`` credits nothing: it moves 继续, not the minutes. The store keeps the parts read
-(``parts_read``); the home screen and ``torchcourse progress`` both count minutes from them here.
-Never imports textual.
+A page counts as read once it has stayed on screen as long as a reader at the course's pace
+(``chars_per_minute``, 170 字/分 for the shipped course: the pace of the ⏱ badges) needs for the
+text it shows, code and output counted at :data:`CODE_WEIGHT`; a part (the text between two
+break points 🛑) counts once :data:`SEEN_SHARE` of it was read so (``torchcourse.tui.readcredit``
+does the counting). Reaching a break with ``n`` credits nothing: it moves 继续, not the minutes.
+The store keeps the parts read (``parts_read``); the home screen and ``torchcourse progress``
+both count minutes from them here. Never imports textual.
 """
 
 from __future__ import annotations
 
-SEEN_SHARE = 0.9  # of a part's rows on screen (in views that rested MIN_LOOK_S)
-DWELL_SHARE = 1 / 3  # of a part's computed minutes spent with it on screen
-MIN_LOOK_S = 1.0  # a view shown for less (a jump, a held key) shows nothing read
+SEEN_SHARE = 0.9  # of a part's (weighted) characters read
+CODE_WEIGHT = 0.5  # a character of code or output takes half the time of one of prose
 IDLE_CAP_S = 300.0  # time without any scrolling beyond this is not reading
+
+
+def block_chars(kind: str, text: str, expected: str | None = None) -> float:
+    """A block's characters as the reading credit counts them (the ⏱ badge's count: no
+    whitespace), code and its expected output at :data:`CODE_WEIGHT`."""
+    from torchcourse.course.chapter import reading_chars
+
+    if kind == "snippet":
+        return CODE_WEIGHT * (reading_chars(text) + reading_chars(expected or ""))
+    return float(reading_chars(text))
 
 
 def part_shares(chapter) -> list[float]:
@@ -47,8 +57,14 @@ def minutes_read(chapter, parts: set[int] | None) -> float:
     return chapter.minutes * sum(shares[i] for i in parts if 0 <= i < len(shares))
 
 
-HOW_IT_COUNTS = (
-    "已读的分钟数按段计：一段（两个 🛑 之间）读过，才算进它的分钟数——"
-    "它约九成的行在屏幕上停留过（翻着读过去），或者在这一段里待够了它预计时间的三分之一。"
-    "按 n 跳到断点只记下读到哪里，不算读过。"
+HOW_IT_COUNTS = (  # .format(cpm=the course's chars_per_minute)
+    "已读的分钟数按页计：一页在屏幕上停留的时间，够按每分钟 {cpm} 字读完它上面的字（代码和输出按一半算），"
+    "这一页才算读过；停一半就算读了一半，下一页或下次回来接着算。一段（两个 🛑 之间）九成读过，"
+    "它的分钟数才记进「已读」。快速翻过、按 n 跳到断点只记下读到哪里，不算读过。"
 )
+
+
+def home_note(cpm: int, planned: bool = False) -> str:
+    """What the home's 已读 minutes mean, in a few words beside them (walk L8); ``planned``: the
+    total counts unwritten chapters at their target."""
+    return f"（按 {cpm} 字/分：停够的页才算" + ("；未写的章按目标计）" if planned else "）")

@@ -415,6 +415,9 @@ def cmd_run(args) -> int:
     print(f"{ICONS.get(res.status, res.status)}  {res.seconds:.3f}s{extra}  {res.message}".rstrip())
     if res.diff:
         print(visible(res.diff))
+    if getattr(res, "frames", ""):  # walk L6: the real frames, where the comparison shows "  ..."
+        print("完整的调用栈（上面对照时，每层 File …, line N 折成了一行 “  ...”）：")
+        print(visible(res.frames))
     return 0 if res.status in ("match", "skipped") else 1
 
 

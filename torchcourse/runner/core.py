@@ -15,7 +15,7 @@ from pathlib import Path
 from torchcourse.course.model import Snippet
 from torchcourse.runner import execute
 from torchcourse.runner.cache import RunCache, fingerprint, gpu_possible
-from torchcourse.runner.normalize import compare, exception_matches, normalize, raised_exception, unified_diff
+from torchcourse.runner.normalize import TRACEBACK_HEADER, compare, exception_matches, normalize, raised_exception, unified_diff
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_PRELOAD = ("torch",)
@@ -92,6 +92,7 @@ class RunResult:
     cached: bool = False
     raised: str | None = None  # class name of the uncaught exception the run ended with
     raise_problem: str = ""  # set when ``raised`` disagrees with ``raises=``, or the exit status with ``exit=N``
+    frames: str = ""  # the real output with its traceback frames (``actual`` shows them as ``  ...``); "" when the same
 
     @property
     def ok(self) -> bool:
@@ -375,7 +376,9 @@ class Runner:
             key = self.cache.key(snippet.code, env)
             rec = self.cache.get(key)
             if rec is not None:
-                return self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
+                res = self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
+                res.frames = rec.get("frames", "") if isinstance(rec.get("frames", ""), str) else ""
+                return res
         timeout = effective_timeout(snippet)
         base = _new_base(self._runs_root)
         with self._in_flight_cv:
@@ -422,8 +425,11 @@ class Runner:
                 self._in_flight_cv.notify_all()
         text = raw.output.decode("utf-8", errors="replace")
         actual = normalize(text, side="actual", run_dir=run_dir)
+        frames = normalize(text, side="actual", run_dir=run_dir, frames=True) if TRACEBACK_HEADER in text else ""
         if raw.truncated:
             actual = (actual + "\n" + execute.TRUNCATION_NOTICE).lstrip("\n")
+            frames = frames and (frames + "\n" + execute.TRUNCATION_NOTICE).lstrip("\n")
+        frames = "" if frames == actual else frames
         if (
             raw.outcome == "exited"
             and "ModuleNotFoundError: No module named 'torch'" in actual
@@ -431,8 +437,10 @@ class Runner:
         ):
             return RunResult("error", actual=actual, expected=expected, seconds=raw.seconds, returncode=raw.returncode, message=MSG_NO_TORCH)
         if key is not None and raw.outcome == "exited":
-            self.cache.put(key, {"actual": actual, "seconds": raw.seconds, "returncode": raw.returncode, "signal": raw.signal, "truncated": raw.truncated, "mode": "cold" if use_cold else "warm"})
-        return self._verdict(snippet, actual, raw.seconds, raw.returncode, raw.signal, raw.truncated, raw.outcome, cached=False, timeout=timeout)
+            self.cache.put(key, {"actual": actual, "seconds": raw.seconds, "returncode": raw.returncode, "signal": raw.signal, "truncated": raw.truncated, "mode": "cold" if use_cold else "warm", "frames": frames})
+        res = self._verdict(snippet, actual, raw.seconds, raw.returncode, raw.signal, raw.truncated, raw.outcome, cached=False, timeout=timeout)
+        res.frames = frames
+        return res
 
     def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
         expected = snippet.expected

@@ -107,10 +107,11 @@ def _collapse_tracebacks(lines: list[str]) -> list[str]:
     return out
 
 
-def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = None) -> str:
+def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = None, frames: bool = False) -> str:
     """Normalize an output for comparison; ``side`` is ``"actual"`` or ``"expected"``.
 
-    ``run_dir`` (actual side) is the temporary directory the snippet ran in.
+    ``run_dir`` (actual side) is the temporary directory the snippet ran in. ``frames``: keep
+    the traceback frames (the learner's 展开调用栈 view; never compared).
     Idempotent: ``normalize(normalize(t)) == normalize(t)``.
     """
     if side not in ("actual", "expected"):
@@ -125,7 +126,7 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
         text = _replace_paths(text, run_dir)
     text = _ADDR_RE.sub(ADDR_TOKEN, text)
     text = _TORCH_SOURCE_RE.sub(r"\1" + TORCH_SOURCE_TOKEN, text)
-    lines = _collapse_tracebacks(text.split("\n"))
+    lines = text.split("\n") if frames else _collapse_tracebacks(text.split("\n"))
     lines = [ln.rstrip() for ln in lines]
     while lines and not lines[0]:
         lines.pop(0)

@@ -275,7 +275,28 @@ class TorchCourseApp(App):
             from torchcourse.tui.summary import saved_place
 
             part, line, offset = saved_place(ch, self.store)
+        self.prestart_runner(ch)  # before the screen is built: torch loads while the chapter mounts
         self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
+
+    def prestart_runner(self, chapter) -> None:
+        """Start the warm runner in the background for a chapter with runnable snippets (home
+        starts nothing); each reader on the stack shows its state changes in its run lines."""
+        prestart = getattr(self.runner, "prestart", None)
+        if prestart is None or not any(s.runnable for s in chapter.snippets):
+            return
+
+        def show(state: str) -> None:
+            for screen in self.screen_stack:
+                if hasattr(screen, "show_runner_state"):  # a reader
+                    screen.show_runner_state(state)
+
+        def changed(state: str) -> None:  # from the runner's thread
+            try:
+                self.call_from_thread(show, state)
+            except Exception:  # the app is closing
+                pass
+
+        prestart(changed)
 
     # -- progress writes (never on the UI thread) ---------------------------------------------
 

@@ -53,6 +53,7 @@ KEYS: tuple[Key, ...] = (
     Key("a", "run_all", "全部运行", "依次运行本章所有代码块，最后给出汇总", "阅读"),
     Key("z", "cancel_run", "取消运行", "取消正在运行的代码块", "阅读", show=False),
     Key("e", "edit_snippet", "改代码", "在原处改选中（或屏幕上第一个）代码块：Ctrl+R 运行并和书上的输出对比，Esc 保存并退出；改过的代码块会标出来", "阅读", show=False),
+    Key("o", "toggle_frames", "调用栈", "展开（再按收起）代码块实际输出里报错的完整调用栈：平时每层 File …, line N 折成一行 “  ...”", "阅读", show=False),
     Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
     Key("m", "quiz", "测验", "本章的检查点测验（j、k 像 less 和 vim 一样滚动，不会打开测验）", "阅读"),
     # scrolling like less / vim: none of these opens a dialog

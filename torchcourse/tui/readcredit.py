@@ -1,9 +1,13 @@
-"""Which parts of the open chapter the learner really read (issue 13 item 5).
+"""Which parts of the open chapter the learner really read (issue 13 item 5, walk L8).
 
-The rule (:mod:`torchcourse.progress.reading`): a part is read once about 90% of its rows have
-been on screen in views that rested at least a second, or once the learner has spent a third of
-its computed minutes with it on screen. Jumping (``n``, the TOC, a held PgDn) shows rows for less
-than a second and credits nothing. Time after five minutes without any scrolling is not reading.
+The rule (:mod:`torchcourse.progress.reading`): a page counts as read once it has been on screen
+as long as a reader at the course's pace (170 字/分) needs for the text it shows, code and
+output at half weight. Time on a view is spread over the text it shows: a page held half that
+long reads half of each block on it, a block cut by the page's edge gets its share of rows, and
+the rest comes from the next page or a later visit (line by line with ``j``/``k`` adds up too).
+A part (between two break points) is read once blocks holding :data:`SEEN_SHARE` of its weighted
+characters are read. Jumping (``n``, the TOC, a held PgDn) shows a page for a moment: it reads
+next to nothing. Time after five minutes without any scrolling is not reading.
 
 :class:`ReadingTracker` is fed by the reader: :meth:`account` runs on every scroll, on a timer
 and on every exit; it credits the time since the last call to the view that was on screen during
@@ -14,9 +18,7 @@ from __future__ import annotations
 
 import time
 
-from torchcourse.progress.reading import DWELL_SHARE, IDLE_CAP_S, MIN_LOOK_S, SEEN_SHARE, part_seconds
-
-BUCKETS = 100  # a part's rows, as shares of its height (robust when a resize reflows it)
+from torchcourse.progress.reading import IDLE_CAP_S, SEEN_SHARE, block_chars
 
 
 class ReadingTracker:
@@ -25,13 +27,11 @@ class ReadingTracker:
     def __init__(self, screen) -> None:
         self.screen = screen
         self.read: set[int] = set()
-        self.seen: dict[int, set[int]] = {}
-        self.dwell: dict[int, float] = {}
+        self.covered: dict[int, dict[object, float]] = {}  # part -> {block: share of it read, 0..1}
         now = self.clock()
         self._tick = now
         self._active = now  # last scroll: time after IDLE_CAP_S without one is not reading
         self._view: tuple[int, int] | None = None
-        self._view_since = now
 
     def load(self) -> None:
         screen = self.screen
@@ -44,16 +44,44 @@ class ReadingTracker:
         self.account()
         self._active = self.clock()
 
-    def _parts_in(self, top: int, bottom: int):
-        """(index, part top, part height, rows of it in [top, bottom)) of mounted parts overlapping the view."""
-        screen = self.screen
-        for pv, y in screen.part_tops():
-            if not pv.mounted:
+    @staticmethod
+    def weight(block) -> float:
+        """The block's characters as the credit counts them (cached on the block)."""
+        cached = getattr(block, "_read_chars", None)
+        if cached is None:
+            seg = getattr(block, "seg", None)
+            cached = block_chars(seg.kind, seg.text, seg.snippet.expected if seg.snippet else None) if seg else 0.0
+            try:
+                block._read_chars = cached
+            except AttributeError:
+                pass
+        return cached
+
+    def part_share(self, index: int) -> float:
+        """The share (0..1) of part ``index``'s weighted characters read so far."""
+        pv = next((p for p, _y in self.screen.part_tops() if p.index == index), None)
+        if pv is None:
+            return 0.0
+        total = sum(self.weight(k) for k in pv.children)
+        got = sum(self.weight(k) * share for k, share in self.covered.get(index, {}).items())
+        return got / total if total else 0.0
+
+    def _credit(self, top: int, bottom: int, dt: float) -> set[int]:
+        """Spread ``dt`` seconds over the text of the view [top, bottom); the parts it touched."""
+        shown = [(i, block, rows, self.weight(block)) for i, block, rows in self.screen.blocks_in(top, bottom)]
+        visible = sum(rows * w for _i, _b, rows, w in shown)
+        if visible <= 0:
+            return set()
+        need = visible * 60.0 / self.screen.app.course.chars_per_minute  # seconds to read what it shows
+        share = min(1.0, dt / need)
+        touched = set()
+        for index, block, rows, w in shown:
+            if index in self.read or w <= 0:
                 continue
-            h = pv.outer_size.height
-            lo, hi = max(top, y), min(bottom, y + h)
-            if h > 0 and hi > lo:
-                yield pv.index, y, h, lo, hi
+            cov = self.covered.setdefault(index, {})
+            cov[block] = min(1.0, cov.get(block, 0.0) + rows * share)
+            touched.add(index)
+        return touched
 
     def account(self) -> list[int]:
         """Credit the time since the last call to the view then on screen; note the current view.
@@ -67,26 +95,14 @@ class ReadingTracker:
             self._view = None
             return []
         newly: list[int] = []
-        if self._view is not None:
-            top, bottom = self._view
-            rested = now - self._view_since >= MIN_LOOK_S
-            for index, y, h, lo, hi in self._parts_in(top, bottom):
-                if index in self.read:
-                    continue
-                self.dwell[index] = self.dwell.get(index, 0.0) + dt * (hi - lo) / max(1, bottom - top)
-                if rested:
-                    first, last = int((lo - y) * BUCKETS / h), -(-(hi - y) * BUCKETS // h)
-                    self.seen.setdefault(index, set()).update(range(first, min(BUCKETS, last)))
-                enough_rows = len(self.seen.get(index, ())) >= SEEN_SHARE * BUCKETS
-                enough_time = self.dwell[index] >= DWELL_SHARE * part_seconds(screen.chapter, index)
-                if enough_rows or enough_time:
+        if self._view is not None and dt > 0:
+            for index in sorted(self._credit(*self._view, dt)):
+                if self.part_share(index) >= SEEN_SHARE - 1e-9:
                     newly.append(index)
         cid = screen.chapter.id
         for index in newly:  # queued off the UI thread (the app's one write path)
             screen.app.save_progress(f"{cid} 章第 {index + 1} 段的阅读记录", lambda s, i=index: s.mark_part_read(cid, i))
             self.read.add(index)
         body = screen.body
-        view = (int(body.scroll_y), int(body.scroll_y) + body.scrollable_content_region.height)
-        if view != self._view:
-            self._view, self._view_since = view, now
+        self._view = (int(body.scroll_y), int(body.scroll_y) + body.scrollable_content_region.height)
         return newly

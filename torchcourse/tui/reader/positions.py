@@ -149,6 +149,19 @@ class Positions:
                     return child
         return best
 
+    def blocks_in(self, top: int, bottom: int):
+        """``(part index, block, share of the block's rows in [top, bottom))`` for each block of a
+        mounted part with rows in that range (reading credit: what a view shows)."""
+        for pv, part_top in self.part_tops():
+            h = pv.outer_size.height
+            if part_top >= bottom or part_top + h <= top:
+                continue
+            for kid, y in stack(pv):
+                kh = kid.outer_size.height
+                lo, hi = max(top, part_top + y), min(bottom, part_top + y + kh)
+                if kh > 0 and hi > lo:
+                    yield pv.index, kid, (hi - lo) / kh
+
     def visible_banners(self) -> list[BreakBanner]:
         top, bottom = self.view_range()
         out = []

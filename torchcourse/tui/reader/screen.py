@@ -50,6 +50,34 @@ from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
 NARROW = 100  # below this width expected/actual outputs stack vertically (each column wraps)
 
 
+class ReaderBody(VerticalScroll):
+    """The chapter's scrolling body: its keys move the view at once, like ``less``.
+
+    Textual animates a container's PgDn/PgUp, arrows and Home/End (50 rows a second: a 28-row page
+    took 0.56 s, longer on a loaded machine, each frame a full repaint). A screen looked at while
+    that scroll was under way stood between two pages, and the rows between it and the next page
+    were on no screen: walk M7, seen with ``tmux capture-pane`` after each key, never headless
+    (``Pilot.press`` waits for every animation to end). Now the screen a key leaves is its page."""
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.scroll_down(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_up(animate=False)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+
+
 class ReaderScreen(LeanScreen):
     CSS_PATH = Path(__file__).resolve().parent.parent / "reader.tcss"
     BINDINGS = keys.bindings("阅读")
@@ -85,7 +113,7 @@ class ReaderScreen(LeanScreen):
         self.set_class(self.app.size.width < NARROW, "-narrow")
         ch = self.chapter
         yield Static(f"{ch.id} · {ch.title} · ⏱ {ch.minutes} 分钟", id="reader-title")
-        with VerticalScroll(id="body"):
+        with ReaderBody(id="body"):
             yield from self.chapter_layout.first_parts()
         yield KeyBar("阅读", omit=self.navigation.absent_actions())
 
@@ -100,23 +128,15 @@ class ReaderScreen(LeanScreen):
 
     def _prestart_runner(self) -> None:
         """The warm runner starts in the background when a chapter with runnable snippets opens
-        (the first x no longer waits for torch to load); the run lines show its state."""
+        (``app.open_chapter`` starts it before building this screen; this covers a screen pushed
+        otherwise); the run lines show its state."""
         runner = self.app.runner
-        prestart = getattr(runner, "prestart", None)
-        if prestart is None or not any(s.runnable for s in self.chapter.snippets):
+        if getattr(runner, "prestart", None) is None or not any(s.runnable for s in self.chapter.snippets):
             return
-        app = self.app
+        self.show_runner_state(getattr(runner, "state", "idle"))  # this app's state, not the last one's
+        self.app.prestart_runner(self.chapter)
 
-        def changed(state: str) -> None:  # from the runner's thread
-            try:
-                app.call_from_thread(self._show_runner_state, state)
-            except Exception:  # the app is closing
-                pass
-
-        self._show_runner_state(getattr(runner, "state", "idle"))  # this app's state, not the last one's
-        prestart(changed)
-
-    def _show_runner_state(self, state: str) -> None:
+    def show_runner_state(self, state: str) -> None:
         note = self.RUNNER_NOTES.get(state, "")
         if SnippetHead.runner_note == note:
             return
@@ -175,6 +195,9 @@ class ReaderScreen(LeanScreen):
     def snippet_tops(self) -> list[tuple[SnippetView, int]]:
         return self.positions.snippet_tops()
 
+    def blocks_in(self, top: int, bottom: int):
+        return self.positions.blocks_in(top, bottom)
+
     def banner(self, k: int) -> BreakBanner | None:
         return self.positions.banner(k)
 
@@ -216,16 +239,16 @@ class ReaderScreen(LeanScreen):
 
     # less / vim scrolling: Space and b page, j and k move a line
     def action_page_down(self) -> None:
-        self.body.scroll_page_down()
+        self.body.scroll_page_down(animate=False)  # at once, as PgDn (see ReaderBody)
 
     def action_page_up(self) -> None:
-        self.body.scroll_page_up()
+        self.body.scroll_page_up(animate=False)
 
     def action_line_down(self) -> None:
-        self.body.scroll_down()
+        self.body.scroll_down(animate=False)
 
     def action_line_up(self) -> None:
-        self.body.scroll_up()
+        self.body.scroll_up(animate=False)
 
     async def action_next_part(self) -> None:
         await self.place.next_part()
@@ -279,6 +302,9 @@ class ReaderScreen(LeanScreen):
 
     def action_edit_snippet(self) -> None:
         self.snippets.edit()
+
+    def action_toggle_frames(self) -> None:
+        self.snippets.toggle_frames()
 
     def action_restore_snippet(self) -> None:
         self.snippets.restore()

@@ -149,6 +149,18 @@ class Snippets:
         self._cancels.pop(id(view), None)
         view.show_result(result)
 
+    def toggle_frames(self) -> None:
+        """``o``: the real traceback frames of the selected snippet's run, else of the first on
+        screen that has some (walk L6: the actual output shows them as ``  ...``)."""
+        focused = _snippet_of(self.screen.focused)
+        top, bottom = self.positions.view_range()
+        views = [focused] if focused is not None and self.positions.on_screen(focused) else []
+        views += [v for v, y in self.positions.snippet_tops() if y < bottom and y + v.outer_size.height > top]
+        for view in views:
+            if view.toggle_frames():
+                return
+        self.screen.notify("屏幕上没有可以展开的调用栈：运行一个报错的代码块（x）后再按 o。")
+
     def cancel(self) -> None:
         events = list(self._cancels.values())
         if self._run_all_cancel is not None:
@@ -271,6 +283,7 @@ class Snippets:
             self.screen.app.save_progress(f"#{sid} 恢复原文", lambda s: s.delete_edit(cid, sid))
             close_editor(view)
             view.set_edited(None)
+            view.clear_result()  # the edited run's panel and verdict go with the edit (walk L3)
             view.focus()
             self.screen.notify(f"#{view.snippet.id} 已恢复成书上的原文。")
 

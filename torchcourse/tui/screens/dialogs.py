@@ -137,10 +137,30 @@ class HelpScreen(Dialog):
         with Vertical(id="help-box", classes="dialog-box"):
             yield Label("按键一览（Esc 关闭）", classes="dialog-title")
             with VerticalScroll(id="help-scroll"):
-                yield Static(help_content(), id="help-table")
+                yield HelpTable(self.app.course.chars_per_minute, id="help-table")
 
 
-def help_content() -> Content:
+class HelpTable(Static):
+    """The key table, each description's wrapped lines indented under its first (walk L2: they
+    started at the box's edge). ``content`` stays the unwrapped table (what it says)."""
+
+    def __init__(self, cpm: int, **kwargs) -> None:
+        super().__init__(help_content(cpm), **kwargs)
+        self._cpm = cpm
+
+    def render(self) -> Content:
+        return help_content(self._cpm, self.content_size.width or None)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return sum(max(1, len(line.wrap(width))) for line in help_content(self._cpm, width).split("\n"))
+
+
+KEY_COLUMN = 16  # "  " + the key, padded: where each description starts
+
+
+def help_content(cpm: int = 170, width: int | None = None) -> Content:
+    """The help's text; with ``width`` its descriptions come wrapped to it, continuation lines
+    indented to the description column."""
     lines: list[Content] = []
     scope = None
     for sc, key, desc in keys.key_table():
@@ -149,15 +169,20 @@ def help_content() -> Content:
                 lines.append(Content(""))
             lines.append(Content.styled(f"【{sc}】", "bold"))
             scope = sc
-        pad = " " * max(1, 14 - len(key))
-        lines.append(Content.assemble(("  " + key, "bold $accent"), pad, desc))
+        from rich.cells import cell_len
+
+        pad = " " * max(1, KEY_COLUMN - 2 - cell_len(key))
+        column = max(KEY_COLUMN, cell_len(key) + 3)
+        rows = Content(desc).wrap(width - column) if width and width > column + 10 else [Content(desc)]
+        indent = "\n" + " " * column
+        lines.append(Content.assemble(("  " + key, "bold $accent"), pad, Content(indent).join(r.rstrip() for r in rows)))
     lines.append(Content(""))
     lines.append(Content("点击 ▶ 运行 按钮也能运行代码块；鼠标滚轮滚动正文。"))
     from torchcourse.progress.reading import HOW_IT_COUNTS
 
     lines.append(Content(""))
     lines.append(Content.styled("【已读的分钟怎么算】", "bold"))
-    lines.append(Content(HOW_IT_COUNTS))
+    lines.append(Content(HOW_IT_COUNTS.format(cpm=cpm)))
     return Content("\n").join(lines)
 
 

@@ -116,6 +116,9 @@ class SnippetView(Vertical, can_focus=True):
         self._timer = None
         self._pair: tuple[Static, Static] | None = None  # (expected, actual) once it ran
         self._lines: dict[str, Static] = {}  # the verdict / diff lines once mounted
+        self._actual_text = ""  # the actual output as compared (tracebacks' frames as ``  ...``)
+        self._frames = ""  # the same with the real frames (walk L6), "" when there are none
+        self.frames_shown = False  # ``o`` shows the frames in the actual panel
         if snippet.gpu:
             self.add_class("-gpu")
         if snippet.norun:
@@ -184,6 +187,41 @@ class SnippetView(Vertical, can_focus=True):
         else:
             self.mount(pair)
         return actual
+
+    def clear_result(self) -> None:
+        """Back to the book's block as before any run: the expected output alone, no verdict
+        (walk L3: after ``u`` the edited run's panel and verdict stayed under the book's code)."""
+        if self.state == "running":
+            return
+        if self._pair is not None:
+            pair = self._pair[0].parent
+            self._pair = None
+            expected = Static(self._expected_content(), classes="out expected")
+            if pair is not None and pair.parent is self:
+                self.mount(expected, after=pair)
+                pair.remove()
+        for widget in self._lines.values():
+            widget.remove()
+        self._lines.clear()
+        self.result, self._actual_text, self._frames, self.frames_shown = None, "", "", False
+        self.remove_class("-done", "-match", "-mismatch", "-error", "-stacked")
+        self.state = "idle"
+
+    def _actual_content(self) -> Content:
+        """The actual panel: the output as compared, or (``o``) with its traceback's real frames."""
+        if self._frames and self.frames_shown:
+            return Content.assemble(("实际输出 · 完整调用栈（o 收起）\n", "bold $text-muted"), visible(self._frames.rstrip("\n")))
+        head = "实际输出（o 展开调用栈）\n" if self._frames else "实际输出\n"
+        return Content.assemble((head, "bold $text-muted"), self._actual_text)
+
+    def toggle_frames(self) -> bool:
+        """``o``: show or fold the real traceback frames; False when this run has none."""
+        if not self._frames or self._pair is None or self.state != "done":
+            return False
+        self.frames_shown = not self.frames_shown
+        self._pair[1].update(self._actual_content())
+        self.fit_outputs()
+        return True
 
     # -- side by side, or stacked ---------------------------------------------------------
 
@@ -266,7 +304,9 @@ class SnippetView(Vertical, can_focus=True):
             text = GPU_NOTE
         else:
             text = "（没有输出）"
-        self._outputs().update(Content.assemble(("实际输出\n", "bold $text-muted"), text))
+        frames = getattr(result, "frames", "") if status in ("match", "mismatch", "error", "timeout") else ""
+        self._actual_text, self._frames, self.frames_shown = text, frames if isinstance(frames, str) else "", False
+        self._outputs().update(self._actual_content())
         self.fit_outputs()
         self._line("verdict").update(Content(verdict_text(result)))
         diff = getattr(result, "diff", None) if status == "mismatch" else None
