@@ -193,18 +193,23 @@ def private_dirs(run_dir: str) -> dict[str, str]:
     return out
 
 
-def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None, env: dict[str, str] | None = None) -> RawRun:
+def run_cold(run_dir: str, *, python: str, timeout: float, cancel: threading.Event | None, on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None, cleanup_dir: str | None = None, env: dict[str, str] | None = None, wrap: tuple[list[str], list[str]] | None = None, base_env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()) -> RawRun:
     """``python snippet.py`` in ``run_dir``: a brand-new interpreter in its own session, under a
     supervisor (tc_supervise.py) that enforces the timeout, kills the snippet's whole process
     tree, and does so by itself when the driver dies (lifeline: its stdin). ``cleanup_dir`` is
-    removed by the supervisor when the driver is gone."""
+    removed by the supervisor when the driver is gone.
+
+    ``wrap`` = (outer, inner) (the sandbox): ``outer`` goes before the supervisor's command (bwrap
+    …), ``inner`` before the snippet's (its confinement); ``base_env`` replaces :func:`snippet_env`."""
     started = time.monotonic()
     overrides = env or {}
-    env = snippet_env()
+    env = dict(base_env) if base_env is not None else snippet_env()
     env.update(overrides)  # e.g. another PYTHONHASHSEED for verify --accept's second pass
     env.update(private_dirs(run_dir))
+    outer, inner = wrap or ([], [])
     proc = subprocess.Popen(
-        [python, "-I", "-S", SUPERVISOR_SCRIPT, repr(float(timeout)), cleanup_dir or run_dir, "--", python, SNIPPET_FILE],
+        [*outer, python, "-I", "-S", SUPERVISOR_SCRIPT, repr(float(timeout)), cleanup_dir or run_dir, "--", *inner, python, SNIPPET_FILE],
+        pass_fds=pass_fds,
         cwd=run_dir,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -30,22 +30,36 @@ class ZygoteError(Exception):
 
 
 class Zygote:
-    def __init__(self, python: str, *, preload: tuple[str, ...] = ("torch",), env: dict[str, str] | None = None):
+    def __init__(self, python: str, *, preload: tuple[str, ...] = ("torch",), env: dict[str, str] | None = None,
+                 sandbox=None):
+        """``sandbox`` (a :class:`torchcourse.runner.sandbox.Sandbox`): the zygote runs inside it
+        (bwrap), accepts requests only from outside it, and confines each snippet process it
+        forks (tc_jail.confine: its own run directory only)."""
         self.python = python
         self.preload = tuple(preload)
-        self.dir = tempfile.mkdtemp(prefix="tc-zyg-")
+        self.sandbox = sandbox
+        self.dir = tempfile.mkdtemp(prefix="tc-zyg-", dir=sandbox.zygote_root if sandbox is not None else None)
         self.sock_path = os.path.join(self.dir, "z.sock")
         self.log_path = os.path.join(self.dir, "zygote.log")
         self._log = open(self.log_path, "wb")
+        argv = [python, str(ZYGOTE_SCRIPT), self.sock_path, json.dumps(list(self.preload))]
+        base_env = execute.snippet_env()
+        pass_fds: tuple[int, ...] = ()
+        if sandbox is not None:
+            sandbox.own(self.dir)
+            argv = [*sandbox.zygote_command(self.dir), *argv, json.dumps(sandbox.jail_spec(relative=True))]
+            base_env = sandbox.env()
+            pass_fds = sandbox.pass_fds()
         self.proc = subprocess.Popen(
-            [python, str(ZYGOTE_SCRIPT), self.sock_path, json.dumps(list(self.preload))],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
-            env={**execute.snippet_env(), **(env or {})},
+            env={**base_env, **(env or {})},
             cwd=self.dir,
             start_new_session=True,
             close_fds=True,
+            pass_fds=pass_fds,
         )
         self.hello = self._read_hello()
         if not self.hello.get("ok"):
@@ -104,6 +118,7 @@ class Zygote:
         r, w = os.pipe()
         s = None
         pid = None
+        forked = False
         state = {"reaped": False}
         try:
             s = self._connect()
@@ -123,7 +138,12 @@ class Zygote:
             if "pid" not in msg:
                 raise ZygoteError(f"warm runner refused: {msg}")
             pid = int(msg["pid"])
-            if on_start:
+            forked = True
+            if self.sandbox is not None:
+                # the pid is the one in the sandbox's PID namespace: signal only the process it
+                # names out here (None once it is gone: nothing to signal)
+                pid = self._outer_pid(pid)
+            if on_start and pid:
                 on_start(pid)
             s.setblocking(False)
             state = {"buf": buf, "lost": False, "reaped": False}
@@ -149,9 +169,9 @@ class Zygote:
                 raise ZygoteError("warm runner died during the run", died_mid_run=True)
             return raw
         except (OSError, ValueError, KeyError) as exc:
-            raise ZygoteError(f"warm runner protocol error: {exc}", before_fork=pid is None) from exc
+            raise ZygoteError(f"warm runner protocol error: {exc}", before_fork=not forked) from exc
         finally:
-            if pid is not None:
+            if pid:
                 if not state["reaped"]:
                     execute.stop_supervisor(pid)  # it kills the snippet's tree and exits
                 if on_end:
@@ -164,6 +184,28 @@ class Zygote:
                     held.append(s)
                 else:
                     s.close()
+
+    def _outer_pid(self, inner: int) -> int | None:
+        """The pid, as seen here, of the zygote's child that has pid ``inner`` inside the sandbox
+        (``NSpid:`` of /proc/PID/status, among the descendants of the bwrap process)."""
+        todo, seen = [self.proc.pid], 0
+        while todo and seen < 10000:
+            pid = todo.pop()
+            seen += 1
+            try:
+                with open(f"/proc/{pid}/status", "rb") as fh:
+                    for line in fh:
+                        if line.startswith(b"NSpid:"):
+                            ids = line.split()[1:]
+                            if len(ids) > 1 and int(ids[-1]) == inner and pid != self.proc.pid:
+                                return pid
+                            break
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                        todo.extend(int(c) for c in fh.read().split())
+            except (OSError, ValueError):
+                continue
+        return None
 
     def close(self) -> None:
         proc = getattr(self, "proc", None)

@@ -28,6 +28,9 @@ import sys
 
 _THIS_FILE = os.path.abspath(__file__)
 SPARE_DELAY = 0.03  # seconds of quiet after a run before the next spare is forked
+# the sandbox's confinement of each snippet process (tc_jail.confine's spec), from the optional
+# third argument; None outside a sandbox
+_JAIL = [None]
 
 
 def _exit_code(exc):
@@ -179,6 +182,8 @@ def _snippet_main(req, outfd, done_fd=None):
         for key in ("HOME", "TMPDIR"):
             if req.get(key):
                 os.environ[key] = req[key]
+        if _JAIL[0] is not None:
+            _confine(req)
         import tempfile
 
         tempfile.tempdir = None  # computed again from the new TMPDIR
@@ -194,6 +199,38 @@ def _snippet_main(req, outfd, done_fd=None):
                 _wait_for_kill()
     finally:
         os._exit(rc)
+
+
+def _confine(req):
+    """In a sandbox: this snippet process may touch only its own ``tc-run-*`` directory, with the
+    sandbox's limits (its CPU seconds from the request's timeout). Never runs the snippet
+    half-confined: on failure it says why and exits 70."""
+    import tc_jail
+
+    spec = dict(_JAIL[0])
+    spec["cpu"] = int(float(req.get("timeout", 60.0))) + 10
+    own = req.get("cleanup") or os.path.dirname(req["dir"])
+    try:
+        tc_jail.confine(spec, own)
+    except Exception as exc:  # noqa: BLE001
+        try:
+            os.write(2, ("🚫 [torchcourse] 沙箱没能建立，代码没有运行：%s\n" % exc).encode())
+        except OSError:
+            pass
+        os._exit(70)
+
+
+def _outside_peer(conn):
+    """True when the connecting process is outside this PID namespace (the driver): the kernel
+    reports its pid as 0 here. A snippet inside the sandbox that found the socket is refused."""
+    import socket
+    import struct
+
+    try:
+        pid, _uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    except OSError:
+        return False
+    return pid == 0
 
 
 def _wait_for_kill():
@@ -305,6 +342,7 @@ def main(argv=None):
 
     # the modules to import once (course.toml ``preload``; the shipped course: torch), as JSON
     preload = json.loads(argv[1]) if len(argv) > 1 else ["torch"]
+    _JAIL[0] = json.loads(argv[2]) if len(argv) > 2 else None
     hello = {"ok": True, "pid": os.getpid(), "python": sys.version, "preload": preload}
     import importlib
 
@@ -328,6 +366,13 @@ def main(argv=None):
 
     _skip_torch_finalizers_at_exit()
     import tc_supervise  # noqa: F401 - imported before any fork (this script's directory)
+
+    if _JAIL[0] is not None:
+        import ctypes  # noqa: F401 - tc_jail's, imported before any fork
+        import resource  # noqa: F401
+        import struct  # noqa: F401
+
+        import tc_jail  # noqa: F401
 
     hello["modules"] = sorted({name.split(".", 1)[0] for name in sys.modules})
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -524,6 +569,9 @@ def main(argv=None):
             try:
                 conn, _ = listener.accept()
             except OSError:
+                continue
+            if _JAIL[0] is not None and not _outside_peer(conn):
+                conn.close()
                 continue
             fds = []
             try:

@@ -68,7 +68,16 @@ class LazyRunner:
 
 
 def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = None):
+    """The app's runner: the class's shared runner when ``TORCHCOURSE_CLASS_RUNNER`` names its
+    socket (the learner from ``TORCHCOURSE_LEARNER``; its output cache in this learner's own cache
+    directory), else a Runner of this app's own."""
     from torchcourse import paths
+
+    from torchcourse.runner.classroom import client_from_env
+
+    client = client_from_env(cache_dir=paths.run_cache_dir(course_id))
+    if client is not None:
+        return client
     from torchcourse.runner import Runner
 
     return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True, preload=preload)

@@ -1,0 +1,315 @@
+"""The sandbox around snippet runs in a shared classroom (and ``torchcourse run --sandbox``).
+
+Built from what exists — bubblewrap, the kernel's namespaces, Landlock, resource limits — not a
+filter of our own. Two layers:
+
+1. **bwrap** around the interpreter (the warm zygote, or one cold run): new PID, network, IPC and
+   UTS namespaces (no network at all: only a loopback that is down), ``--die-with-parent``, a
+   new session, and a file system built from read-only binds of the system (``/usr``, ``/etc``,
+   the ``/lib`` links) and of Python (the interpreter's prefix, the virtual environment, the
+   runner's own scripts), an empty private ``/tmp``, a fresh ``/proc`` and a minimal ``/dev``, and
+   the run directories' root writable. Nothing else is mounted: not ``/home``, not ``/root``,
+   not TORCHCOURSE_HOME, the data and cache directories, the users file or the classroom's root
+   (paths given in ``hide`` are masked even when they lie under a bound path). As root (a
+   server), bwrap runs privileged and the process inside becomes an unprivileged uid
+   (``TORCHCOURSE_SANDBOX_UID``, default 65534) before any Python of ours runs; as a normal user
+   (a learner's machine), bwrap uses an unprivileged user namespace.
+2. **tc_jail.confine** in each snippet process (see tc_jail.py): a user namespace of its own (the
+   process limit is per run), address-space / process / CPU / file-size limits, and a Landlock
+   domain that lets it read the bound system paths and write only its own ``tc-run-*``
+   directory, with no TCP and no signals or abstract sockets outside its domain. Concurrent runs
+   forked from one zygote therefore cannot see, write or signal each other.
+
+:func:`sandbox_problem` says (in Chinese) why the sandbox cannot work here, or None.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from torchcourse.runner import core, execute
+
+RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
+JAIL_SCRIPT = os.path.join(RUNNER_DIR, "tc_jail.py")
+DEFAULT_MEM = 2 << 30  # address space a run may add (bytes)
+DEFAULT_NPROC = 64  # processes (and threads) of one run
+DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
+# a fresh interpreter's own address space before the snippet (python + torch + numpy mapped:
+# ~1.2 GB here), added to DEFAULT_MEM for a cold run
+COLD_BASE_VM = 3 << 30
+SYSTEM_DIRS = ("/usr", "/etc")
+LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+MSG_NO_BWRAP = "没有 bwrap（bubblewrap）：在 Debian / Ubuntu 上 `apt-get install bubblewrap`，Fedora 上 `dnf install bubblewrap`"
+MSG_NO_LANDLOCK = ("内核的 Landlock 不可用（ABI {abi}，至少要 6）：需要 Linux ≥ 6.12，且启动参数的 lsm= 含 landlock"
+                   "（看 /sys/kernel/security/lsm）")
+MSG_NO_USERNS = ("bwrap 建不了沙箱：{err}。非 root 运行时它要用非特权的用户命名空间："
+                 "sysctl -w user.max_user_namespaces=15000；Debian 旧内核还要 kernel.unprivileged_userns_clone=1；"
+                 "Ubuntu 24.04 还要 kernel.apparmor_restrict_unprivileged_userns=0（或以 root 运行 serve）")
+MSG_PROBE = "沙箱试运行失败：{err}"
+
+
+def sandbox_uid() -> tuple[int, int]:
+    """The uid:gid a privileged (root) sandbox runs snippets as."""
+    raw = os.environ.get("TORCHCOURSE_SANDBOX_UID", "65534")
+    try:
+        uid, _, gid = raw.partition(":")
+        return int(uid), int(gid or uid)
+    except ValueError:
+        return 65534, 65534
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def default_hidden() -> list[str]:
+    """Server files no snippet may see: TORCHCOURSE_HOME and the data and cache directories."""
+    from torchcourse import paths
+
+    out = []
+    home = os.environ.get("TORCHCOURSE_HOME")
+    if home:
+        out.append(home)
+    for f in (paths.data_dir, paths.cache_dir):
+        try:
+            out.append(str(f()))
+        except Exception:  # noqa: BLE001 - no such directory on this platform
+            pass
+    return [os.path.realpath(p) for p in out]
+
+
+def python_paths(python: str) -> list[str]:
+    """Read-only paths the interpreter needs: its prefix and base prefix, the directory of its
+    real executable, the site-packages directories (not an editable install's source tree)."""
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        prefix, base = sys.prefix, sys.base_prefix
+        sp = [p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)]
+    else:
+        out = subprocess.run([python, "-c", "import sys,json;print(json.dumps([sys.prefix,sys.base_prefix,[p for p in sys.path if 'packages' in p]]))"], capture_output=True, text=True, timeout=60)
+        import json
+
+        prefix, base, sp = json.loads(out.stdout)
+    found = [prefix, base, os.path.dirname(os.path.realpath(python)), os.path.dirname(os.path.abspath(python)), *sp]
+    out: list[str] = []
+    for p in found:
+        p = os.path.realpath(p)
+        if os.path.isdir(p) and not any(_under(p, q) for q in out) and not any(_under(p, s) for s in SYSTEM_DIRS):
+            out = [q for q in out if not _under(q, p)] + [p]
+    return out
+
+
+class Sandbox:
+    """One sandbox configuration (and its private directory of run directories)."""
+
+    def __init__(self, python: str | None = None, *, hide: list[str] | tuple[str, ...] = (), mem: int = DEFAULT_MEM,
+                 nproc: int = DEFAULT_NPROC, fsize: int = DEFAULT_FSIZE, root: str | None = None):
+        self.python = python or execute.default_python()
+        self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
+        self.privileged = os.geteuid() == 0
+        self.uid, self.gid = sandbox_uid() if self.privileged else (os.getuid(), os.getgid())
+        self.root = tempfile.mkdtemp(prefix="tc-sandbox-", dir=root)
+        self.runs_root = os.path.join(self.root, "runs")
+        self.zygote_root = os.path.join(self.root, "zyg")
+        for d in (self.runs_root, self.zygote_root):
+            os.mkdir(d, 0o700)
+            self.own(d)
+        self.read_paths = [*(d for d in SYSTEM_DIRS if os.path.isdir(d)), *python_paths(self.python), RUNNER_DIR]
+        self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
+
+    # -- files -----------------------------------------------------------------------------
+    def own(self, path: str) -> None:
+        """Give ``path`` (and everything in it) to the sandbox's uid (root only; else a no-op)."""
+        if not self.privileged:
+            return
+        os.chown(path, self.uid, self.gid)
+        if os.path.isdir(path):
+            for dirpath, dirnames, filenames in os.walk(path):
+                for n in dirnames + filenames:
+                    os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- commands --------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        """The whole environment inside: nothing of the server's (no token, no paths of it)."""
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", **execute.FIXED_ENV, "HOME": "/nonexistent", "TMPDIR": "/tmp"}
+
+    def pass_fds(self) -> tuple[int, ...]:
+        return ()
+
+    def jail_spec(self, *, relative: bool) -> dict:
+        mem = self.mem if relative else self.mem + COLD_BASE_VM
+        return {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative}
+
+    def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
+        args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                "--die-with-parent", "--new-session"]
+        if self.privileged:
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for tc_jail --drop only
+        else:
+            args += ["--unshare-user"]
+        args += ["--tmpfs", "/tmp"]
+        made = {"/", "/tmp"}
+
+        def parents(path: str) -> list[str]:
+            out = []
+            parts = Path(path).parts[1:-1]
+            cur = ""
+            for part in parts:
+                cur += "/" + part
+                if cur in made or any(_under(cur, r) for r in ro + writable if r != cur and _under(cur, r)):
+                    continue
+                made.add(cur)
+                out += ["--perms", "0755", "--dir", cur]
+            return out
+
+        ro = list(self.read_paths)
+        for link in LINKS:
+            if os.path.islink(link):
+                args += ["--symlink", os.readlink(link), link]
+            elif os.path.isdir(link):
+                ro.append(link)
+        for p in sorted(ro, key=lambda x: x.count("/")):
+            args += parents(p) + ["--ro-bind", p, p]
+            made.add(p)
+        for p in writable:
+            args += parents(p) + ["--bind", p, p]
+            made.add(p)
+        for h in self.hidden:
+            if any(_under(h, b) for b in ro + writable) and not any(_under(b, h) for b in ro + writable):
+                if os.path.isdir(h):
+                    args += ["--tmpfs", h]
+                elif os.path.exists(h):
+                    args += ["--ro-bind", "/dev/null", h]
+        args += ["--proc", "/proc", "--dev", "/dev", "--chdir", chdir, "--"]
+        return args
+
+    def _drop(self) -> list[str]:
+        return [self.python, "-I", "-S", JAIL_SCRIPT, "--drop", f"{self.uid}:{self.gid}", "--"] if self.privileged else []
+
+    def zygote_command(self, zygote_dir: str) -> list[str]:
+        """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid."""
+        return [*self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop()]
+
+    def cold_wrap(self, base: str) -> tuple[list[str], list[str]]:
+        """(outer, inner) for execute.run_cold: bwrap binding only this run's directory, and the
+        confinement of the snippet's own interpreter (an absolute address-space limit)."""
+        import json
+
+        spec = {**self.jail_spec(relative=False), "dir": base}
+        outer = [*self.bwrap_args([base], os.path.join(base, "run")), *self._drop()]
+        inner = [self.python, "-I", "-S", JAIL_SCRIPT, "--confine", json.dumps(spec), "--"]
+        return outer, inner
+
+
+class SandboxRunner(core.Runner):
+    """A :class:`torchcourse.runner.Runner` whose every run (warm and cold) is sandboxed."""
+
+    def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
+                 preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=()):
+        super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
+        self.sandbox = sandbox or Sandbox(self.python, hide=hide)
+        self._runs_root = self.sandbox.runs_root
+
+    def gpu_available(self) -> bool:
+        return False  # no device is mounted in the sandbox
+
+    def fingerprint(self) -> dict:
+        return {**super().fingerprint(), "sandbox": 1}
+
+    def _new_zygote(self):
+        from torchcourse.runner.warm import Zygote
+
+        return Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+
+    def _prepare(self, base: str) -> None:
+        execute.private_dirs(os.path.join(base, "run"))
+        self.sandbox.own(base)
+
+    def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
+        env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}
+        return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack,
+                                cleanup_dir=cleanup_dir, env=self._env_overrides(), wrap=self.sandbox.cold_wrap(cleanup_dir), base_env=env)
+
+    def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:
+        super().close(wait)
+        self.sandbox.close()
+
+
+_problem_lock = threading.Lock()
+_problem_cache: dict[str, str | None] = {}
+
+
+def sandbox_problem(python: str | None = None) -> str | None:
+    """None when the sandbox works here (a real sandboxed run was tried: bwrap, the uid drop, the
+    user namespace, Landlock), else the reason in Chinese with what to install or set."""
+    python = python or execute.default_python()
+    with _problem_lock:
+        if python not in _problem_cache:
+            _problem_cache[python] = _probe(python)
+        return _problem_cache[python]
+
+
+PROBE_CODE = (
+    "import os, socket\n"
+    "s = socket.socket()\n"
+    "try:\n"
+    "    s.connect(('127.0.0.1', 9))\n"
+    "    print('net-open')\n"
+    "except OSError:\n"
+    "    print('net-closed')\n"
+    "try:\n"
+    "    open('/etc/hostname-tc-probe', 'w')\n"
+    "    print('fs-open')\n"
+    "except OSError:\n"
+    "    print('fs-closed')\n"
+    "print('uid', os.getuid())\n"
+)
+
+
+def _probe(python: str) -> str | None:
+    if shutil.which("bwrap") is None:
+        return MSG_NO_BWRAP
+    from torchcourse.runner import tc_jail
+
+    abi = tc_jail.landlock_abi()
+    if abi < tc_jail.MIN_ABI:
+        return MSG_NO_LANDLOCK.format(abi=abi)
+    try:
+        sb = Sandbox(python)
+    except OSError as exc:
+        return MSG_PROBE.format(err=exc)
+    try:
+        base = core._new_base(sb.runs_root)
+        run_dir = os.path.join(base, "run")
+        os.mkdir(run_dir)
+        Path(run_dir, execute.SNIPPET_FILE).write_text(PROBE_CODE, encoding="utf-8")
+        execute.private_dirs(run_dir)
+        sb.own(base)
+        outer, inner = sb.cold_wrap(base)
+        cmd = [*outer, *inner, python, "-I", "-S", execute.SNIPPET_FILE]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=run_dir, env={**sb.env(), **execute.private_dirs(run_dir)})
+        except (OSError, subprocess.SubprocessError) as exc:
+            return MSG_PROBE.format(err=exc)
+        text = out.stdout + out.stderr
+        if out.returncode != 0 or "net-closed" not in text or "fs-closed" not in text:
+            err = (out.stderr.strip().splitlines() or [f"退出码 {out.returncode}"])[-1]
+            if "bwrap" in out.stderr and ("namespace" in out.stderr or "uid map" in out.stderr or "Operation not permitted" in out.stderr or "Permission denied" in out.stderr):
+                return MSG_NO_USERNS.format(err=err)
+            if "net-open" in text or "fs-open" in text:
+                return MSG_PROBE.format(err="网络或文件系统没有被隔离")
+            return MSG_PROBE.format(err=err)
+        if sb.privileged and f"uid {sb.uid}" not in text:
+            return MSG_PROBE.format(err=f"代码没有以 uid {sb.uid} 运行")
+        return None
+    finally:
+        sb.close()

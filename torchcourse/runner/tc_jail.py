@@ -1,0 +1,264 @@
+"""Confine one snippet process: the kernel's own mechanisms, applied from inside. Standard library
+only (the zygote imports it as a plain module from this directory; ``python tc_jail.py`` wraps a
+command).
+
+What :func:`confine` does, in this order, to the calling (single-threaded) process:
+  * a user namespace of its own (``unshare(CLONE_NEWUSER)``): the kernel counts RLIMIT_NPROC per
+    user namespace, so the process limit is this run's own, not shared with the zygote or with the
+    other learners' runs of the same sandbox; every capability is then dropped again;
+  * resource limits: address space (relative to the current size: a process forked from a
+    torch-loaded zygote already maps hundreds of MB), processes, CPU seconds, file size, no core;
+  * ``PR_SET_NO_NEW_PRIVS`` and a Landlock domain: read-only access to the system and Python
+    paths it is given, full access to its own run directory only (no other run's, no /tmp),
+    no TCP bind/connect, no abstract unix sockets and no signals to processes outside the domain
+    (its supervisor, the zygote, other runs).
+
+It refuses (raises :class:`JailError`) rather than run a snippet half-confined.
+
+As a command: ``python tc_jail.py [--drop UID:GID] [--confine JSON] -- CMD...`` drops to UID:GID
+(when root), confines (JSON as for :func:`confine`), then execs CMD.
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+# syscall numbers (the same on x86_64 and aarch64 for Landlock; unshare/capset differ per arch)
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+
+FS_EXECUTE = 1 << 0
+FS_WRITE_FILE = 1 << 1
+FS_READ_FILE = 1 << 2
+FS_READ_DIR = 1 << 3
+FS_REMOVE_DIR = 1 << 4
+FS_REMOVE_FILE = 1 << 5
+FS_MAKE_CHAR = 1 << 6
+FS_MAKE_DIR = 1 << 7
+FS_MAKE_REG = 1 << 8
+FS_MAKE_SOCK = 1 << 9
+FS_MAKE_FIFO = 1 << 10
+FS_MAKE_BLOCK = 1 << 11
+FS_MAKE_SYM = 1 << 12
+FS_REFER = 1 << 13  # ABI 2
+FS_TRUNCATE = 1 << 14  # ABI 3
+FS_IOCTL_DEV = 1 << 15  # ABI 5
+NET_BIND_TCP = 1 << 0  # ABI 4
+NET_CONNECT_TCP = 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1
+
+READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+MIN_ABI = 6  # below this a snippet could signal its supervisor or reach an abstract socket
+
+CLONE_NEWUSER = 0x10000000
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
+
+RLIMIT_DEFAULTS = {"mem": 2 << 30, "nproc": 64, "cpu": 70, "fsize": 256 << 20}
+
+
+class JailError(Exception):
+    pass
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+_libc = None
+
+
+def _lib():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.syscall.restype = ctypes.c_long
+    return _libc
+
+
+def _check(rc, what):
+    if rc < 0 or rc == -1:
+        err = ctypes.get_errno()
+        raise JailError(f"{what}: {os.strerror(err)} (errno {err})")
+    return rc
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version, or 0 when Landlock is missing or disabled."""
+    try:
+        rc = _lib().syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    except Exception:
+        return 0
+    return max(0, int(rc))
+
+
+def _handled_fs(abi):
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= FS_REFER
+    if abi >= 3:
+        rights |= FS_TRUNCATE
+    if abi >= 5:
+        rights |= FS_IOCTL_DEV
+    return rights
+
+
+def landlock(read_paths, write_paths, dev_files=(), dev_dirs=()):
+    """Restrict this process (and everything it starts) to reading ``read_paths`` and doing
+    anything beneath ``write_paths``; ``dev_files`` may be read and written (/dev/null…),
+    ``dev_dirs`` hold files it may create, read and write but not list (/dev/shm). No TCP, no
+    abstract unix sockets or signals outside the domain."""
+    abi = landlock_abi()
+    if abi < MIN_ABI:
+        raise JailError(f"Landlock ABI {abi} < {MIN_ABI}")
+    lib = _lib()
+    fs = _handled_fs(abi)
+    attr = _RulesetAttr(fs, NET_BIND_TCP | NET_CONNECT_TCP, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    rfd = _check(lib.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        def allow(path, rights, directory=True):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                return  # not there in this sandbox: nothing to allow
+            try:
+                if not directory or not os.path.isdir(path):
+                    rights &= FILE_RIGHTS
+                rule = _PathBeneath(rights & fs, fd)
+                _check(lib.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(rfd), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+
+        for p in read_paths:
+            allow(p, READ)
+        for p in dev_files:
+            allow(p, FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV, directory=False)
+        for p in dev_dirs:
+            allow(p, FS_READ_FILE | FS_WRITE_FILE | FS_MAKE_REG | FS_REMOVE_FILE | FS_TRUNCATE)
+        for p in write_paths:
+            allow(p, fs)
+        _check(lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        _check(lib.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(rfd), ctypes.c_uint32(0)), "landlock_restrict_self")
+    finally:
+        os.close(rfd)
+
+
+def own_user_namespace():
+    """A user namespace for this process alone (RLIMIT_NPROC is counted per user namespace), then
+    no capabilities in it."""
+    lib = _lib()
+    _check(lib.unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+    drop_capabilities()
+
+
+def drop_capabilities():
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    hdr = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (Data * 2)()
+    _check(_lib().capset(ctypes.byref(hdr), data), "capset")
+
+
+def vm_size():
+    """This process's virtual size in bytes (VmSize)."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def set_limits(mem, nproc, cpu, fsize, *, relative=True):
+    """``mem`` bytes of address space on top of what is mapped now (``relative``) or in all."""
+    import resource
+
+    base = vm_size() if relative else 0
+    limits = [
+        (resource.RLIMIT_AS, base + int(mem)),
+        (resource.RLIMIT_NPROC, int(nproc)),
+        (resource.RLIMIT_CPU, int(cpu)),
+        (resource.RLIMIT_FSIZE, int(fsize)),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    for which, value in limits:
+        hard = value if which != resource.RLIMIT_CPU else value + 5
+        try:
+            resource.setrlimit(which, (value, hard))
+        except (ValueError, OSError) as exc:
+            raise JailError(f"setrlimit {which}: {exc}") from exc
+
+
+def confine(spec, own_dir):
+    """Everything above, for a snippet whose run directory tree is ``own_dir``. ``spec``: dict with
+    ``read`` (paths), ``mem``, ``nproc``, ``cpu``, ``fsize``, ``relative`` (address-space limit on
+    top of the current size: a forked child), ``userns`` (default true)."""
+    if spec.get("userns", True):
+        own_user_namespace()
+    limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
+    set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
+    landlock(
+        list(spec.get("read", ())),
+        [own_dir],
+        dev_files=("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
+        dev_dirs=("/dev/shm",),
+    )
+    tmp = os.environ.get("TMPDIR")
+    if tmp:  # torch.compile's kernel cache: the run's own (a shared one would be a channel between runs)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "torchinductor")
+
+
+def drop_to(uid, gid):
+    """Root only: become UID:GID with no supplementary groups."""
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise JailError("setuid did not take")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--" not in argv:
+        sys.stderr.write("usage: tc_jail.py [--drop UID:GID] [--confine JSON] -- CMD...\n")
+        return 2
+    opts, cmd = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+    try:
+        i = 0
+        while i < len(opts):
+            if opts[i] == "--drop":
+                uid, gid = (int(x) for x in opts[i + 1].split(":"))
+                if os.getuid() == 0:
+                    drop_to(uid, gid)
+                i += 2
+            elif opts[i] == "--confine":
+                spec = json.loads(opts[i + 1])
+                confine(spec, spec.get("dir") or os.getcwd())
+                i += 2
+            else:
+                raise JailError(f"unknown option {opts[i]}")
+        os.execv(cmd[0], cmd)
+    except (JailError, OSError, ValueError) as exc:
+        sys.stderr.write(f"🚫 [torchcourse] 沙箱没能建立，代码没有运行：{exc}\n")
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())
