@@ -113,11 +113,24 @@ def cmd_serve(args) -> int:
         return 1
     logging.basicConfig(level=logging.INFO, format="torchcourse serve: %(message)s", stream=sys.stdout)
     logging.getLogger("aiohttp").setLevel(logging.WARNING)  # nothing per request (the token rides in the query)
+    class_runner = None
+    if users is not None:  # one warm, sandboxed runner for the whole class, before any app
+        from torchcourse.serve.classroom import ClassRunner, ClassRunnerError
+
+        try:
+            class_runner = ClassRunner(hide=[str(Path(args.users).expanduser().resolve()), str(data_root)],
+                                       preload=course.preload)
+        except ClassRunnerError as exc:
+            print(f"torchcourse serve: 多人课堂不启动：{exc}", file=sys.stderr)
+            return 1
     try:
         server = CourseServer(app_argv(content), token=token, users=users, data_root=data_root,
-                              title=course.title or "torchcourse", host=host, port=args.port)
+                              title=course.title or "torchcourse", host=host, port=args.port,
+                              app_env=class_runner.env() if class_runner is not None else None)
     except ValueError as exc:
         print(f"torchcourse serve: {exc}", file=sys.stderr)
+        if class_runner is not None:
+            class_runner.stop()
         return 1
 
     def ready(port: int) -> None:
@@ -127,6 +140,8 @@ def cmd_serve(args) -> int:
             print(f"    {where}?token=<学员自己的令牌>", flush=True)
             print(f"torchcourse serve: 课堂 {len(users)} 个学员（名单 {args.users}），每人的进度在 {data_root}/<名字>/；"
                   f"每人的网址就是上面这行换上他的令牌（--add-user 加人时打印过）。按 Ctrl+C 停止。", flush=True)
+            print(f"torchcourse serve: 全班共用一个预热运行器（沙箱里，同时最多运行 {class_runner.jobs} 个代码块，"
+                  "其余按学员轮流排队）。", flush=True)
             return
         secret = f"${TOKEN_ENV}" if from_env else token  # a token from the environment is never printed
         print(f"    {where}?token={secret}", flush=True)
@@ -137,6 +152,9 @@ def cmd_serve(args) -> int:
         return asyncio.run(server.run(ready))
     except KeyboardInterrupt:  # a second Ctrl+C while the sessions end
         return 130
+    finally:
+        if class_runner is not None:  # after the apps: their last runs end first
+            class_runner.stop()
 
 
 def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:

@@ -149,7 +149,7 @@ class Snippets:
         kwargs = {"use_cache": False} if edited else {}
         if fresh:
             kwargs = {"use_cache": False, "cold": True}
-        if not fresh and self._runner_reports_queue():  # a class: the shared runner's queue, on the verdict line
+        if self._runner_reports_queue():  # a class: the shared runner's queue, on the verdict line
             kwargs["on_queue"] = partial(self._queued, view)
         try:
             result = app.runner.run(snippet, cancel=cancel, **kwargs)
