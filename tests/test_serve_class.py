@@ -88,12 +88,38 @@ class Learner:
         while needle not in self.screen.text():
             if loop.time() > end:
                 raise AssertionError(f"{needle!r} never appeared; the page shows:\n{self.screen.text()}")
-            msg = await asyncio.wait_for(self.ws.receive(), DEADLINE)
+            try:
+                msg = await asyncio.wait_for(self.ws.receive(), max(0.1, end - loop.time()))
+            except TimeoutError:
+                continue  # the deadline check above says what the page shows
             if msg.type == aiohttp.WSMsgType.BINARY:
                 self.screen.feed(msg.data)
             elif msg.type != aiohttp.WSMsgType.TEXT:
                 raise AssertionError(f"the websocket ended ({msg.type}) before {needle!r}:\n{self.screen.text()}")
         return self.screen.text()
+
+    async def settle(self, quiet: float = 0.5) -> None:
+        """Until no frame arrives for ``quiet`` seconds (the app drew what the last key changed)."""
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        end = loop.time() + DEADLINE
+        while loop.time() < end:
+            try:
+                msg = await asyncio.wait_for(self.ws.receive(), quiet)
+            except TimeoutError:
+                return
+            if msg.type == aiohttp.WSMsgType.BINARY:
+                self.screen.feed(msg.data)
+            elif msg.type != aiohttp.WSMsgType.TEXT:
+                raise AssertionError(f"the websocket ended ({msg.type}):\n{self.screen.text()}")
+
+    async def tab(self, times: int = 1) -> None:
+        """Tab to the next snippet, one key at a time, each drawn before the next."""
+        await self.settle()
+        for _ in range(times):
+            await self.press("\t")
+            await self.settle()
 
     async def press(self, keys: str) -> None:
         await self.ws.send_str(json.dumps(["stdin", keys]))
