@@ -13,7 +13,8 @@ a transpose, a stride: the course's own kind of code) with prose between them. T
 learners' data directories and serve's home are temporary too.
 
 Memory is read from ``/proc/<pid>/smaps_rollup`` of serve and every process under it (the apps,
-the class runner and its forks): RSS summed over processes double-counts pages that forked
+the class runner and its forks), once every learner's runs are done (the state a class sits in
+between runs; the peak during the runs is printed too): RSS summed over processes double-counts pages that forked
 processes share (the torch-loaded runner's, Python's own), so PSS (each shared page divided among
 the processes that map it) is printed next to it, and "per extra learner" is given for both:
 ``(total(N) − total(1)) / (N − 1)``. One learner's app process alone (RSS, PSS, USS) is printed too.
@@ -22,8 +23,8 @@ Schedule: learners connect 1.5 s apart; then every learner runs a snippet every 
 ``--seconds`` (default 150: about five runs each, 150 runs for 30 learners). With N = 1 the
 interval is compressed to 2–4 s for half as long (one learner contends with nobody; the figure is
 the same run without a queue) so that it also gives a p95 (about 25 runs) in a short time. For
-N = 1, "per extra learner" is that learner's total over serve alone (which includes the class
-runner's share, started with serve); for N > 1 it is the difference to N = 1.
+N = 1, "per extra learner" is that one learner's cost: the total over serve and the warm class
+runner alone (measured before anyone connects); for N > 1 it is the difference to N = 1.
 
 Run: ``python benchmarks/bench_serve.py [--learners 1,10,30] [--seconds 150]`` — best when the
 machine is otherwise idle: the load average is printed with the figures. The last lines are one per
@@ -50,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from serve_support import ScreenModel, Served, descendants  # noqa: E402
+from serve_support import ScreenModel, Served, cmdline, descendants  # noqa: E402
 
 SNIPPETS = 60
 COLS, ROWS = 110, 30
@@ -113,35 +114,51 @@ class SimLearner:
         self.failures: list[str] = []
         self.pid: int | None = None
 
-    async def _receive_until(self, pred, deadline: float) -> float:
+    async def _read(self) -> None:
+        """Reads the websocket all the time (so serve's pings are answered while the learner
+        waits) and feeds the screen; ``changed`` is set after each frame."""
         import aiohttp
 
+        try:
+            async for msg in self.ws:
+                if msg.type == aiohttp.WSMsgType.BINARY:
+                    self.screen.feed(msg.data)
+                    self.frame_at = time.perf_counter()
+                    self.changed.set()
+        finally:
+            self.closed = True
+            self.changed.set()
+
+    async def _receive_until(self, pred, deadline: float) -> float:
+        """Until ``pred()`` holds; returns the arrival time of the frame that made it hold."""
         loop = asyncio.get_running_loop()
         end = loop.time() + deadline
         while not pred():
+            if self.closed:
+                raise ConnectionError(f"{self.name}: the websocket ended")
             left = end - loop.time()
             if left <= 0:
                 raise TimeoutError(f"{self.name}: waited {deadline:.0f} s; screen:\n{self.screen.text()[-1500:]}")
-            msg = await asyncio.wait_for(self.ws.receive(), left)
-            if msg.type == aiohttp.WSMsgType.BINARY:
-                self.screen.feed(msg.data)
-            elif msg.type != aiohttp.WSMsgType.TEXT:
-                raise ConnectionError(f"{self.name}: the websocket ended ({msg.type})")
-        return time.perf_counter()
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except TimeoutError:
+                pass
+        return self.frame_at
 
     async def drain(self, seconds: float) -> None:
-        try:
-            await self._receive_until(lambda: False, seconds)
-        except TimeoutError:
-            pass
+        await asyncio.sleep(seconds)  # the reader keeps reading meanwhile
 
     async def press(self, keys: str) -> None:
         await self.ws.send_str(json.dumps(["stdin", keys]))
 
     async def open(self) -> None:
         url = self.served.base.replace("http://", "ws://") + f"ws?width={COLS}&height={ROWS}"
-        self.ws = await self.http.ws_connect(url, headers={"Authorization": f"token {self.token}"}, heartbeat=None,
-                                             max_msg_size=0)
+        self.ws = await self.http.ws_connect(url, headers={"Authorization": f"token {self.token}"}, max_msg_size=0)
+        self.changed = asyncio.Event()
+        self.closed = False
+        self.frame_at = 0.0
+        self.reader = asyncio.ensure_future(self._read())
         await self._receive_until(lambda: "章节地图" in self.screen.text(), 240)
         await self.press("c")
         await self._receive_until(lambda: "01 · 步长" in self.screen.text(), 240)
@@ -152,7 +169,7 @@ class SimLearner:
 
     async def run_one(self) -> None:
         await self.press("\t")  # the next snippet from where the learner reads
-        await self.drain(0.3)  # its scroll drawn
+        await self.drain(0.5)  # its scroll drawn
         v0 = self.verdicts()
         seen = [False]
 
@@ -186,6 +203,7 @@ class SimLearner:
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
+            await self.reader
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -209,7 +227,20 @@ async def one_class(n: int, seconds: float, work: Path, course: Path) -> dict:
     interval = (2.0, 4.0) if n == 1 else (20.0, 40.0)
     result: dict = {"n": n}
     try:
-        base = total_mem(served.proc.pid)
+        # the class runner's torch import (started with serve) is over before anything is measured:
+        # one run through the client the apps use (its socket from the service's command line)
+        from torchcourse.course.model import Snippet
+        from torchcourse.runner.classroom import ClassroomClient
+
+        service = next(p for p in descendants(served.proc.pid) if "torchcourse.runner.classroom" in cmdline(p))
+        argv = cmdline(service).split()
+        sock = argv[argv.index("--socket") + 1]
+        t_warm = time.perf_counter()
+        await asyncio.to_thread(ClassroomClient(sock, "bench-warmup").run,
+                                Snippet(id="warmup", chapter_id="01", code="import torch\nprint(1)\n", expected="1\n", line=1),
+                                use_cache=False)
+        result["warm_s"] = time.perf_counter() - t_warm
+        base = await asyncio.to_thread(total_mem, served.proc.pid)  # serve and the warm class runner, no learner
         async with aiohttp.ClientSession() as http:
             learners = [SimLearner(http, served, name, tok, interval) for name, tok in users.items()]
             t_open = time.perf_counter()
@@ -239,7 +270,9 @@ async def one_class(n: int, seconds: float, work: Path, course: Path) -> dict:
             pids = [p for p in served.session_pids()]
             apps = [mem_mb(p) for p in pids if mem_mb(p)[0]]
             result["app"] = tuple(statistics.median(x[i] for x in apps) for i in range(3)) if apps else (0, 0, 0)
-            result["mem"] = max(samples, key=lambda s: s[1]) if samples else total_mem(served.proc.pid)
+            # every learner in the chapter, their runs done: the steady state a class sits in
+            result["mem"] = await asyncio.to_thread(total_mem, served.proc.pid)
+            result["peak"] = max(samples + [result["mem"]], key=lambda s: s[1])
             result["base"] = base
             for lr in learners:
                 await lr.close()
@@ -269,31 +302,28 @@ def main() -> int:
             rss, pss, procs = r["mem"]
             times = r["times"]
             app = r["app"]
-            print(f"N={n}: {procs} processes, total RSS {rss:.0f} MB, total PSS {pss:.0f} MB (serve alone: RSS "
-                  f"{r['base'][0]:.0f} MB); one learner's app: RSS {app[0]:.0f} MB, PSS {app[1]:.0f} MB, USS {app[2]:.0f} MB; "
-                  f"all connected and in the chapter after {r['open_s']:.1f} s", flush=True)
+            print(f"N={n}: {procs} processes, total RSS {rss:.0f} MB, total PSS {pss:.0f} MB after the runs "
+                  f"(peak PSS during them {r['peak'][1]:.0f} MB; serve and the warm class runner alone: RSS "
+                  f"{r['base'][0]:.0f} MB, PSS {r['base'][1]:.0f} MB); one learner's app: RSS {app[0]:.0f} MB, PSS {app[1]:.0f} MB, USS {app[2]:.0f} MB; "
+                  f"all connected and in the chapter after {r['open_s']:.1f} s (the class runner was warm {r['warm_s']:.1f} s after serve started)", flush=True)
             print(f"      {len(times)} runs, key → result p50 {pct(times, .5) * 1000:.0f} ms, p95 {pct(times, .95) * 1000:.0f} ms, "
                   f"max {max(times, default=float('nan')) * 1000:.0f} ms; load average after {' '.join(f'{x:.2f}' for x in r['load'])}"
                   + (f"; {len(r['failures'])} learners stopped: {r['failures'][:3]}" if r["failures"] else ""), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     one = next((r for r in results if r["n"] == 1), None)
-    print("per extra learner = (total(N) − total(1)) / (N − 1); X below is from PSS (RSS double-counts shared pages)")
+
+    def extra(r: dict, i: int) -> float:  # i = 0: RSS, 1: PSS
+        if one is not None and r["n"] > 1:
+            return (r["mem"][i] - one["mem"][i]) / (r["n"] - 1)
+        return r["mem"][i] - r["base"][i]  # N = 1 (or no N = 1 run): over serve and the warm runner alone
+
+    print("per extra learner: N = 1 over serve and the warm class runner alone, else (total(N) − total(1)) / (N − 1);"
+          " X below is PSS (summed RSS double-counts the pages forked processes share)")
     for r in results:
-        n = r["n"]
-        if one is not None and n > 1:
-            extra_pss = (r["mem"][1] - one["mem"][1]) / (n - 1)
-            extra_rss = (r["mem"][0] - one["mem"][0]) / (n - 1)
-            print(f"      N={n}: {extra_rss:.0f} MB RSS, {extra_pss:.0f} MB PSS per extra learner")
-        else:
-            extra_pss = r["mem"][1] - r["base"][1]  # N = 1: the learner's share over serve alone
+        print(f"      N={r['n']}: {extra(r, 0):.0f} MB RSS, {extra(r, 1):.0f} MB PSS per extra learner")
     for r in results:
-        n = r["n"]
-        if one is not None and n > 1:
-            extra = (r["mem"][1] - one["mem"][1]) / (n - 1)
-        else:
-            extra = r["mem"][1] - r["base"][1]
-        print(f"serve: {n} learners, {extra:.0f} MB per extra learner, p95 {pct(r['times'], .95) * 1000:.0f} ms")
+        print(f"serve: {r['n']} learners, {extra(r, 1):.0f} MB per extra learner, p95 {pct(r['times'], .95) * 1000:.0f} ms")
     return 0 if all(not r["failures"] for r in results) else 1
 
 

@@ -16,6 +16,11 @@ changed here, and why:
   its environment; closing the tab sends it SIGHUP, which the app handles as a closed terminal
   (reading place and queued writes saved, snippets stopped), and only an app that does not end
   within :data:`CLOSE_GRACE` seconds is killed with its process group.
+- a class (``users``): the token names the learner; each learner's apps run with their own
+  ``TORCHCOURSE_HOME`` (``<data root>/<name>``) and ``TORCHCOURSE_LEARNER``; a page's websocket
+  (``/ws/<ticket>``, the ticket given to that page only, used once) stays the learner whose link
+  loaded the page whatever cookie the browser sends by then; a download goes only to its
+  learner; the page names who is signed in.
 - once a tab has told the server its size, the next page request starts its app at once (it
   reads the progress as it is then, like any start), so the app loads while the page does; its
   output is held until the page's websocket (``/ws/<id>``) claims it, and an unclaimed one is
@@ -363,6 +368,16 @@ class CourseServer(Server):
         if service is not None:
             await service.stop()
             self.sessions.discard(service)
+
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        """A file an app offers goes only to the learner whose app it is (a class)."""
+        try:
+            owner = getattr(await self.download_manager._get_app_service(request.match_info["key"]), "learner", None)
+        except (ValueError, KeyError):
+            owner = None
+        if owner is not None and owner != request["learner"]:
+            raise web.HTTPNotFound(text="没有这个下载")
+        return await super().handle_download(request)
 
     async def handle_favicon(self, request: web.Request) -> web.Response:
         return web.Response(body=(PAGE_DIR / "favicon.svg").read_bytes(), content_type="image/svg+xml")
