@@ -287,8 +287,14 @@ def test_a_cookie_of_one_learner_and_the_link_of_another_opens_the_other(tmp_pat
     assert headers["Set-Cookie"].startswith(f"{alice_cookie.split('=')[0]}={TOKENS['bob']};")
     ticket = re.search(r'data-spare="([^"]+)"', page).group(1)
 
+    other = re.search(r'data-spare="([^"]+)"', get(served.base + f"?token={TOKENS['bob']}")[2]).group(1)
+
     async def scenario() -> None:
         async with aiohttp.ClientSession() as http:
+            # a page's websocket address is no credential: without a token it is refused
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(served.base.replace("http://", "ws://") + f"ws/{other}?width=80&height=24")
+            assert refused.value.status == 403
             # bob's page connects while the browser still sends alice's cookie: it is bob's app
             b = await Learner(http, served, path=f"ws/{ticket}", cookie=alice_cookie).open()
             await b.wait_text("学员：bob")
