@@ -198,10 +198,10 @@ def test_hostile_snippets_in_a_class_are_stopped_and_nobody_loses_anything(tmp_p
             await b.close()
             wait_for(lambda: not alive(pid_b), "bob's app ended with his tab")
 
-    def bob_runs() -> list[tuple[str, str]] | None:
-        if not bob_db.exists():
+    def bob_runs(db: Path = bob_db) -> list[tuple[str, str]] | None:
+        if not db.exists():
             return None
-        store, notice = open_store(bob_db, course_id=course_id_of(course))
+        store, notice = open_store(db, course_id=course_id_of(course))
         try:
             assert notice is None  # never moved aside as corrupt
             return [(r.snippet_id, r.verdict) for r in store.runs("01")]
@@ -210,4 +210,5 @@ def test_hostile_snippets_in_a_class_are_stopped_and_nobody_loses_anything(tmp_p
 
     asyncio.run(scenario())
     assert bob_runs() == [("fine", "match"), ("fine", "match")]  # nothing of bob's saved progress is lost
+    assert bob_runs(root / "alice" / "data" / "progress.sqlite3") == [("peek", "mismatch"), ("fine", "match")]  # nor alice's
     assert served.proc.poll() is None
