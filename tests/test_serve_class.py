@@ -211,6 +211,12 @@ def test_a_class_may_listen_beyond_this_machine(tmp_path, serve):
     port = served.base.rsplit(":", 1)[1].strip("/")
     assert get(f"http://127.0.0.1:{port}/")[0] == 403
     assert get(f"http://127.0.0.1:{port}/?token={TOKENS['bob']}")[0] == 200
+    from serve_support import cmdline, descendants
+
+    service = [p for p in descendants(served.proc.pid) if "torchcourse.runner.classroom" in cmdline(p)]
+    assert len(service) == 1  # the class's one runner, started with serve
+    assert served.interrupt() == 0  # Ctrl+C ends it with serve
+    wait_for(lambda: not alive(service[0]), "the class runner ended with serve")
 
 
 # -- each learner their own progress -----------------------------------------------------------
