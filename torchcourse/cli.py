@@ -60,6 +60,11 @@ def _delegate(module: str, func: str):
 
 
 def _run_snippet_or_file(args) -> int:
+    if getattr(args, "sandbox", None):
+        return _delegate("torchcourse.runner.cli", "cmd_run_sandbox")(args)
+    if args.snippet is None:
+        print("torchcourse run: 要给出 章:代码块（如 01:view-error），或 --sandbox FILE", file=sys.stderr)
+        return 2
     if getattr(args, "file", None):
         return _delegate("torchcourse.runner.learner", "cmd_run_file")(args)
     return _delegate("torchcourse.runner.cli", "cmd_run")(args)
@@ -118,10 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_delegate("torchcourse.progress.cli", "cmd_import"))
 
     p = sub.add_parser("run", help="运行一个代码块（章:代码块），和预期输出对比")
-    p.add_argument("snippet", metavar="CHAPTER:SNIPPET", help="如 01:view-shares")
+    p.add_argument("snippet", metavar="CHAPTER:SNIPPET", nargs="?", help="如 01:view-shares")
     p.add_argument("--cold", action="store_true", help="在全新的解释器里运行（不用预热的运行器）")
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果，重新运行")
     p.add_argument("--file", metavar="PATH", help="运行你自己的文件代替这个代码块（同样的运行条件），和它的预期输出对比")
+    p.add_argument("--sandbox", metavar="FILE", help="在多人课堂用的沙箱里运行 FILE（只读的系统、没有网络、只能写自己的运行目录），打印它的输出")
     p.set_defaults(func=_run_snippet_or_file)
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")

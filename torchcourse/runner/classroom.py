@@ -6,6 +6,7 @@ Textual here.
 Service::
 
     python -m torchcourse.runner.classroom --socket PATH [--jobs N] [--preload torch] [--hide PATH]...
+                                           [--lifeline] [--run-space MB]
 
 It refuses to start (exit 2, the reason in Chinese on stderr) when the sandbox does not work here
 (:func:`torchcourse.runner.sandbox.sandbox_problem`). Once it listens it prints one JSON line,
@@ -98,12 +99,14 @@ class Job:
 
 class FairQueue:
     """Waiting jobs, one FIFO per learner. The next job is the oldest of the learner with the
-    fewest runs going (running now, or started ahead of it), ties broken round-robin: a learner
-    with ten queued runs and two running waits behind one who has none running."""
+    fewest runs going now; among those, the one whose last run started longest ago (never:
+    first). A learner with ten queued runs and one running waits behind one who has none."""
 
     def __init__(self) -> None:
         self.queues: dict[str, deque[Job]] = {}
-        self.turn: deque[str] = deque()  # learners with waiting jobs, least recently served first
+        self.turn: deque[str] = deque()  # learners with waiting jobs, in arrival order
+        self.last_start: dict[str, int] = {}  # learner → tick of their last started run
+        self.tick = 0
 
     def put(self, job: Job) -> None:
         q = self.queues.setdefault(job.learner, deque())
@@ -112,25 +115,28 @@ class FairQueue:
             self.turn.append(job.learner)
 
     @staticmethod
-    def _pick(turn, queues, busy: dict[str, int]) -> str | None:
-        best = None
-        for learner in turn:
-            if queues.get(learner) and (best is None or busy.get(learner, 0) < busy.get(best, 0)):
-                best = learner
+    def _pick(turn, queues, busy: dict[str, int], last: dict[str, int]) -> str | None:
+        best, best_key = None, None
+        for i, learner in enumerate(turn):
+            if not queues.get(learner):
+                continue
+            key = (busy.get(learner, 0), last.get(learner, -1), i)
+            if best_key is None or key < best_key:
+                best, best_key = learner, key
         return best
 
     def take(self, busy: dict[str, int] | None = None) -> Job | None:
         """The next job; ``busy``: learner → runs of theirs running now."""
-        learner = self._pick(self.turn, self.queues, busy or {})
+        learner = self._pick(self.turn, self.queues, busy or {}, self.last_start)
         if learner is None:
             return None
         q = self.queues[learner]
         job = q.popleft()
-        self.turn.remove(learner)
-        if q:
-            self.turn.append(learner)  # back of the line for their next one
-        else:
+        self.tick += 1
+        self.last_start[learner] = self.tick
+        if not q:
             self.queues.pop(learner, None)
+            self.turn.remove(learner)
         return job
 
     def remove(self, job: Job) -> bool:
@@ -147,32 +153,34 @@ class FairQueue:
         return True
 
     def order(self, busy: dict[str, int] | None = None) -> list[Job]:
-        """Every waiting job in the order they will start (if nothing else arrives)."""
+        """Every waiting job in the order they will start (if nothing else arrives and each
+        started run were still running when the next one starts)."""
         queues = {k: deque(v) for k, v in self.queues.items()}
-        turn = deque(self.turn)
         busy = dict(busy or {})
+        last = dict(self.last_start)
+        tick = self.tick
         out: list[Job] = []
         while True:
-            learner = self._pick(turn, queues, busy)
+            learner = self._pick(self.turn, queues, busy, last)
             if learner is None:
                 return out
             out.append(queues[learner].popleft())
             busy[learner] = busy.get(learner, 0) + 1
-            turn.remove(learner)
-            turn.append(learner)
+            tick += 1
+            last[learner] = tick
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.queues.values())
 
 
 class ClassroomService:
-    def __init__(self, socket_path: str, *, jobs: int | None = None, preload=None, hide=(), runner=None):
+    def __init__(self, socket_path: str, *, jobs: int | None = None, preload=None, hide=(), runner=None, run_space: int | None = None):
         self.socket_path = socket_path
         self.jobs = max(1, int(jobs or os.cpu_count() or 2))
         if runner is None:
             from torchcourse.runner.sandbox import SandboxRunner
 
-            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))])
+            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs, run_space=run_space)
         self.runner = runner
         self.queue = FairQueue()
         self.running: list[Job] = []
@@ -378,14 +386,19 @@ def main(argv=None) -> int:
     ap.add_argument("--preload", action="append", default=None, help="预热运行器先导入的模块（默认 torch）")
     ap.add_argument("--hide", action="append", default=[], help="沙箱里看不到的路径（用户文件、课堂的数据目录……）")
     ap.add_argument("--lifeline", action="store_true", help="标准输入关闭（启动它的进程退出）时就退出")
+    ap.add_argument("--run-space", type=int, default=None, metavar="MB", help="所有运行目录合起来最多占多少 MB（以 root 运行时是一个 tmpfs；默认每个并发 1024）")
     args = ap.parse_args(argv)
-    from torchcourse.runner.sandbox import sandbox_problem
+    from torchcourse.runner.sandbox import private_mounts, sandbox_problem
 
     problem = sandbox_problem()
     if problem:
         print(f"课堂运行服务没有启动：沙箱用不了——{problem}", file=sys.stderr)
         return 2
-    svc = ClassroomService(args.socket, jobs=args.jobs, preload=tuple(args.preload) if args.preload else None, hide=args.hide)
+    # (root) a mount namespace of its own, before any thread: the run directories then live on a
+    # tmpfs of a bounded size that vanishes with the service, not on the server's disk
+    private_mounts()
+    svc = ClassroomService(args.socket, jobs=args.jobs, preload=tuple(args.preload) if args.preload else None, hide=args.hide,
+                           run_space=args.run_space << 20 if args.run_space else None)
     done = threading.Event()
 
     def on_signal(*_):
@@ -402,10 +415,12 @@ def main(argv=None) -> int:
     threading.Thread(target=svc.serve_forever, name="tc-class-accept", daemon=True).start()
     if args.lifeline:
         def watch():
+            # os.read, not sys.stdin: a daemon thread blocked in the buffered reader aborts
+            # the interpreter's shutdown ("could not acquire lock for <stdin>")
             try:
-                while sys.stdin.buffer.read(1024):
+                while os.read(0, 1024):
                     pass
-            except (OSError, ValueError):
+            except OSError:
                 pass
             done.set()
 
@@ -560,12 +575,12 @@ class ClassroomClient:
                 if ready:
                     chunk = s.recv(1 << 16)
                     if not chunk:
-                        if cancel_sent:
+                        if cancel_sent or self._closed:
                             return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
                         return core.RunResult("error", expected=expected, message=MSG_LOST)
                     buf += chunk
         except (OSError, ValueError) as exc:
-            if cancel is not None and cancel.is_set():
+            if (cancel is not None and cancel.is_set()) or self._closed:
                 return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
             return core.RunResult("error", expected=expected, message=MSG_LOST + f"（{exc}）")
         finally:

@@ -517,3 +517,64 @@ def cmd_doctor(args) -> int:
         print(line)
         ok = ok and fine
     return 0 if ok else 1
+
+
+# -- run --sandbox -------------------------------------------------------------------------
+
+def cmd_run_sandbox(args) -> int:
+    """``torchcourse run --sandbox FILE``: FILE alone, in the classroom's sandbox (the same one the
+    shared runner forks every learner's run into), its output and a verdict. Never a traceback of
+    ours: the file's own exceptions are its output."""
+    from torchcourse.course.model import Snippet
+    from torchcourse.runner import execute
+    from torchcourse.runner.core import _exit_message, effective_timeout
+    from torchcourse.runner.sandbox import DEFAULT_FSIZE, DEFAULT_MEM, DEFAULT_NPROC, SandboxRunner, sandbox_problem
+
+    path = Path(args.sandbox)
+    try:
+        code = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"torchcourse run --sandbox: 读不了 {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 2
+    problem = sandbox_problem()
+    if problem:
+        print(f"torchcourse run --sandbox: 沙箱用不了——{problem}", file=sys.stderr)
+        return 2
+    course = _course_quietly(args)
+    preload = course.preload if course is not None else ("torch",)
+    snip = Snippet(id="sandbox", chapter_id="file", code=code, expected=None, line=1)
+    print(f"🔒 在沙箱里运行 {path}：系统和 Python 只读，只能写它自己的运行目录，没有网络，看不到任何数据目录；"
+          f"内存 {DEFAULT_MEM >> 30} GB、最多 {DEFAULT_NPROC} 个进程、单个文件 {DEFAULT_FSIZE >> 20} MB、输出 1 MB、超时 60 秒")
+    import os
+
+    home = {"TORCHCOURSE_HOME": os.environ["TORCHCOURSE_HOME"]} if os.environ.get("TORCHCOURSE_HOME") else {}
+    runner = SandboxRunner(cache_dir=None, warm=not args.cold, preload=preload, env=home)
+    try:
+        res = runner.run(snip, cold=args.cold, use_cache=False)
+    finally:
+        runner.close()
+    columns = shutil.get_terminal_size((80, 24)).columns
+    print("─" * max(10, min(columns - 1, 100)))
+    if res.actual:
+        print(visible(res.actual))
+        print("─" * max(10, min(columns - 1, 100)))
+    if res.status == "error":
+        print(res.message)
+        return 1
+    if res.status == "timeout":
+        print(f"⏱️ 超时：运行超过 {effective_timeout(snip):g} 秒，已终止")
+        return 1
+    if res.status == "cancelled":
+        print("⏹️ 已取消")
+        return 1
+    notes = []
+    if res.truncated:
+        notes.append(execute.TRUNCATION_NOTICE.replace("⚠️ [torchcourse] ", ""))
+    if res.signal is not None:
+        verdict = _exit_message(None, res.signal)
+    elif res.returncode:
+        verdict = f"↩️ 运行结束，退出码 {res.returncode}" + (f"（最后抛出 {res.raised}）" if res.raised else "")
+    else:
+        verdict = "✅ 运行结束，退出码 0"
+    print(" ".join([verdict, *notes]) + f"  {res.seconds:.3f}s")
+    return 0 if res.returncode == 0 else 1

@@ -40,9 +40,13 @@ JAIL_SCRIPT = os.path.join(RUNNER_DIR, "tc_jail.py")
 DEFAULT_MEM = 2 << 30  # address space a run may add (bytes)
 DEFAULT_NPROC = 64  # processes (and threads) of one run
 DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
-# a fresh interpreter's own address space before the snippet (python + torch + numpy mapped:
-# ~1.2 GB here), added to DEFAULT_MEM for a cold run
-COLD_BASE_VM = 3 << 30
+# a fresh interpreter's own address space besides the snippet's data (python + torch + numpy
+# mapped: 0.64 GB here, 0.72 GB once its thread pool runs), added to the limit of a cold run; a
+# warm run's limit is relative to the zygote's size instead
+COLD_BASE_VM = 1 << 30
+ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
+SHM_SIZE = 1 << 30  # the sandbox's /dev/shm (shared by its runs)
+RUNS_TMPFS_PER_JOB = 1 << 30  # the run directories' tmpfs (classroom service only), per run at once
 SYSTEM_DIRS = ("/usr", "/etc")
 LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -105,11 +109,53 @@ def python_paths(python: str) -> list[str]:
     return out
 
 
+_PRIVATE_MOUNTS = [False]
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC = 2, 4, 1 << 18, 1 << 14
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def private_mounts() -> bool:
+    """Give this (still single-threaded, root) process a mount namespace of its own, every mount
+    private: a tmpfs it mounts later is seen only by it and its children and vanishes with it.
+    False when that is not possible (not root, threads already running)."""
+    if _PRIVATE_MOUNTS[0]:
+        return True
+    if os.geteuid() != 0 or threading.active_count() > 1:
+        return False
+    libc = _libc()
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return False
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    _PRIVATE_MOUNTS[0] = True
+    return True
+
+
+def _mount_tmpfs(path: str, size: int, uid: int, gid: int) -> bool:
+    opts = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
+    return _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) == 0
+
+
+def _umount(path: str) -> None:
+    _libc().umount2(path.encode(), 2)  # MNT_DETACH
+
+
 class Sandbox:
     """One sandbox configuration (and its private directory of run directories)."""
 
     def __init__(self, python: str | None = None, *, hide: list[str] | tuple[str, ...] = (), mem: int = DEFAULT_MEM,
-                 nproc: int = DEFAULT_NPROC, fsize: int = DEFAULT_FSIZE, root: str | None = None):
+                 nproc: int = DEFAULT_NPROC, fsize: int = DEFAULT_FSIZE, root: str | None = None,
+                 runs_tmpfs: int | None = None):
+        """``runs_tmpfs``: bytes of a tmpfs mounted on the run directories' root, so that runs
+        writing files without end fill that and not the server's disk — only by a process that
+        has a mount namespace of its own (:func:`private_mounts`; the classroom service), where
+        the mount vanishes with it."""
         self.python = python or execute.default_python()
         self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
         self.privileged = os.geteuid() == 0
@@ -120,6 +166,9 @@ class Sandbox:
         for d in (self.runs_root, self.zygote_root):
             os.mkdir(d, 0o700)
             self.own(d)
+        self.runs_on_tmpfs = False
+        if runs_tmpfs and _PRIVATE_MOUNTS[0]:
+            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid)
         self.read_paths = [*(d for d in SYSTEM_DIRS if os.path.isdir(d)), *python_paths(self.python), RUNNER_DIR]
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
@@ -135,6 +184,9 @@ class Sandbox:
                     os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
 
     def close(self) -> None:
+        if self.runs_on_tmpfs:
+            _umount(self.runs_root)
+            self.runs_on_tmpfs = False
         shutil.rmtree(self.root, ignore_errors=True)
 
     # -- commands --------------------------------------------------------------------------
@@ -189,7 +241,10 @@ class Sandbox:
                     args += ["--tmpfs", h]
                 elif os.path.exists(h):
                     args += ["--ro-bind", "/dev/null", h]
-        args += ["--proc", "/proc", "--dev", "/dev", "--chdir", chdir, "--"]
+        # /dev/shm: a tmpfs of the sandbox's own that the unprivileged uid may write (bwrap's --dev
+        # leaves a root-owned directory): multiprocessing's locks (sem_open) and DataLoader
+        # workers' shared tensors live there. Runs cannot list it (Landlock: no READ_DIR).
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm", "--chdir", chdir, "--"]
         return args
 
     def _drop(self) -> list[str]:
@@ -210,14 +265,130 @@ class Sandbox:
         return outer, inner
 
 
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children", "rb") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+class Cgroups:
+    """A memory and a process-count cgroup (v1) below this process's own, when it may make them
+    (root on a server), for the whole sandbox: the zygote, every run forked from it and every cold
+    run's bwrap, so that many processes of runs cannot add up past ``total_mem`` (RLIMIT_AS is per
+    process), whatever they fork. The kernel's OOM killer then picks within the group: the
+    largest process, a hostile run's, rather than the zygote (its torch pages are shared).
+
+    Not one group per run: moving a process into a v1 cgroup takes ~30 ms here (the kernel waits
+    for an RCU grace period, and every fork on the machine waits with it), more than a warm run.
+    Without the groups (an unprivileged learner's own machine, cgroup v2 without delegation) the
+    per-process limits still hold."""
+
+    CONTROLLERS = ("memory", "pids")
+
+    def __init__(self, name: str, *, total_mem: int, total_pids: int):
+        self.groups: dict[str, str] = {}
+        if os.geteuid() != 0:
+            return
+        try:
+            with open("/proc/self/cgroup") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            _n, ctrls, path = line.split(":", 2)
+            for ctrl in ctrls.split(","):
+                base = f"/sys/fs/cgroup/{ctrl}"
+                if ctrl in self.CONTROLLERS and os.path.isdir(base) and ctrl not in self.groups:
+                    d = os.path.join(base + path, name)
+                    try:
+                        os.mkdir(d)
+                    except OSError:
+                        continue
+                    self.groups[ctrl] = d
+        if "memory" in self.groups:
+            self._set(self.groups["memory"], {"memory.limit_in_bytes": total_mem})
+        if "pids" in self.groups:
+            self._set(self.groups["pids"], {"pids.max": total_pids})
+
+    @property
+    def active(self) -> bool:
+        return bool(self.groups)
+
+    @staticmethod
+    def _set(d: str, values: dict) -> None:
+        for k, v in values.items():
+            try:
+                with open(os.path.join(d, k), "w") as fh:
+                    fh.write(str(v))
+            except OSError:
+                pass
+
+    def enter(self, pid: int) -> None:
+        """``pid`` and its descendants join the groups (their children are born in them)."""
+        for d in self.groups.values():
+            for p in _descendants(pid):
+                try:
+                    with open(os.path.join(d, "cgroup.procs"), "w") as fh:
+                        fh.write(str(p))
+                except OSError:
+                    pass  # gone meanwhile
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed for the memory group's limit so far."""
+        if "memory" not in self.groups:
+            return 0
+        try:
+            with open(os.path.join(self.groups["memory"], "memory.oom_control")) as fh:
+                for line in fh:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def close(self) -> None:
+        for d in self.groups.values():
+            for _ in range(100):  # the last processes may still be exiting
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    import time
+
+                    time.sleep(0.05)
+
+
 class SandboxRunner(core.Runner):
     """A :class:`torchcourse.runner.Runner` whose every run (warm and cold) is sandboxed."""
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
-                 preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=()):
+                 preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
+                 env: dict[str, str] | None = None, jobs: int = 2, total_mem: int | None = None,
+                 run_space: int | None = None):
+        """``env``: variables added to every run's environment (``run --sandbox`` passes the
+        user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it). ``jobs``: runs
+        at once, for the sandbox-wide memory group (``total_mem``, default jobs × the per-run limit
+        + the zygote's share). ``run_space``: bytes of the run directories' tmpfs (see Sandbox)."""
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
-        self.sandbox = sandbox or Sandbox(self.python, hide=hide)
+        self.sandbox = sandbox or Sandbox(self.python, hide=hide, runs_tmpfs=run_space or jobs * RUNS_TMPFS_PER_JOB)
         self._runs_root = self.sandbox.runs_root
+        self._extra_env = dict(env or {})
+        sb = self.sandbox
+        self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
+        self.cgroups = Cgroups(f"tc-sandbox-{os.getpid()}-{os.path.basename(sb.root)}", total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32)
+
+    def _env_overrides(self) -> dict[str, str]:
+        return {**self._extra_env, **super()._env_overrides()}
 
     def gpu_available(self) -> bool:
         return False  # no device is mounted in the sandbox
@@ -228,7 +399,17 @@ class SandboxRunner(core.Runner):
     def _new_zygote(self):
         from torchcourse.runner.warm import Zygote
 
-        return Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+        z = Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+        self.cgroups.enter(z.proc.pid)  # the zygote and its spare (its torch pages stay charged where they were)
+        return z
+
+    def _run(self, snippet, **kw) -> core.RunResult:
+        before = self.cgroups.oom_kills()
+        res = super()._run(snippet, **kw)
+        if self.cgroups.oom_kills() > before:
+            # (with runs at once, it may have been another run's process: the note says what happened)
+            res.message = (f"🧱 运行期间沙箱的内存总上限（{self.cgroups_mem >> 20} MB）用完了，系统终止了占内存最多的进程 " + res.message).strip()
+        return res
 
     def _prepare(self, base: str) -> None:
         execute.private_dirs(os.path.join(base, "run"))
@@ -236,11 +417,17 @@ class SandboxRunner(core.Runner):
 
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
         env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}
-        return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack,
+
+        def start(pgid: int) -> None:
+            self.cgroups.enter(pgid)  # this run's bwrap, before its python starts (~30 ms: cold runs only)
+            self._track(pgid)
+
+        return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=start, on_end=self._untrack,
                                 cleanup_dir=cleanup_dir, env=self._env_overrides(), wrap=self.sandbox.cold_wrap(cleanup_dir), base_env=env)
 
     def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:
         super().close(wait)
+        self.cgroups.close()
         self.sandbox.close()
 
 

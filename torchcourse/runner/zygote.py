@@ -31,6 +31,8 @@ SPARE_DELAY = 0.03  # seconds of quiet after a run before the next spare is fork
 # the sandbox's confinement of each snippet process (tc_jail.confine's spec), from the optional
 # third argument; None outside a sandbox
 _JAIL = [None]
+_PREPARED = [False]  # this snippet process did tc_jail.prepare already (a spare, while it waited)
+MAX_CPU = 610  # a spare's CPU-seconds limit, set before it knows its timeout (at most 600 s)
 
 
 def _exit_code(exc):
@@ -211,13 +213,27 @@ def _confine(req):
     spec["cpu"] = int(float(req.get("timeout", 60.0))) + 10
     own = req.get("cleanup") or os.path.dirname(req["dir"])
     try:
-        tc_jail.confine(spec, own)
+        if not _PREPARED[0]:
+            tc_jail.prepare(spec)
+        tc_jail.restrict(spec, own)
     except Exception as exc:  # noqa: BLE001
         try:
             os.write(2, ("🚫 [torchcourse] 沙箱没能建立，代码没有运行：%s\n" % exc).encode())
         except OSError:
             pass
         os._exit(70)
+
+
+def _prepare_jail():
+    """A spare's snippet process in a sandbox, while it waits: its user namespace and limits now
+    (the CPU limit is the largest timeout's; the supervisor's timeout is the run's own)."""
+    import tc_jail
+
+    try:
+        tc_jail.prepare({**_JAIL[0], "cpu": MAX_CPU})
+    except Exception:  # noqa: BLE001 - _confine tries again once the request is in, and refuses
+        return
+    _PREPARED[0] = True
 
 
 def _outside_peer(conn):
@@ -286,6 +302,8 @@ def _spare(sock, child_sock, to_close):
             sock.close()
             os.close(done_r)
             _prepare_snippet_process()
+            if _JAIL[0] is not None:
+                _prepare_jail()
             _take_faults_ahead()
             msg, fds, _flags, _addr = socket.recv_fds(child_sock, 65536, 1)
             child_sock.close()
@@ -372,7 +390,10 @@ def main(argv=None):
         import resource  # noqa: F401
         import struct  # noqa: F401
 
-        import tc_jail  # noqa: F401
+        import tc_jail
+
+        tc_jail._lib()  # ctypes' libc handle, made once here, not in every snippet process
+        tc_jail.landlock_abi()
 
     hello["modules"] = sorted({name.split(".", 1)[0] for name in sys.modules})
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

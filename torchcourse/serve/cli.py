@@ -190,6 +190,8 @@ def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:
             free = f"端口 {port} 已被占用（用 --port {s2.getsockname()[1]} 之类的空闲端口）"
             s2.close()
     out.append((True, f"serve       ✅ textual-serve {tv}，{free}"))
-    bwrap = shutil.which("bwrap")
-    out.append((True, f"sandbox     {'✅ ' + bwrap if bwrap else '— 没有 bwrap（多人课堂要用它隔离代码块；apt-get install bubblewrap）'}"))
+    from torchcourse.runner.sandbox import sandbox_problem
+
+    problem = sandbox_problem()  # a real sandboxed run, not only whether bwrap exists
+    out.append((True, f"sandbox     {'✅ 沙箱可用（' + str(shutil.which('bwrap')) + ' + Landlock，试运行通过）' if problem is None else '— 沙箱用不了：' + problem + '（一个人用不需要它；多人课堂要用它隔离代码块）'}"))
     return out
