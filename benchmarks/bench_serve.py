@@ -316,9 +316,10 @@ def main() -> int:
     def extra(r: dict, i: int) -> float:  # i = 0: RSS, 1: PSS
         if one is not None and r["n"] > 1:
             return (r["mem"][i] - one["mem"][i]) / (r["n"] - 1)
-        return r["mem"][i] - r["base"][i]  # N = 1 (or no N = 1 run): over serve and the warm runner alone
+        return (r["mem"][i] - r["base"][i]) / r["n"]  # N = 1, or no N = 1 run: over serve and the warm runner alone
 
-    print("per extra learner: N = 1 over serve and the warm class runner alone, else (total(N) − total(1)) / (N − 1);"
+    print("per extra learner: (total(N) − total(1)) / (N − 1), or (total(N) − serve and the warm class runner alone) / N"
+          " without an N = 1 run (N = 1 itself: over serve and the runner alone);"
           " X below is PSS (summed RSS double-counts the pages forked processes share)")
     for r in results:
         print(f"      N={r['n']}: {extra(r, 0):.0f} MB RSS, {extra(r, 1):.0f} MB PSS per extra learner")
