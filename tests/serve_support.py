@@ -51,7 +51,7 @@ class Served:
 
     URL = re.compile(r"(http://\S+?/)\?token=(\S+)")
 
-    def __init__(self, home: Path, *args: str, env: dict | None = None) -> None:
+    def __init__(self, home: Path, *args: str, env: dict | None = None, serve_args: tuple[str, ...] = ()) -> None:
         self.home = home
         environ = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "PYTEST", "TORCHCOURSE_TOKEN"))}
         environ.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
@@ -60,7 +60,7 @@ class Served:
         home.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "torchcourse", *args, "serve", "--port", "0"], stdout=self._log,
+            [sys.executable, "-m", "torchcourse", *args, "serve", "--port", "0", *serve_args], stdout=self._log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=REPO, env=environ, start_new_session=True,
         )
         found = wait_for(lambda: self.URL.search(self.log()) or self.proc.poll() is not None, "serve printed its URL")

@@ -243,3 +243,20 @@ def test_closing_the_page_while_a_busy_snippet_runs_ends_it(browser, serve, shot
     finally:
         if alive(snippet):  # the one process this test knows by pid (the rest go with serve's session)
             os.kill(snippet, signal.SIGKILL)
+
+
+def test_a_class_page_shows_who_is_signed_in_above_the_terminal(browser, serve, shot, tmp_path):
+    users = tmp_path / "class.toml"
+    users.write_text('alice = "alice-token-0123456789abcdef"\n', encoding="utf-8")
+    users.chmod(0o600)
+    served = serve("--content", str(FIXTURE), serve_args=("--users", str(users)))
+    page = Page(browser, served.base + "?token=alice-token-0123456789abcdef", viewport=SHORT)
+    page.wait_text("学员：alice")  # the app's home title names her too
+    page.settle()
+    assert page.page.title() == f"{FIXTURE_TITLE} · alice"
+    who = page.page.locator("#who")
+    assert who.is_visible() and who.inner_text() == "学员：alice · 这里的进度只属于你"
+    bar, term = who.bounding_box(), page.page.locator(".xterm-screen").bounding_box()
+    assert bar["height"] > 10 and bar["y"] + bar["height"] <= term["y"] + 1  # above the terminal, covering none of it
+    shot(page)
+    page.close()

@@ -143,8 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_doctor"))
 
     p = sub.add_parser("serve", help="在浏览器里读教程（同一套课程和进度；默认只对本机开放，网址带令牌）")
-    p.add_argument("--host", default="127.0.0.1", help="监听的地址（默认 127.0.0.1；别的地址要先设环境变量 TORCHCOURSE_TOKEN）")
+    p.add_argument("--host", default="127.0.0.1", help="监听的地址（默认 127.0.0.1；别的地址要有 --users 名单或环境变量 TORCHCOURSE_TOKEN）")
     p.add_argument("--port", type=int, default=8000, help="端口（默认 8000；0 表示随便一个空闲端口）")
+    p.add_argument("--users", metavar="FILE", help="多人课堂：学员名单（TOML，每行 名字 = \"令牌\"）；每个学员的进度放在自己的目录里")
+    p.add_argument("--add-user", metavar="NAME", help="往 --users 名单里加一个学员（生成新令牌），打印他的网址后退出")
+    p.add_argument("--data-root", metavar="DIR", help="学员数据目录的上一级（默认是名单旁边的 <名单名>-data/）")
     p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_serve"))
 
     p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")

@@ -17,9 +17,64 @@ def app_argv(content: str | None) -> list[str]:
     return argv
 
 
+def _shown_host(host: str) -> str:
+    if host in ("0.0.0.0", "::"):
+        return "本机的地址"
+    return host if ":" not in host else f"[{host}]"
+
+
+def cmd_add_user(args) -> int:
+    """``serve --add-user NAME --users FILE``: one more learner, a fresh token, their link."""
+    from torchcourse.serve.users import UsersError, add_user
+
+    path = Path(args.users).expanduser()
+    try:
+        token = add_user(path, args.add_user)
+    except UsersError as exc:
+        print(f"torchcourse serve: {exc}", file=sys.stderr)
+        return 2
+    print(f"torchcourse serve: 已把学员 {args.add_user} 加进 {path}（新令牌）。他的网址（只发给他本人）：")
+    print(f"    http://{_shown_host(args.host)}:{args.port or DEFAULT_PORT}/?token={token}")
+    return 0
+
+
+def _class(args):
+    """(users, data root) of ``--users``, or exit with the reason; (None, None) without it."""
+    from torchcourse.serve.users import UsersError, default_data_root, file_mode_problem, load_users
+
+    if not args.users:
+        return None, None
+    path = Path(args.users).expanduser()
+    try:
+        users = load_users(path)
+    except UsersError as exc:
+        print(f"torchcourse serve: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    warning = file_mode_problem(path)
+    if warning:
+        print(f"torchcourse serve: 注意：{warning}", file=sys.stderr)
+    from torchcourse.serve.classroom import sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        print(f"torchcourse serve: 多人课堂不启动：学员改过的代码块必须在沙箱里运行，而这台机器上沙箱用不了 —— {problem}",
+              file=sys.stderr)
+        raise SystemExit(1)
+    root = Path(args.data_root).expanduser().resolve() if args.data_root else default_data_root(path)
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        from torchcourse.paths import os_reason
+
+        print(f"torchcourse serve: {root}: 建不了学员数据目录：{os_reason(exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
+    return users, root
+
+
 def cmd_serve(args) -> int:
     import asyncio
     import logging
+    import os
 
     from torchcourse import paths
     from torchcourse.commandline import course_or_exit
@@ -29,11 +84,24 @@ def cmd_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         print(f"torchcourse serve: 端口要在 0 到 65535 之间（收到的是 {args.port}；0 表示随便一个空闲端口）", file=sys.stderr)
         return 2
-    try:
-        token, from_env = choose_token(host)
-    except AccessError as exc:
-        print(f"torchcourse serve: {exc}", file=sys.stderr)
+    if getattr(args, "add_user", None):
+        if not getattr(args, "users", None):
+            print("torchcourse serve: --add-user 要和 --users FILE 一起用（学员加进哪个名单）", file=sys.stderr)
+            return 2
+        return cmd_add_user(args)
+    if getattr(args, "data_root", None) and not getattr(args, "users", None):
+        print("torchcourse serve: --data-root 只在多人课堂（--users FILE）里有用", file=sys.stderr)
         return 2
+    users, data_root = _class(args) if getattr(args, "users", None) else (None, None)
+    token, from_env = None, False
+    if users is None:
+        try:
+            token, from_env = choose_token(host)
+        except AccessError as exc:
+            print(f"torchcourse serve: {exc}", file=sys.stderr)
+            return 2
+    elif os.environ.get(TOKEN_ENV):
+        print(f"torchcourse serve: 有学员名单时不用环境变量 {TOKEN_ENV}（每个学员用名单里自己的令牌）", file=sys.stderr)
     course = course_or_exit(args)  # a course that cannot load stops here, not in every tab
     content = getattr(args, "content", None) or None
     if content is None and paths.content_dir(None) != paths.shipped_content_dir():
@@ -45,19 +113,37 @@ def cmd_serve(args) -> int:
         return 1
     logging.basicConfig(level=logging.INFO, format="torchcourse serve: %(message)s", stream=sys.stdout)
     logging.getLogger("aiohttp").setLevel(logging.WARNING)  # nothing per request (the token rides in the query)
+    class_runner = None
+    if users is not None:  # one warm, sandboxed runner for the whole class, before any app
+        from torchcourse.serve.classroom import ClassRunner, ClassRunnerError
+
+        try:
+            class_runner = ClassRunner(hide=[str(Path(args.users).expanduser().resolve()), str(data_root)],
+                                       preload=course.preload)
+        except ClassRunnerError as exc:
+            print(f"torchcourse serve: 多人课堂不启动：{exc}", file=sys.stderr)
+            return 1
     try:
-        server = CourseServer(app_argv(content), token=token, title=course.title or "torchcourse", host=host, port=args.port)
+        server = CourseServer(app_argv(content), token=token, users=users, data_root=data_root,
+                              title=course.title or "torchcourse", host=host, port=args.port,
+                              app_env=class_runner.env() if class_runner is not None else None)
     except ValueError as exc:
         print(f"torchcourse serve: {exc}", file=sys.stderr)
+        if class_runner is not None:
+            class_runner.stop()
         return 1
 
     def ready(port: int) -> None:
-        shown = host if ":" not in host else f"[{host}]"
-        if host in ("0.0.0.0", "::"):
-            shown = "本机的地址"
-        where = f"http://{shown}:{port}/"
-        secret = f"${TOKEN_ENV}" if from_env else token  # a token from the environment is never printed
+        where = f"http://{_shown_host(host)}:{port}/"
         print(f"torchcourse serve: 「{course.title}」在浏览器里打开：", flush=True)
+        if users is not None:
+            print(f"    {where}?token=<学员自己的令牌>", flush=True)
+            print(f"torchcourse serve: 课堂 {len(users)} 个学员（名单 {args.users}），每人的进度在 {data_root}/<名字>/；"
+                  f"每人的网址就是上面这行换上他的令牌（--add-user 加人时打印过）。按 Ctrl+C 停止。", flush=True)
+            print(f"torchcourse serve: 全班共用一个预热运行器（沙箱里，同时最多运行 {class_runner.jobs} 个代码块，"
+                  "其余按学员轮流排队）。", flush=True)
+            return
+        secret = f"${TOKEN_ENV}" if from_env else token  # a token from the environment is never printed
         print(f"    {where}?token={secret}", flush=True)
         reach = "只有这台电脑能打开" if is_loopback(host) else "同一网络里拿到令牌的人都能打开"
         print(f"torchcourse serve: {reach}；每个标签页是一个会话，进度和终端里的 torchcourse 相同。按 Ctrl+C 停止。", flush=True)
@@ -66,6 +152,9 @@ def cmd_serve(args) -> int:
         return asyncio.run(server.run(ready))
     except KeyboardInterrupt:  # a second Ctrl+C while the sessions end
         return 130
+    finally:
+        if class_runner is not None:  # after the apps: their last runs end first
+            class_runner.stop()
 
 
 def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:

@@ -16,6 +16,11 @@ changed here, and why:
   its environment; closing the tab sends it SIGHUP, which the app handles as a closed terminal
   (reading place and queued writes saved, snippets stopped), and only an app that does not end
   within :data:`CLOSE_GRACE` seconds is killed with its process group.
+- a class (``users``): the token names the learner; each learner's apps run with their own
+  ``TORCHCOURSE_HOME`` (``<data root>/<name>``) and ``TORCHCOURSE_LEARNER``; a page's websocket
+  (``/ws/<ticket>``, the ticket given to that page only, used once) stays the learner whose link
+  loaded the page whatever cookie the browser sends by then; a download goes only to its
+  learner; the page names who is signed in.
 - once a tab has told the server its size, the next page request starts its app at once (it
   reads the progress as it is then, like any start), so the app loads while the page does; its
   output is held until the page's websocket (``/ws/<id>``) claims it, and an unclaimed one is
@@ -41,6 +46,8 @@ from textual_serve.server import Server
 
 from torchcourse.serve.access import TOKEN_ENV, token_matches
 
+LEARNER_ENV = "TORCHCOURSE_LEARNER"  # the signed-in learner's name, for the app's title (a class only)
+
 log = logging.getLogger("torchcourse.serve")
 
 PAGE_DIR = Path(__file__).resolve().parent / "page"
@@ -65,6 +72,7 @@ CLOSE_GRACE = 15.0  # seconds an app gets after SIGHUP (its runner waits up to E
 EXIT_GRACE = 3.0  # an app that announced its exit (q) gets this long before it is sent SIGHUP
 SPARE_WAIT = 30.0  # seconds an app started for a page waits for that page's websocket
 MAX_SPARES = 2  # apps waiting for their page at once (more page loads just start theirs on connect)
+TICKET_WAIT = 600.0  # seconds a page's websocket id stays valid (the page connects once, right away)
 MAX_CELLS = 1000  # a terminal size from the query string is clamped to 1..MAX_CELLS
 
 REFUSED = (
@@ -83,10 +91,15 @@ NO_STORE = "no-store"  # the page and refusals: never from a cache
 STATIC_CACHE = "private, max-age=86400"  # the bundle, CSS, fonts: a reopened tab does not fetch them again
 
 
-def page_html(title: str, font_size: int, spare: str = "") -> str:
+def page_html(title: str, font_size: int, spare: str = "", learner: str = "") -> str:
+    """The page; with ``learner`` (a class) it names who is signed in, above the terminal."""
     template = (PAGE_DIR / "index.html").read_text(encoding="utf-8")
-    return (template.replace("{{TITLE}}", html.escape(title)).replace("{{FONT_SIZE}}", str(font_size))
-            .replace("{{UI_FONTS}}", UI_FONTS).replace("{{SPARE}}", html.escape(spare)))
+    tab = f"{title} · {learner}" if learner else title
+    who = f"学员：{html.escape(learner)} · 这里的进度只属于你" if learner else ""
+    return (template.replace("{{TAB_TITLE}}", html.escape(tab)).replace("{{TITLE}}", html.escape(title))
+            .replace("{{FONT_SIZE}}", str(font_size)).replace("{{UI_FONTS}}", UI_FONTS)
+            .replace("{{SPARE}}", html.escape(spare)).replace("{{WHO}}", who)
+            .replace("{{BODY_CLASS}}", ' class="-signed-in"' if learner else ""))
 
 
 @lru_cache(maxsize=1)
@@ -109,11 +122,14 @@ def _clamp(value: str | None, default: int) -> int:
 class CourseAppService(AppService):
     """One app process for one websocket: started without a shell, ended like a closed terminal."""
 
-    def __init__(self, argv: list[str], *, download_manager, size: tuple[int, int]) -> None:
+    def __init__(self, argv: list[str], *, download_manager, size: tuple[int, int], learner: str = "",
+                 env: dict[str, str] | None = None) -> None:
         super().__init__(" ".join(argv), write_bytes=self._out_bytes, write_str=self._out_str, close=self._out_close,
                          download_manager=download_manager)
         self.argv = argv
         self.size = size
+        self.learner = learner  # "" when one learner is served (no users file)
+        self.env = env or {}  # the learner's TORCHCOURSE_HOME and name (a class), set over os.environ
         self._announced_exit = False
         self._stopping: asyncio.Task | None = None
         self._sink: web.WebSocketResponse | None = None  # the page's websocket, once it connected
@@ -160,6 +176,7 @@ class CourseAppService(AppService):
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width=width, height=height)  # os.environ + the web driver
         environment.pop(TOKEN_ENV, None)  # a snippet printing os.environ must not show the token
+        environment.update(self.env)
         return environment
 
     async def _open_app_process(self, width: int = 80, height: int = 24):
@@ -214,28 +231,57 @@ class CourseAppService(AppService):
 
 
 class CourseServer(Server):
-    """textual-serve's server for one course: token, page, lifecycle (see the module docstring)."""
+    """textual-serve's server for one course: token, page, lifecycle (see the module docstring).
 
-    def __init__(self, argv: list[str], *, token: str, title: str,
-                 host: str = "127.0.0.1", port: int = 8000) -> None:
+    ``token``: one learner, whose apps inherit serve's environment (its ``TORCHCOURSE_HOME``).
+    ``users`` (name → token) and ``data_root``: a class; the token a request carries names the
+    learner, and that learner's apps run with ``TORCHCOURSE_HOME=<data_root>/<name>``.
+    """
+
+    def __init__(self, argv: list[str], *, token: str | None = None, title: str,
+                 host: str = "127.0.0.1", port: int = 8000, users: dict[str, str] | None = None,
+                 data_root: Path | None = None, app_env: dict[str, str] | None = None) -> None:
         super().__init__(" ".join(argv), host=host, port=port, title=title)
+        if (token is None) == (users is None):
+            raise ValueError("CourseServer needs a token or a users table, not both")
         self.argv = argv
         self.token = token
+        self.users = users
+        self.data_root = Path(data_root) if data_root is not None else None
+        self.app_env = dict(app_env or {})  # for every app (e.g. the class runner's address)
+        self.learners: dict[str, str] = {token: ""} if users is None else {t: n for n, t in users.items()}
         self.sessions: set[CourseAppService] = set()
         self.spares: dict[str, CourseAppService] = {}  # apps started for a page that has not connected yet
+        self.tickets: dict[str, tuple[str, float]] = {}  # a page's websocket id → (its learner, expiry)
         self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
         self.js = patched_textual_js(self.statics_path)
         self.cookie = f"torchcourse_token_{port}"
 
     # -- who gets in ----------------------------------------------------------------------
 
-    def authorized(self, request: web.Request) -> bool:
-        if token_matches(request.query.get("token"), self.token):
-            return True
-        if token_matches(request.cookies.get(self.cookie), self.token):
-            return True
+    def _learner_of(self, candidate: str | None) -> str | None:
+        found = None
+        for token, name in self.learners.items():  # every token compared: no early exit to time
+            if token_matches(candidate, token):
+                found = name
+        return found
+
+    def learner(self, request: web.Request) -> str | None:
+        """The learner a request's token names ("" for the one learner), or None (refused).
+
+        The ``?token=`` of the request wins over the header, which wins over the cookie: a
+        browser holding A's cookie that opens B's link is B from then on."""
         scheme, _, value = request.headers.get("Authorization", "").partition(" ")
-        return scheme.lower() == "token" and token_matches(value.strip(), self.token)
+        for candidate in (request.query.get("token"), value.strip() if scheme.lower() == "token" else None,
+                          request.cookies.get(self.cookie)):
+            if candidate:
+                name = self._learner_of(candidate)
+                if name is not None:
+                    return name
+        return None
+
+    def authorized(self, request: web.Request) -> bool:
+        return self.learner(request) is not None
 
     @web.middleware
     async def _guard(self, request: web.Request, handler):
@@ -243,20 +289,41 @@ class CourseServer(Server):
         if request.path.startswith("/ws"):
             origin = request.headers.get("Origin")
             cross_origin = bool(origin) and urlsplit(origin).netloc != request.host
-        if cross_origin or not self.authorized(request):
+        learner = None if cross_origin else self.learner(request)
+        if learner is None:
             why = "来自别的网页" if cross_origin else "没有令牌"
             log.info("拒绝了一个请求（%s）：%s %s", why, request.method, request.path)  # the path only, never the query
             return web.Response(status=403, text=REFUSED, content_type="text/html", charset="utf-8",
                                 headers={**SECURITY_HEADERS, "Cache-Control": NO_STORE})
+        request["learner"] = learner
         response = await handler(request)
-        if request.path == "/" and token_matches(request.query.get("token"), self.token):
+        given = request.query.get("token")
+        if request.path == "/" and given and self._learner_of(given) is not None:
             # the page's static files, websocket and downloads carry the token in this cookie
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(self.cookie, given, httponly=True, samesite="Strict", path="/")
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
         cacheable = request.path.startswith(("/static/", "/favicon"))
         response.headers.setdefault("Cache-Control", STATIC_CACHE if cacheable else NO_STORE)
         return response
+
+    def learner_env(self, learner: str) -> dict[str, str]:
+        """What a learner's app gets over serve's environment: never a token."""
+        env = dict(self.app_env)
+        if self.users is not None:
+            from torchcourse.paths import HOME_ENV
+            from torchcourse.serve.users import learner_home
+
+            home = learner_home(self.data_root, learner)
+            home.mkdir(mode=0o700, parents=True, exist_ok=True)
+            env.update({HOME_ENV: str(home), LEARNER_ENV: learner})
+        return env
+
+    def new_service(self, learner: str, size: tuple[int, int]) -> CourseAppService:
+        service = CourseAppService(self.argv, download_manager=self.download_manager, size=size, learner=learner,
+                                   env=self.learner_env(learner))
+        self.sessions.add(service)
+        return service
 
     # -- the routes -----------------------------------------------------------------------
 
@@ -277,23 +344,40 @@ class CourseServer(Server):
 
     async def handle_index(self, request: web.Request) -> web.Response:
         size = _clamp(request.query.get("fontsize"), 16)
-        spare = ""
+        learner = request["learner"]
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for old in [t for t, (_n, until) in self.tickets.items() if until < now]:
+            del self.tickets[old]
+        # the page's websocket goes to /ws/<ticket>: the tab stays the learner whose link loaded
+        # it, whatever cookie the browser holds by the time it connects
+        spare = secrets.token_urlsafe(12)
+        self.tickets[spare] = (learner, now + TICKET_WAIT)
         if "delay" not in request.query and self.last_size is not None and len(self.spares) < MAX_SPARES:
             # the app starts now, while the page loads, at the size of the learner's last tab (it
             # is resized if the page turns out different); a page that never connects lets it go
-            spare = secrets.token_urlsafe(12)
-            service = CourseAppService(self.argv, download_manager=self.download_manager, size=self.last_size)
+            service = self.new_service(learner, self.last_size)
             self.spares[spare] = service
-            self.sessions.add(service)
             await service.start(*self.last_size)
-            asyncio.get_running_loop().call_later(SPARE_WAIT, lambda: asyncio.ensure_future(self._let_go(spare)))
-        return web.Response(text=page_html(self.title, min(size, 64), spare), content_type="text/html", charset="utf-8")
+            loop.call_later(SPARE_WAIT, lambda: asyncio.ensure_future(self._let_go(spare)))
+        return web.Response(text=page_html(self.title, min(size, 64), spare, learner), content_type="text/html",
+                            charset="utf-8")
 
     async def _let_go(self, spare: str) -> None:
         service = self.spares.pop(spare, None)
         if service is not None:
             await service.stop()
             self.sessions.discard(service)
+
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        """A file an app offers goes only to the learner whose app it is (a class)."""
+        try:
+            owner = getattr(await self.download_manager._get_app_service(request.match_info["key"]), "learner", None)
+        except (ValueError, KeyError):
+            owner = None
+        if owner is not None and owner != request["learner"]:
+            raise web.HTTPNotFound(text="没有这个下载")
+        return await super().handle_download(request)
 
     async def handle_favicon(self, request: web.Request) -> web.Response:
         return web.Response(body=(PAGE_DIR / "favicon.svg").read_bytes(), content_type="image/svg+xml")
@@ -307,11 +391,14 @@ class CourseServer(Server):
         height = _clamp(request.query.get("height"), 24)
         self.last_size = (width, height)
         await websocket.prepare(request)
-        service = self.spares.pop(request.match_info.get("spare", ""), None)
+        spare = request.match_info.get("spare", "")
+        learner, until = self.tickets.pop(spare, (request["learner"], float("inf")))
+        if until < asyncio.get_running_loop().time():
+            learner = request["learner"]  # an old page's id: the credential it carries decides
+        service = self.spares.pop(spare, None)
         try:
             if service is None:
-                service = CourseAppService(self.argv, download_manager=self.download_manager, size=(width, height))
-                self.sessions.add(service)
+                service = self.new_service(learner, (width, height))
                 await service.attach(websocket)
                 await service.start(width, height)
             else:
@@ -320,7 +407,8 @@ class CourseServer(Server):
                 if service.size != (width, height):
                     await service.set_terminal_size(width, height)
             early = "（页面加载时已启动）" if service.attached_early else ""
-            log.info("打开了一个会话（pid %s；现在 %d 个）%s", service.pid, len(self.sessions), early)
+            who = f"：学员 {learner}" if learner else ""
+            log.info("打开了一个会话（pid %s；现在 %d 个）%s%s", service.pid, len(self.sessions), early, who)
             await self._process_messages(websocket, service)
         except asyncio.CancelledError:
             pass

@@ -64,8 +64,11 @@ class TorchCourseApp(App):
         self.notice = notice
         self._today = today
         self.too_small = False  # the terminal is below the minimum size: TooSmall covers the screen
+        import os
+
+        self.learner = os.environ.get("TORCHCOURSE_LEARNER", "")  # set by serve --users for each learner's app
         if course.title:
-            self.title = course.title
+            self.title = f"{course.title} · {self.learner}" if self.learner else course.title
 
     def get_system_commands(self, screen: Screen):
         """Textual's own palette entries (Theme, Keys, Maximize, Screenshot…) are English and lead

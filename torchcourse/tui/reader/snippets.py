@@ -121,6 +121,26 @@ class Snippets:
         real = get() if get is not None else runner
         return bool(getattr(real, "warm", False))
 
+    def _queued(self, view: SnippetView, place: int) -> None:  # from the runner's thread
+        try:
+            self.screen.app.call_from_thread(view.show_queued, place)
+        except RuntimeError:  # the app is ending: nothing left to draw on
+            pass
+
+    def _runner_reports_queue(self) -> bool:
+        runner = self.screen.app.runner
+        get = getattr(runner, "get", None)
+        try:
+            real = get() if get is not None else runner
+        except Exception:
+            return False
+        import inspect
+
+        try:  # the class runner's client takes on_queue= (torchcourse.runner.classroom); a Runner does not
+            return "on_queue" in inspect.signature(real.run).parameters
+        except (TypeError, ValueError):
+            return False
+
     def _run_blocking(self, view: SnippetView, cancel: threading.Event):
         app = self.screen.app
         snippet = view.effective_snippet()  # the learner's edit runs under the same runner and isolation
@@ -129,6 +149,8 @@ class Snippets:
         kwargs = {"use_cache": False} if edited else {}
         if fresh:
             kwargs = {"use_cache": False, "cold": True}
+        if self._runner_reports_queue():  # a class: the shared runner's queue, on the verdict line
+            kwargs["on_queue"] = partial(self._queued, view)
         try:
             result = app.runner.run(snippet, cancel=cancel, **kwargs)
         except Exception as exc:  # never crash the UI; show what happened

@@ -218,7 +218,10 @@ class HomeScreen(LeanScreen):
         self._view = view
         self._fit_width(app.size.width)  # the class is right from the first frame
         calendar = CheckinCalendar(*self._activity(), id="calendar")
-        yield Static(Content.styled(app.course.title or "torchcourse", "bold"), id="home-title")
+        title = Content.styled(app.course.title or "torchcourse", "bold")
+        if getattr(app, "learner", ""):  # a class served with --users: whose progress this is
+            title = Content.assemble(title, f"  · 学员：{app.learner}")
+        yield Static(title, id="home-title")
         with VerticalScroll(id="home-body"):
             with Horizontal(id="home-top"):
                 with Vertical(id="home-summary"):

@@ -257,7 +257,16 @@ class SnippetView(Vertical, can_focus=True):
 
     # -- called by the screen -------------------------------------------------------------
 
+    queue_place = 0  # K >= 1: the run is K-th in the class runner's queue (K - 1 runs start before it)
+
+    def show_queued(self, place: int) -> None:
+        """The class runner's queue moved: 排队中，前面还有 K-1 个 while K >= 1; 0: it runs now."""
+        if self.state == "running":
+            self.queue_place = max(0, int(place))
+            self._tick()
+
     def show_running(self) -> None:
+        self.queue_place = 0
         self._outputs()
         self.fit_outputs()
         self.state = "running"
@@ -271,7 +280,10 @@ class SnippetView(Vertical, can_focus=True):
 
     def _tick(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
-        self._line("verdict").update(f"{SPINNER[self._frame]} 运行中…（z 取消）")
+        if self.queue_place > 0:
+            self._line("verdict").update(f"⏳ 排队中，前面还有 {self.queue_place - 1} 个（z 取消）")
+        else:
+            self._line("verdict").update(f"{SPINNER[self._frame]} 运行中…（z 取消）")
 
     def show_result(self, result) -> None:
         if self._timer is not None:

@@ -1,0 +1,315 @@
+"""``torchcourse serve --users``: a class on one machine, each learner with their own progress.
+
+The real server process, real websockets (textual-serve's protocol: ``["stdin", keys]`` in, the
+terminal stream out), real app processes and their real SQLite stores. Every wait is for a state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from serve_support import DEADLINE, FIXTURE, REPO, ScreenModel, Served, alive, serve, wait_for  # noqa: F401 (fixture)
+from torchcourse.course.loader import course_id_of
+from torchcourse.progress import open_store
+
+TOKENS = {"alice": "alice-token-0123456789abcdef", "bob": "bob-token-0123456789abcdefgh"}
+FIXTURE_TITLE = "测试课程：拆开一个小盒子"
+
+
+def users_file(tmp_path: Path, users: dict[str, str] = TOKENS) -> Path:
+    path = tmp_path / "class.toml"
+    path.write_text("".join(f'{n} = "{t}"\n' for n, t in users.items()), encoding="utf-8")
+    path.chmod(0o600)
+    return path
+
+
+def tc(*args: str, home: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "TORCHCOURSE_TOKEN"}
+    environ.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], capture_output=True, text=True, env=environ,
+                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)
+
+
+def get(url: str, headers: dict | None = None) -> tuple[int, dict, str]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
+
+
+def start_class(serve, tmp_path: Path, users: dict[str, str] = TOKENS) -> tuple[Served, Path]:
+    path = users_file(tmp_path, users)
+    served = serve("--content", str(FIXTURE), serve_args=("--users", str(path)))
+    return served, tmp_path / "class-data"
+
+
+def store_of(data_root: Path, name: str):
+    db = data_root / name / "data" / "progress.sqlite3"
+    store, _ = open_store(db, course_id=course_id_of(FIXTURE))
+    return store
+
+
+class Learner:
+    """One browser tab, spoken to as the page does: keys in, the screen rebuilt from the stream."""
+
+    def __init__(self, http, served: Served, token: str | None = None, path: str = "ws", cookie: str | None = None):
+        self.http, self.served, self.token, self.path, self.cookie = http, served, token, path, cookie
+        self.screen = ScreenModel(110, 30)
+        self.ws = None
+
+    async def open(self) -> "Learner":
+        headers = {}
+        if self.token:
+            headers["Authorization"] = f"token {self.token}"
+        if self.cookie:
+            headers["Cookie"] = self.cookie
+        url = self.served.base.replace("http://", "ws://") + self.path + "?width=110&height=30"
+        self.ws = await self.http.ws_connect(url, headers=headers)
+        return self
+
+    async def wait_text(self, needle: str) -> str:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        end = loop.time() + DEADLINE
+        while needle not in self.screen.text():
+            if loop.time() > end:
+                raise AssertionError(f"{needle!r} never appeared; the page shows:\n{self.screen.text()}")
+            try:
+                msg = await asyncio.wait_for(self.ws.receive(), max(0.1, end - loop.time()))
+            except TimeoutError:
+                continue  # the deadline check above says what the page shows
+            if msg.type == aiohttp.WSMsgType.BINARY:
+                self.screen.feed(msg.data)
+            elif msg.type != aiohttp.WSMsgType.TEXT:
+                raise AssertionError(f"the websocket ended ({msg.type}) before {needle!r}:\n{self.screen.text()}")
+        return self.screen.text()
+
+    async def settle(self, quiet: float = 0.5) -> None:
+        """Until no frame arrives for ``quiet`` seconds (the app drew what the last key changed)."""
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        end = loop.time() + DEADLINE
+        while loop.time() < end:
+            try:
+                msg = await asyncio.wait_for(self.ws.receive(), quiet)
+            except TimeoutError:
+                return
+            if msg.type == aiohttp.WSMsgType.BINARY:
+                self.screen.feed(msg.data)
+            elif msg.type != aiohttp.WSMsgType.TEXT:
+                raise AssertionError(f"the websocket ended ({msg.type}):\n{self.screen.text()}")
+
+    async def tab(self, times: int = 1) -> None:
+        """Tab to the next snippet, one key at a time, each drawn before the next."""
+        await self.settle()
+        for _ in range(times):
+            await self.press("\t")
+            await self.settle()
+
+    async def press(self, keys: str) -> None:
+        await self.ws.send_str(json.dumps(["stdin", keys]))
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+def environ_of(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(e.decode(errors="replace").split("=", 1) for e in raw if b"=" in e)
+
+
+# -- the users file ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ('alice = "alice-token-0123456789"\nbob = "bob-token-0123456789ab"\nalice = "other-token-0123456789"\n', 3,
+     "学员 'alice' 重复了（第 1 行"),
+    ('alice = "short"\n', 1, "令牌太短（5 个字符，至少 16 个）"),
+    ('"../etc" = "alice-token-0123456789"\n', 1, "不能以 '.' 开头"),
+    ('"a/b" = "alice-token-0123456789"\n', 1, "不能放进目录名的字符 '/'"),
+    ('alice = "same-token-0123456789"\n\nbob = "same-token-0123456789"\n', 3, "和 'alice' 的一样"),
+    ('alice = 12345678901234567890\n', 1, "带引号的字符串"),
+    ('alice = "unterminated\n', 1, "不是合法的 TOML"),
+    ('# nobody yet\n', 1, "学员名单是空的"),
+    ('[alice]\ntoken = "alice-token-0123456789"\n', 1, "是一个表"),
+])
+def test_a_bad_users_file_is_named_with_its_line(tmp_path, text, line, words):
+    path = tmp_path / "class.toml"
+    path.write_text(text, encoding="utf-8")
+    r = tc("serve", "--users", str(path), home=tmp_path / "home")
+    assert r.returncode == 2, r.stderr
+    assert f"{path}:{line}: " in r.stderr and words in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "class-data").exists()  # nothing was started or created
+
+
+def test_a_missing_users_file_says_how_to_make_one(tmp_path):
+    r = tc("serve", "--users", str(tmp_path / "nope.toml"), home=tmp_path)
+    assert r.returncode == 2 and "没有这个文件或目录" in r.stderr and "--add-user" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = tc("serve", "--add-user", "alice", home=tmp_path)
+    assert r.returncode == 2 and "--users" in r.stderr
+
+
+def test_add_user_round_trip(tmp_path, serve):
+    path = tmp_path / "class.toml"
+    r = tc("serve", "--add-user", "alice", "--users", str(path), home=tmp_path / "h")
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # only the teacher reads the tokens
+    alice = re.search(r"http://127\.0\.0\.1:8000/\?token=(\S+)", r.stdout).group(1)
+    r = tc("serve", "--add-user", "张三", "--users", str(path), "--host", "0.0.0.0", "--port", "9000", home=tmp_path / "h")
+    assert r.returncode == 0, r.stderr
+    assert "http://本机的地址:9000/?token=" in r.stdout
+    zhang = r.stdout.rsplit("?token=", 1)[1].strip()
+    assert len(alice) >= 16 and len(zhang) >= 16 and alice != zhang
+
+    from torchcourse.serve.users import load_users
+
+    assert load_users(path) == {"alice": alice, "张三": zhang}
+    r = tc("serve", "--add-user", "alice", "--users", str(path), home=tmp_path / "h")
+    assert r.returncode == 2 and f"{path}:2: 学员 'alice' 已经在名单里了" in r.stderr
+    r = tc("serve", "--add-user", "../x", "--users", str(path), home=tmp_path / "h")
+    assert r.returncode == 2 and "不能以 '.' 开头" in r.stderr
+    assert load_users(path) == {"alice": alice, "张三": zhang}  # a refused add changes nothing
+
+    served = serve("--content", str(FIXTURE), serve_args=("--users", str(path)))
+    status, _h, page = get(served.base + f"?token={zhang}")
+    assert status == 200 and "学员：张三" in page and f"<title>{FIXTURE_TITLE} · 张三</title>" in page
+    status, _h, page = get(served.base + f"?token={alice}")
+    assert status == 200 and "学员：alice" in page and "张三" not in page
+    assert alice not in served.log() and zhang not in served.log()
+
+
+def test_a_class_refuses_to_start_without_the_sandbox_and_says_why(tmp_path):
+    path = users_file(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    r = tc("--content", str(FIXTURE), "serve", "--users", str(path), home=tmp_path / "h", env={"PATH": str(empty)})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "沙箱" in r.stderr and "apt-get install bubblewrap" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_class_may_listen_beyond_this_machine(tmp_path, serve):
+    path = users_file(tmp_path)
+    served = serve("--content", str(FIXTURE), serve_args=("--users", str(path), "--host", "0.0.0.0"))
+    assert "本机的地址" in served.log() and "课堂 2 个学员" in served.log()
+    port = served.base.rsplit(":", 1)[1].strip("/")
+    assert get(f"http://127.0.0.1:{port}/")[0] == 403
+    assert get(f"http://127.0.0.1:{port}/?token={TOKENS['bob']}")[0] == 200
+    from serve_support import cmdline, descendants
+
+    service = [p for p in descendants(served.proc.pid) if "torchcourse.runner.classroom" in cmdline(p)]
+    assert len(service) == 1  # the class's one runner, started with serve
+    assert served.interrupt() == 0  # Ctrl+C ends it with serve
+    wait_for(lambda: not alive(service[0]), "the class runner ended with serve")
+
+
+# -- each learner their own progress -----------------------------------------------------------
+
+
+def test_each_token_sees_only_its_own_progress(tmp_path, serve):
+    import aiohttp
+
+    served, root = start_class(serve, tmp_path)
+    assert get(served.base)[0] == 403  # no token
+    assert get(served.base + "?token=" + TOKENS["alice"][:-1] + "x")[0] == 403
+
+    async def scenario() -> None:
+        async with aiohttp.ClientSession() as http:
+            a = await Learner(http, served, TOKENS["alice"]).open()
+            await a.wait_text("学员：alice")
+            await a.wait_text("开始 (c)：01")
+            await a.press("c")
+            await a.wait_text("看完了一块内存")
+            await a.press("n")
+            await a.wait_text("已记下")  # break point 1 reached: alice's write is queued
+            pid_a = served.session_pids()[-1]
+            env = environ_of(pid_a)
+            assert env["TORCHCOURSE_HOME"] == str(root / "alice")
+            assert env["TORCHCOURSE_LEARNER"] == "alice"
+            raw = Path(f"/proc/{pid_a}/environ").read_bytes()
+            assert not any(t.encode() in raw for t in TOKENS.values())  # no token reaches an app
+            await a.close()
+            wait_for(lambda: not alive(pid_a), "alice's app ended with her tab")
+
+            store = store_of(root, "alice")
+            try:
+                assert store.last_position() == ("01", 1)
+                assert store.chapter_progress("01").furthest_break == 1
+            finally:
+                store.close()
+            assert not (root / "bob" / "data" / "progress.sqlite3").exists()  # bob has not been here
+            assert not (served.home / "data" / "progress.sqlite3").exists()  # nor went it to serve's own home
+
+            b = await Learner(http, served, TOKENS["bob"]).open()
+            text = await b.wait_text("学员：bob")
+            await b.wait_text("开始 (c)：01")  # bob's own state: nothing read yet
+            assert "alice" not in b.screen.text() and "继续" not in b.screen.text().split("路线")[0], text
+            await b.close()
+
+            a = await Learner(http, served, TOKENS["alice"]).open()
+            await a.wait_text("学员：alice")
+            await a.wait_text("继续 (c)：01")  # alice's place is still hers
+            await a.close()
+
+        store = store_of(root, "bob")
+        try:
+            assert store.last_position() is None
+            assert store.chapter_progress("01").furthest_break in (None, 0, -1)
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+    assert "学员 alice" in served.log() and "学员 bob" in served.log()
+
+
+def test_a_cookie_of_one_learner_and_the_link_of_another_opens_the_other(tmp_path, serve):
+    import aiohttp
+
+    served, root = start_class(serve, tmp_path)
+    status, headers, page = get(served.base + f"?token={TOKENS['alice']}")
+    assert status == 200 and "学员：alice" in page
+    alice_cookie = headers["Set-Cookie"].split(";", 1)[0]
+    assert get(served.base, {"Cookie": alice_cookie})[2].count("学员：alice") == 1  # the cookie alone: alice
+
+    # alice's browser opens bob's link: bob's page, and the cookie is bob's from now on
+    status, headers, page = get(served.base + f"?token={TOKENS['bob']}", {"Cookie": alice_cookie})
+    assert status == 200 and "学员：bob" in page and "alice" not in page
+    assert headers["Set-Cookie"].startswith(f"{alice_cookie.split('=')[0]}={TOKENS['bob']};")
+    ticket = re.search(r'data-spare="([^"]+)"', page).group(1)
+
+    other = re.search(r'data-spare="([^"]+)"', get(served.base + f"?token={TOKENS['bob']}")[2]).group(1)
+
+    async def scenario() -> None:
+        async with aiohttp.ClientSession() as http:
+            # a page's websocket address is no credential: without a token it is refused
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(served.base.replace("http://", "ws://") + f"ws/{other}?width=80&height=24")
+            assert refused.value.status == 403
+            # bob's page connects while the browser still sends alice's cookie: it is bob's app
+            b = await Learner(http, served, path=f"ws/{ticket}", cookie=alice_cookie).open()
+            await b.wait_text("学员：bob")
+            pid = served.session_pids()[-1]
+            assert environ_of(pid)["TORCHCOURSE_HOME"] == str(root / "bob")
+            await b.close()
+            # a ticket is used once: reusing it falls back to the credential (alice's cookie)
+            a = await Learner(http, served, path=f"ws/{ticket}", cookie=alice_cookie).open()
+            await a.wait_text("学员：alice")
+            await a.close()
+
+    asyncio.run(scenario())
