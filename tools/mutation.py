@@ -54,15 +54,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # package -> [(source file, functions or None for the whole file, that file's own tests)]
-RUNNER_CACHE_TESTS = ["tests/test_runner.py", "-k", "cache or torch or timeouts_are_never"]
+RUNNER_CACHE_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "cache or torch or timeouts_are_never or mutation_kills"]
 RUNNER_CHILD_TESTS = ["tests/test_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
-PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py", "tests/test_progress_processes.py"]
+PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py", "tests/test_progress_processes.py",
+                  "tests/test_mutation_kills_progress.py"]
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py"]
 COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py"]
 LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py"]
 PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "runner": [
-        ("torchcourse/runner/normalize.py", None, ["tests/test_runner_normalize.py", "tests/test_hostile_output.py::test_visible_forms_and_comparisons_unchanged"]),
+        ("torchcourse/runner/normalize.py", None, ["tests/test_runner_normalize.py", "tests/test_hostile_output.py::test_visible_forms_and_comparisons_unchanged", "tests/test_mutation_kills_runner.py"]),
         ("torchcourse/runner/cache.py", None, RUNNER_CACHE_TESTS),
         ("torchcourse/runner/zygote.py", ("_prepare_snippet_process",), RUNNER_CHILD_TESTS),  # the warm child's set-up
     ],
