@@ -208,12 +208,28 @@ def _env(copy: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+_RUNNING: set[subprocess.Popen] = set()  # the test runs in progress (their sessions are ended on a stop)
+_STOPPING = False
+
+
+def _end_session(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
 def _run_tests(copy: Path, tests: list[str], timeout: float, extra: list[str] = (), env: dict[str, str] | None = None) -> tuple[str, float, int]:
     """Run pytest on TESTS in COPY, niced, in its own session: (verdict, seconds, return code)."""
+    if _STOPPING:
+        raise SystemExit(1)
     t0 = time.monotonic()
     proc = subprocess.Popen(["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *extra, *tests],
                             cwd=copy, env=env or _env(copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL, start_new_session=True)
+    _RUNNING.add(proc)
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -221,12 +237,10 @@ def _run_tests(copy: Path, tests: list[str], timeout: float, extra: list[str] = 
     finally:
         # a timed-out run, or this script stopped (SIGTERM, Ctrl+C) mid-run: end the test run's own
         # session, its pytest and everything it started (a mutant can loop forever at full CPU)
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+        _end_session(proc)
+        _RUNNING.discard(proc)
+    if _STOPPING:
+        raise SystemExit(1)
     # 0: all passed; 1: a test failed; 2: interrupted (a collection error: the mutant broke an import);
     # 3 internal error, 4 usage error (a node id not found), 5 no tests collected: the tool's fault
     if rc in (3, 4, 5):
@@ -489,9 +503,20 @@ def main(argv: list[str] | None = None) -> int:
                 shown = "survived (not covered)" if verdict == "not covered" else verdict
                 print(f"[{done[0]}/{len(chosen)}] {m.label()}: {shown} ({secs:.0f} s, {how}{note})", flush=True)
 
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=args.jobs)
+        try:
             for f in [pool.submit(task, mt) for mt in chosen]:
                 f.result()
+        except BaseException:
+            # stopped (SIGTERM, Ctrl+C) or a tool error: no new run starts, the running ones'
+            # sessions are ended, and the copies are removed on the way out
+            global _STOPPING
+            _STOPPING = True
+            for proc in list(_RUNNING):
+                _end_session(proc)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
         run = sum(counts.values())
         score = 100.0 * counts["killed"] / run if run else 0.0
         print(f"{args.package}: killed {counts['killed']} / survived {counts['survived'] + counts['not covered']}"
