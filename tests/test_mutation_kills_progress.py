@@ -36,3 +36,137 @@ def test_the_largest_break_index_an_import_takes_is_a_million(store, tmp_path):
     assert "chapters[0].furthest_break" in str(info.value) and "0 到 1000000 之间的整数" in str(info.value)
     assert "1000001" in str(info.value)
     assert store.chapter_progress("03").furthest_break == 0
+
+
+def test_each_chapter_keeps_its_own_exact_place(store):
+    # kills chapter_place (store.py:484-491: the parse of "part line offset digest"),
+    # placed_chapters (:495-497) and position_route (:501-502), which no progress test read
+    assert store.chapter_place("02") is None and store.placed_chapters() == set()
+    store.set_route("B")
+    store.set_position("02", 3, line=41, offset=2, digest="abc123")
+    store.set_position("05", 1)  # the start of a part: no exact line
+    store.set_position("07", 0, line=9, offset=-4)  # a negative offset is kept as 0, no digest
+    assert store.chapter_place("02") == {"part": 3, "line": 41, "offset": 2, "digest": "abc123"}
+    assert store.chapter_place("05") == {"part": 1, "line": None, "offset": 0, "digest": None}
+    assert store.chapter_place("07") == {"part": 0, "line": 9, "offset": 0, "digest": ""}
+    assert store.chapter_place("03") is None
+    assert store.placed_chapters() == {"02", "05", "07"}
+    assert store.position_route() == "B"
+    store.set_position("05", 2, route="")
+    assert store.position_route() == "" and store.chapter_place("02")["line"] == 41  # another chapter's place stays
+    assert store.reading_place() == {"chapter": "05", "part": 2, "line": None, "offset": 0, "digest": None}
+
+
+def test_a_place_written_by_hand_or_by_an_older_version_is_read_safely(store, tmp_path):
+    # kills the guards of chapter_place (store.py:487-491): a place without line/offset is the
+    # part's start; a non-number is no place; a place without a digest has the empty one
+    import sqlite3
+
+    store.set_position("02", 1)
+    db = sqlite3.connect(tmp_path / "p.sqlite3")
+    rows = {"place:02": "4 x 1 d", "place:03": "nope", "place:04": "6 12 3", "place:05": "2 12", "place:06": "7 5 x d"}
+    with db:
+        for key, value in rows.items():
+            db.execute("INSERT OR REPLACE INTO settings (course_id, key, value) VALUES (?, ?, ?)", (store.course_id, key, value))
+    db.close()
+    assert store.chapter_place("02") == {"part": 4, "line": None, "offset": 0, "digest": None}
+    assert store.chapter_place("03") is None
+    assert store.chapter_place("04") == {"part": 6, "line": 12, "offset": 3, "digest": ""}
+    assert store.chapter_place("05") == {"part": 2, "line": None, "offset": 0, "digest": None}
+    assert store.chapter_place("06") == {"part": 7, "line": None, "offset": 0, "digest": None}
+
+
+def test_a_quiz_attempt_left_before_its_end_is_resumed_with_its_answers(store, tmp_path):
+    # kills start_attempt / finish_attempt / open_attempt (store.py:632-665), read by the quiz
+    # screens only: the attempt, its seed and the answers given in it, oldest first
+    from datetime import datetime, timedelta, timezone
+
+    t0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+    assert store.open_attempt("02") is None
+    first = store.start_attempt("02", seed=7, at=t0)
+    store.record_answer("02", "q1", "b", False, at=t0 + timedelta(seconds=5), attempt_id=first)
+    second = store.start_attempt("02", seed=11, at=t0 + timedelta(minutes=1))  # starting again closes the first
+    assert second != first
+    store.record_answer("02", "q2", "a", True, at=t0 + timedelta(minutes=2), attempt_id=second, shown=[2, 0, 1])
+    store.record_answer("02", "q1", "c", True, at=t0 + timedelta(minutes=3), attempt_id=second)
+    store.record_answer("02", "q9", "z", True, at=t0 + timedelta(minutes=4))  # outside any attempt
+    other = store.start_attempt("03", seed=5, at=t0)
+    att = store.open_attempt("02")
+    assert (att.id, att.chapter_id, att.seed, att.started_at, att.finished_at) == (second, "02", 11, t0 + timedelta(minutes=1), None)
+    assert [(a.question_id, a.answer, a.correct, a.shown) for a in att.answers] == [("q2", "a", True, (2, 0, 1)), ("q1", "c", True, None)]
+    store.finish_attempt(second, at=t0 + timedelta(minutes=5))
+    assert store.open_attempt("02") is None
+    assert store.open_attempt("03").id == other  # another chapter's attempt is left open
+    reopened, _ = open_store(tmp_path / "p.sqlite3", course_id="another-course")
+    try:
+        assert reopened.open_attempt("03") is None  # and another course sees none of them
+        mine = reopened.start_attempt("03", seed=1)
+        reopened.finish_attempt(other)  # an id of another course: not closed from here
+    finally:
+        reopened.close()
+    assert store.open_attempt("03").id == other and mine != other
+
+
+def test_a_write_that_fails_half_way_leaves_nothing_behind(store):
+    # kills _tx's rollback (store.py:427-429 deleted, negated): set_position writes the chapter,
+    # then fails on the part; without the rollback the half-written place stayed pending and was
+    # committed by the next write
+    store.set_position("02", 1)
+    with pytest.raises(ValueError):
+        store.set_position("05", "not a number")
+    store.set_route("C")  # the next write commits only itself
+    assert store.last_position() == ("02", 1)
+    assert store.get_route() == "C"
+
+
+def test_a_database_error_inside_a_read_names_the_file(store, tmp_path):
+    # kills _tx's except branch (store.py:432-434): a table gone under the store (another program
+    # edited the file) is a StoreError naming the file, never a traceback or None
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "p.sqlite3")
+    db.execute("DROP TABLE quiz_attempts")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError) as info:
+        store.open_attempt("02")
+    assert str(tmp_path / "p.sqlite3") in str(info.value) and "quiz_attempts" in str(info.value)
+    store.set_route("B")  # the connection is usable afterwards: the failed read was rolled back
+    assert store.get_route() == "B"
+
+
+def test_a_second_corrupt_file_never_replaces_the_first_one_moved_aside(tmp_path):
+    # kills _move_aside's numbering (store.py:330-331: the loop's name and counter)
+    from datetime import datetime, timedelta
+
+    path = tmp_path / "p.sqlite3"
+    now = datetime.now()
+    earlier = {}
+    for s in range(-2, 30):  # every name the moves below can take without a number
+        name = path.with_name(f"{path.name}.corrupt-{(now + timedelta(seconds=s)).strftime('%Y%m%d-%H%M%S')}")
+        name.write_bytes(b"moved aside before")
+        earlier[name] = b"moved aside before"
+    for n in range(2):
+        garbage = f"garbage {n} ".encode() * 400
+        path.write_bytes(garbage)
+        s, notice = open_store(path)
+        s.close()
+        moved = [p for p in tmp_path.iterdir() if p.read_bytes() == garbage]
+        assert len(moved) == 1 and moved[0].name.endswith(f"-{n + 2}"), moved
+        assert str(moved[0]) in notice
+    assert all(p.read_bytes() == content for p, content in earlier.items())  # nothing moved earlier was lost
+
+
+def test_a_parts_reading_time_is_its_share_of_the_chapters_minutes(tmp_path):
+    # kills reading.py:38-39 (part_seconds: the bounds and the arithmetic), which only the reader
+    # used. Counted by hand: part 1 '#一' + '一二三四五六七八' (10 characters), part 2 '九十' (2),
+    # 1 character a minute: 600 s and 120 s; a part that is not there reads 0 s
+    from torchcourse.course import load_course
+    from torchcourse.progress.reading import part_seconds
+
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "course.toml").write_text('title = "t"\nchars_per_minute = 1\n\n[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "p"\n', encoding="utf-8")
+    (root / "01.md").write_text("# 一\n\n一二三四五六七八\n\n<!-- break -->\n\n九十\n", encoding="utf-8")
+    ch = load_course(root).chapter("01")
+    assert [part_seconds(ch, i) for i in (0, 1, 2, -1)] == [600.0, 120.0, 0.0, 0.0]

@@ -55,11 +55,26 @@ def test_an_interpreter_at_the_root_does_not_garble_every_output(fresh_paths, mo
     assert normalize("tensor([1., 2.])\n/etc/hosts", side="actual") == "tensor([1., 2.])\n/etc/hosts"
 
 
-def test_a_two_character_prefix_is_still_replaced(fresh_paths, monkeypatch):
-    # kills normalize.py:74 1->2 (a prefix like /p would be kept as the machine's own path)
-    for name in ("prefix", "base_prefix", "exec_prefix"):
-        monkeypatch.setattr(sys, name, "/p")
-    assert normalize("/p/lib/os.py", side="actual") == "<prefix>/lib/os.py"
+@pytest.mark.parametrize("attr", ["prefix", "site"])
+def test_a_two_character_path_is_still_replaced(fresh_paths, monkeypatch, attr):
+    # kills normalize.py:70 and :74 1->2 (a site directory or prefix like /p would be kept as
+    # the machine's own path)
+    if attr == "prefix":
+        for name in ("prefix", "base_prefix", "exec_prefix"):
+            monkeypatch.setattr(sys, name, "/p")
+    else:
+        monkeypatch.setattr(site, "getsitepackages", lambda: ["/p"])
+    token = "<prefix>" if attr == "prefix" else "<site-packages>"
+    assert normalize("/p/lib/os.py", side="actual") == f"{token}/lib/os.py"
+
+
+def test_the_longest_environment_path_is_replaced_first(fresh_paths, monkeypatch):
+    # kills normalize.py:76 (0->1: sorted by the placeholder's length instead of the path's):
+    # a base interpreter inside the venv's directory must not leave "base/" behind
+    monkeypatch.setattr(sys, "prefix", "/opt/tc38")
+    monkeypatch.setattr(sys, "exec_prefix", "/opt/tc38")
+    monkeypatch.setattr(sys, "base_prefix", "/opt/tc38/base")
+    assert normalize("/opt/tc38/base/lib/os.py\n/opt/tc38/bin/python", side="actual") == "<prefix>/lib/os.py\n<prefix>/bin/python"
 
 
 def test_a_run_dir_reached_through_a_symlink_prints_as_snippet_py(tmp_path):
@@ -164,3 +179,43 @@ def test_the_cheap_gpu_guess(monkeypatch, torch_build, devices, possible):
     monkeypatch.setattr(cache, "torch_version", lambda python: torch_build)
     monkeypatch.setattr(cache.os.path, "exists", lambda p: p in devices if str(p).startswith(("/dev/nvidia", "/proc/driver/nvidia")) else real_exists(p))
     assert cache.gpu_possible("python-under-test") is possible
+
+
+def test_a_torch_whose_metadata_cannot_be_read_is_unknown(monkeypatch):
+    # kills cache.py:31 (the 'unknown' for metadata that raises something else than "not found")
+    import importlib.metadata
+
+    from torchcourse.runner import cache
+
+    def broken(name):
+        raise ValueError("a damaged METADATA file")
+
+    cache.torch_version.cache_clear()
+    monkeypatch.setattr(importlib.metadata, "version", broken)
+    try:
+        assert cache.torch_version(sys.executable) == "unknown"
+        assert cache.gpu_possible(sys.executable) is False
+    finally:
+        cache.torch_version.cache_clear()
+
+
+def test_a_cache_entry_is_not_served_to_another_python_version(tmp_path, monkeypatch):
+    # kills cache.py:52 (negated, == -> !=: the driver's python named by its path, not its
+    # version: an interpreter upgraded in place would be served the old interpreter's outputs)
+    import textwrap
+
+    from torchcourse.course.model import Snippet
+    from torchcourse.runner import Runner
+
+    code = "import random\nprint(random.random())\n"
+    snippet = Snippet(id="t", chapter_id="99", code=textwrap.dedent(code), expected="", line=1)
+    r = Runner(cache_dir=tmp_path / "c", warm=False)
+    try:
+        old = r.run(snippet)
+        assert not old.cached and r.run(snippet).cached
+        monkeypatch.setattr(sys, "version", sys.version + " (rebuilt)")
+        new = r.run(snippet)
+        assert not new.cached, "served the output cached under another Python"
+        assert new.actual != old.actual
+    finally:
+        r.close()

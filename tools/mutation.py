@@ -367,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", help="only mutants of this source file (path as in PACKAGES)")
     ap.add_argument("--only", action="append", default=[], metavar="TEXT", help="only mutants whose label contains TEXT (repeatable)")
     ap.add_argument("--again", metavar="LOG", help="only the mutants a previous run's output (LOG) says survived or timed out")
+    ap.add_argument("--skip", metavar="LOG", action="append", default=[], help="leave out the mutants a previous run's output (LOG) has a verdict for (a run stopped part-way, resumed)")
     ap.add_argument("--whole", action="store_true", help="no coverage selection: every mutant runs its file's whole test set")
     ap.add_argument("--agree", action="store_true", help="run each chosen mutant both ways (selected tests, whole set) and report whether the verdicts agree")
     ap.add_argument("--confirm", action="store_true", help="re-run each mutant the selected tests did not kill on the whole set; that verdict counts")
@@ -394,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.again:
         again = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:survived|timed-out)\b", Path(args.again).read_text(encoding="utf-8"), re.M))
         chosen = [mt for mt in chosen if mt[0].label() in again]
+    for log in args.skip:
+        done = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:killed|survived|timed-out)\b", Path(log).read_text(encoding="utf-8"), re.M))
+        chosen = [mt for mt in chosen if mt[0].label() not in done]
     if args.sample and args.sample < len(chosen):
         chosen = sorted(random.Random(args.seed).sample(chosen, args.sample), key=lambda mt: (mt[0].file, mt[0].line))
     if args.list:
