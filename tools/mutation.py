@@ -70,7 +70,7 @@ PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "progress": [
         ("torchcourse/progress/store.py", None, PROGRESS_TESTS),
         ("torchcourse/progress/reading.py", None, PROGRESS_TESTS),
-        ("torchcourse/tui/writer.py", None, ["tests/test_hostile_writes.py"]),
+        ("torchcourse/tui/writer.py", None, ["tests/test_hostile_writes.py", "tests/test_mutation_kills_writer.py"]),
     ],
     "quiz": [(f"torchcourse/quiz/{n}.py", None, QUIZ_TESTS) for n in ("grading", "bank", "review")],
     "course": [(f"torchcourse/course/{n}.py", None, COURSE_TESTS) for n in ("chapter", "links", "loader")],
