@@ -11,7 +11,7 @@ repository (without .git and .venv) to private temporary directories (one per jo
 1. runs each file's test set once there, unmutated, with per-test coverage contexts
    (``tools/mutation_plugin.py``; Python subprocesses that inherit the environment are measured
    too): the baseline (it must pass) and the map line -> the node ids that execute it, cached in
-   ``~/.cache/torchcourse-mutation/`` under a digest of the code, tests, content and this tool;
+   ``~/.cache/torchcourse-mutation/`` under a digest of the code, tests, content and the plugin;
 2. per mutant, runs ``pytest -x -q`` on only the node ids that execute the mutated lines, niced
    (``nice -n 10``), in its own session, at most ``--jobs`` (1 or 2) at once. A mutant on lines no
    test executes survives at once ("not covered"). The file's whole test set runs instead for a
@@ -200,8 +200,16 @@ def _copy_repo(dest: Path) -> None:
     shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
 
 
+PLUGIN_AUTOLOAD = False  # --plugins: let pytest load the installed plugins (snapshot, playwright, xdist)
+
+
 def _env(copy: Path, **extra: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": f"{copy}{os.pathsep}{copy / 'tools'}", "PYTHONDONTWRITEBYTECODE": "1", **extra}
+    if not PLUGIN_AUTOLOAD:
+        # the installed plugins import textual, syrupy and playwright at every start: half of a
+        # one-test run on a loaded machine. The baseline runs the same way, so a test set that
+        # needs a plugin fails there (run with --plugins), never silently per mutant.
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     for k in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "TC_MUT_TEST"):
         if k not in extra:
             env.pop(k, None)
@@ -281,11 +289,12 @@ class Spec:
 
 
 def _tree_key(extra: str) -> str:
-    """A digest of what the coverage map depends on: the code, tests, content and this tool."""
+    """A digest of what the coverage map depends on: the code, tests, content and the plugin."""
     import hashlib
 
     h = hashlib.sha256(extra.encode())
-    for top in ("torchcourse", "tests", "content", "checkpoints", "tools"):
+    h.update((REPO / "tools" / "mutation_plugin.py").read_bytes())
+    for top in ("torchcourse", "tests", "content", "checkpoints"):
         for p in sorted((REPO / top).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
                 h.update(str(p.relative_to(REPO)).encode())
@@ -368,10 +377,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", default=[], metavar="TEXT", help="only mutants whose label contains TEXT (repeatable)")
     ap.add_argument("--again", metavar="LOG", help="only the mutants a previous run's output (LOG) says survived or timed out")
     ap.add_argument("--skip", metavar="LOG", action="append", default=[], help="leave out the mutants a previous run's output (LOG) has a verdict for (a run stopped part-way, resumed)")
+    ap.add_argument("--plugins", action="store_true", help="let pytest autoload the installed plugins (off: each run starts faster)")
     ap.add_argument("--whole", action="store_true", help="no coverage selection: every mutant runs its file's whole test set")
     ap.add_argument("--agree", action="store_true", help="run each chosen mutant both ways (selected tests, whole set) and report whether the verdicts agree")
     ap.add_argument("--confirm", action="store_true", help="re-run each mutant the selected tests did not kill on the whole set; that verdict counts")
     args = ap.parse_args(argv)
+    global PLUGIN_AUTOLOAD
+    PLUGIN_AUTOLOAD = args.plugins
     if args.jobs < 1 or args.jobs > 2:
         ap.error("--jobs is 1 or 2 (a 2-core machine shared with other engineers)")
     if not (args.whole or args.list):
@@ -395,11 +407,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.again:
         again = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:survived|timed-out)\b", Path(args.again).read_text(encoding="utf-8"), re.M))
         chosen = [mt for mt in chosen if mt[0].label() in again]
-    for log in args.skip:
-        done = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:killed|survived|timed-out)\b", Path(log).read_text(encoding="utf-8"), re.M))
-        chosen = [mt for mt in chosen if mt[0].label() not in done]
     if args.sample and args.sample < len(chosen):
         chosen = sorted(random.Random(args.seed).sample(chosen, args.sample), key=lambda mt: (mt[0].file, mt[0].line))
+    for log in args.skip:  # after the sample: a stopped sample run resumes with the same sample
+        done = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:killed|survived|timed-out)\b", Path(log).read_text(encoding="utf-8"), re.M))
+        chosen = [mt for mt in chosen if mt[0].label() not in done]
     if args.list:
         for m, _ in chosen:
             print(f"{m.label()}  [{m.file}:{m.start[0]}:{m.start[1]} -> {m.new.strip()[:60]!r}]")
@@ -425,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
             sources = sorted({m.file for m, t in chosen if t == tests})
             needs_map = not args.whole and any(s not in whole_files for s in sources)
             if needs_map:
-                key = _tree_key(repr((tests, [rel for rel, _, t in PACKAGES[args.package] if tuple(t) == tests])))
+                key = _tree_key(repr((tests, [rel for rel, _, t in PACKAGES[args.package] if tuple(t) == tests], args.plugins)))
                 cached = cache_dir / f"{args.package}-{key}.json"
                 all_sources = [rel for rel, _, t in PACKAGES[args.package] if tuple(t) == tests and rel not in whole_files]
                 if cached.exists():
