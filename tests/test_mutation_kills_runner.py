@@ -219,3 +219,38 @@ def test_a_cache_entry_is_not_served_to_another_python_version(tmp_path, monkeyp
         assert new.actual != old.actual
     finally:
         r.close()
+
+
+def test_a_record_of_a_run_that_took_no_time_is_served(tmp_path):
+    # kills cache.py:73 (seconds < 0 -> <= 0: an instant run's record became a miss)
+    from torchcourse.runner.cache import RunCache
+
+    c = RunCache(tmp_path / "c")
+    record = {"actual": "tensor([1.])", "seconds": 0.0, "returncode": 0, "signal": None, "truncated": False}
+    c.put("ab" + "0" * 62, record)
+    assert c.get("ab" + "0" * 62) == record
+
+
+def test_the_cache_key_does_not_depend_on_the_order_the_environment_was_gathered():
+    # kills cache.py:85 True->False (sort_keys dropped)
+    from torchcourse.runner.cache import RunCache
+
+    c = RunCache("/nonexistent")
+    a = c.key("print(1)", {"torch": "2.13.0", "python": "3.11", "gpu": False})
+    b = c.key("print(1)", {"gpu": False, "python": "3.11", "torch": "2.13.0"})
+    assert a == b and a != c.key("print(2)", {"torch": "2.13.0", "python": "3.11", "gpu": False})
+
+
+def test_cache_records_are_readable_by_their_owner_only(tmp_path):
+    # kills cache.py:108 and :111 (0o600 -> 0o601): a record holds what a snippet printed (paths
+    # under the learner's home among it); both the first record of a directory and the next one
+    import stat
+
+    from torchcourse.runner.cache import RunCache
+
+    c = RunCache(tmp_path / "c")
+    record = {"actual": "x", "seconds": 0.5, "returncode": 0, "signal": None, "truncated": False}
+    c.put("cd" + "1" * 62, record)  # the directory cd/ does not exist yet
+    c.put("cd" + "2" * 62, record)  # now it does
+    modes = sorted(stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "c").rglob("*.json"))
+    assert modes == [0o600, 0o600]
