@@ -173,3 +173,49 @@ def test_a_parts_reading_time_is_its_share_of_the_chapters_minutes(tmp_path):
     (root / "01.md").write_text("# 一\n\n一二三四五六七八\n\n<!-- break -->\n\n九十\n", encoding="utf-8")
     ch = load_course(root).chapter("01")
     assert [part_seconds(ch, i) for i in (0, 1, 2, -1)] == [600.0, 120.0, 0.0, 0.0]
+
+
+@pytest.fixture
+def shanghai(monkeypatch):
+    """Local time 8 hours ahead of UTC, so that naive and UTC times differ."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_an_imported_time_without_an_offset_is_taken_as_utc(store, tmp_path, shanghai):
+    # kills _parse_time (store.py:147-148: the naive time taken as local, or an aware one's offset
+    # replaced): an export's times are UTC; the answer stays at the instant it was given
+    from datetime import datetime, timezone
+
+    f = _export(tmp_path, answers=[
+        {"chapter_id": "02", "question_id": "q1", "answer": "a", "correct": True, "at": "2025-01-01T00:00:00"},
+        {"chapter_id": "02", "question_id": "q2", "answer": "b", "correct": False, "at": "2025-01-01T08:00:00+08:00"},
+    ])
+    assert store.import_json(f)["answers"] == 2
+    assert [a.at for a in store.answers("02")] == [datetime(2025, 1, 1, tzinfo=timezone.utc)] * 2
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"chapters": [1, 2,]}', "这里应该有一个值"),
+    ('{"a" 1}', "这里缺一个冒号"),
+    ('{"a": "b', "字符串没有收尾的引号"),
+    ('{"a": 1} x', "一段完整的 JSON 之后还有多余的内容"),
+])
+def test_a_broken_export_file_is_explained_in_chinese_with_its_place(store, tmp_path, text, reason):
+    # kills json_reason (store.py:182-183: the prefix test negated, the return deleted)
+    f = tmp_path / "bad.json"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(StoreError) as info:
+        store.import_json(f)
+    assert f"{f}:1: 不是有效的 JSON（第 1 行第" in str(info.value) and reason in str(info.value)
+
+
+def test_an_unknown_json_message_is_kept_in_its_own_words():
+    from torchcourse.progress.store import json_reason
+
+    assert json_reason("Something new") == "语法错误：Something new"
