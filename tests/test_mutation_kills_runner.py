@@ -254,3 +254,16 @@ def test_cache_records_are_readable_by_their_owner_only(tmp_path):
     c.put("cd" + "2" * 62, record)  # now it does
     modes = sorted(stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "c").rglob("*.json"))
     assert modes == [0o600, 0o600]
+
+
+def test_a_record_that_cannot_be_written_leaves_no_temporary_file(tmp_path):
+    # kills cache.py:120 (the temporary file's unlink deleted): a directory stands where the
+    # record goes, so the rename fails; the run goes on uncached and nothing is left behind
+    from torchcourse.runner.cache import RunCache
+
+    c = RunCache(tmp_path / "c")
+    key = "ef" + "3" * 62
+    (tmp_path / "c" / "ef" / f"{key}.json").mkdir(parents=True)
+    c.put(key, {"actual": "x", "seconds": 0.5, "returncode": 0, "signal": None, "truncated": False})
+    assert c.get(key) is None
+    assert sorted(p.name for p in (tmp_path / "c" / "ef").iterdir()) == [f"{key}.json"]
