@@ -245,3 +245,14 @@ def test_a_database_that_claims_a_version_without_its_tables_is_refused_untouche
         open_store(path)
     assert f"{path} 是一个 SQLite 数据库，但不是 torchcourse 的进度库（{why}）" in str(info.value)
     assert path.read_bytes() == before
+
+
+def test_the_database_path_may_be_given_as_text(tmp_path):
+    # kills store.py:363 (path = Path(path) deleted: a str path had no .parent)
+    s, notice = open_store(str(tmp_path / "data" / "p.sqlite3"))
+    try:
+        s.set_route("A")
+        assert notice is None and s.path == tmp_path / "data" / "p.sqlite3"
+    finally:
+        s.close()
+    assert (tmp_path / "data" / "p.sqlite3").is_file()
