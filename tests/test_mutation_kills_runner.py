@@ -267,3 +267,22 @@ def test_a_record_that_cannot_be_written_leaves_no_temporary_file(tmp_path):
     c.put(key, {"actual": "x", "seconds": 0.5, "returncode": 0, "signal": None, "truncated": False})
     assert c.get(key) is None
     assert sorted(p.name for p in (tmp_path / "c" / "ef").iterdir()) == [f"{key}.json"]
+
+
+def test_each_random_stream_differs_between_warm_runs_with_numpy_preloaded(tmp_path):
+    # kills zygote.py:146-147 (numpy's global stream not reseeded in the warm child): a course
+    # whose course.toml preloads numpy.random forks children that share the zygote's numpy state;
+    # a fresh `python file.py` draws new numbers each time
+    import textwrap
+
+    from torchcourse.course.model import Snippet
+    from torchcourse.runner import Runner
+
+    s = Snippet(id="t", chapter_id="99", code=textwrap.dedent("import numpy as np\nprint(np.random.rand(4).tolist())\n"), expected="", line=1)
+    r = Runner(cache_dir=tmp_path / "c", warm=True, preload=("torch", "numpy.random"))
+    try:
+        first, second = (r.run(s, use_cache=False) for _ in range(2))
+    finally:
+        r.close()
+    assert first.returncode == 0 and second.returncode == 0, (first.actual, second.actual)
+    assert first.actual != second.actual, f"two warm runs printed the same numpy numbers: {first.actual}"

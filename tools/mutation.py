@@ -55,7 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # package -> [(source file, functions or None for the whole file, that file's own tests)]
 RUNNER_CACHE_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "cache or torch or timeouts_are_never or mutation_kills"]
-RUNNER_CHILD_TESTS = ["tests/test_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
+RUNNER_CHILD_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
 PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py", "tests/test_progress_processes.py",
                   "tests/test_mutation_kills_progress.py"]
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py"]
