@@ -378,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--again", metavar="LOG", help="only the mutants a previous run's output (LOG) says survived or timed out")
     ap.add_argument("--skip", metavar="LOG", action="append", default=[], help="leave out the mutants a previous run's output (LOG) has a verdict for (a run stopped part-way, resumed)")
     ap.add_argument("--plugins", action="store_true", help="let pytest autoload the installed plugins (off: each run starts faster)")
+    ap.add_argument("--reverse", action="store_true", help="run the chosen mutants last first (a second run of the same sample, from its end)")
     ap.add_argument("--whole", action="store_true", help="no coverage selection: every mutant runs its file's whole test set")
     ap.add_argument("--agree", action="store_true", help="run each chosen mutant both ways (selected tests, whole set) and report whether the verdicts agree")
     ap.add_argument("--confirm", action="store_true", help="re-run each mutant the selected tests did not kill on the whole set; that verdict counts")
@@ -412,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     for log in args.skip:  # after the sample: a stopped sample run resumes with the same sample
         done = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:killed|survived|timed-out)\b", Path(log).read_text(encoding="utf-8"), re.M))
         chosen = [mt for mt in chosen if mt[0].label() not in done]
+    if args.reverse:
+        chosen.reverse()
     if args.list:
         for m, _ in chosen:
             print(f"{m.label()}  [{m.file}:{m.start[0]}:{m.start[1]} -> {m.new.strip()[:60]!r}]")
