@@ -78,33 +78,34 @@ def test_a_place_written_by_hand_or_by_an_older_version_is_read_safely(store, tm
 
 def test_a_quiz_attempt_left_before_its_end_is_resumed_with_its_answers(store, tmp_path):
     # kills start_attempt / finish_attempt / open_attempt (store.py:632-665), read by the quiz
-    # screens only: the attempt, its seed and the answers given in it, oldest first
+    # screens only: the attempt, its seed and the answers given in it, oldest first. Chapter ids
+    # that are not numbers: SQLite would read '02' as attempt 2 (integer affinity) and hide :663
     from datetime import datetime, timedelta, timezone
 
     t0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
-    assert store.open_attempt("02") is None
-    first = store.start_attempt("02", seed=7, at=t0)
-    store.record_answer("02", "q1", "b", False, at=t0 + timedelta(seconds=5), attempt_id=first)
-    second = store.start_attempt("02", seed=11, at=t0 + timedelta(minutes=1))  # starting again closes the first
+    assert store.open_attempt("ch2") is None
+    first = store.start_attempt("ch2", seed=7, at=t0)
+    store.record_answer("ch2", "q1", "b", False, at=t0 + timedelta(seconds=5), attempt_id=first)
+    second = store.start_attempt("ch2", seed=11, at=t0 + timedelta(minutes=1))  # starting again closes the first
     assert second != first
-    store.record_answer("02", "q2", "a", True, at=t0 + timedelta(minutes=2), attempt_id=second, shown=[2, 0, 1])
-    store.record_answer("02", "q1", "c", True, at=t0 + timedelta(minutes=3), attempt_id=second)
-    store.record_answer("02", "q9", "z", True, at=t0 + timedelta(minutes=4))  # outside any attempt
-    other = store.start_attempt("03", seed=5, at=t0)
-    att = store.open_attempt("02")
-    assert (att.id, att.chapter_id, att.seed, att.started_at, att.finished_at) == (second, "02", 11, t0 + timedelta(minutes=1), None)
+    store.record_answer("ch2", "q2", "a", True, at=t0 + timedelta(minutes=2), attempt_id=second, shown=[2, 0, 1])
+    store.record_answer("ch2", "q1", "c", True, at=t0 + timedelta(minutes=3), attempt_id=second)
+    store.record_answer("ch2", "q9", "z", True, at=t0 + timedelta(minutes=4))  # outside any attempt
+    other = store.start_attempt("ch3", seed=5, at=t0)
+    att = store.open_attempt("ch2")
+    assert (att.id, att.chapter_id, att.seed, att.started_at, att.finished_at) == (second, "ch2", 11, t0 + timedelta(minutes=1), None)
     assert [(a.question_id, a.answer, a.correct, a.shown) for a in att.answers] == [("q2", "a", True, (2, 0, 1)), ("q1", "c", True, None)]
     store.finish_attempt(second, at=t0 + timedelta(minutes=5))
-    assert store.open_attempt("02") is None
-    assert store.open_attempt("03").id == other  # another chapter's attempt is left open
+    assert store.open_attempt("ch2") is None
+    assert store.open_attempt("ch3").id == other  # another chapter's attempt is left open
     reopened, _ = open_store(tmp_path / "p.sqlite3", course_id="another-course")
     try:
-        assert reopened.open_attempt("03") is None  # and another course sees none of them
-        mine = reopened.start_attempt("03", seed=1)
+        assert reopened.open_attempt("ch3") is None  # and another course sees none of them
+        mine = reopened.start_attempt("ch3", seed=1)
         reopened.finish_attempt(other)  # an id of another course: not closed from here
     finally:
         reopened.close()
-    assert store.open_attempt("03").id == other and mine != other
+    assert store.open_attempt("ch3").id == other and mine != other
 
 
 def test_a_write_that_fails_half_way_leaves_nothing_behind(store):
@@ -256,3 +257,29 @@ def test_the_database_path_may_be_given_as_text(tmp_path):
     finally:
         s.close()
     assert (tmp_path / "data" / "p.sqlite3").is_file()
+
+
+def test_an_import_takes_route_and_place_only_where_there_are_none(store, tmp_path):
+    # kills import_json's route and position merge (store.py:857-861: the route not set, the
+    # "no position here" test inverted)
+    f = _export(tmp_path, route="C", position={"chapter": "04", "part": 2})
+    store.import_json(f)
+    assert store.get_route() == "C" and store.last_position() == ("04", 2)
+    other, _ = open_store(tmp_path / "p.sqlite3", course_id="c2")
+    try:
+        other.set_route("A")
+        other.set_position("01", 1)
+        other.import_json(f)
+        assert other.get_route() == "A" and other.last_position() == ("01", 1)  # never overwritten
+    finally:
+        other.close()
+
+
+def test_resetting_a_chapter_forgets_its_own_place(store):
+    # kills reset's deletion of the chapter's place (store.py:927): reopening the chapter after
+    # 重置 must not jump back to where it was read
+    store.set_position("02", 3, line=40)
+    store.set_position("05", 1, line=7)
+    store.reset("02")
+    assert store.chapter_place("02") is None and store.placed_chapters() == {"05"}
+    assert store.chapter_place("05")["line"] == 7
