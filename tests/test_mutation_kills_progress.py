@@ -283,3 +283,38 @@ def test_resetting_a_chapter_forgets_its_own_place(store):
     store.reset("02")
     assert store.chapter_place("02") is None and store.placed_chapters() == {"05"}
     assert store.chapter_place("05")["line"] == 7
+
+
+_ANSWER = {"chapter_id": "02", "question_id": "q", "answer": "a", "correct": True, "at": "2025-01-01T00:00:00+00:00"}
+
+
+@pytest.mark.parametrize("data, where, why", [
+    ({"answers": [1]}, "answers[0]", "应为对象"),
+    ({"answers": [{**_ANSWER, "shown": [0, 0]}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": []}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": list(range(101))}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": [True, 0]}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": "0,1"}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "at": "1969-12-31T23:59:59+00:00"}]}, "answers[0].at", "时间 '1969-12-31T23:59:59+00:00' 不在 1970–2999 年之间"),
+    ({"answers": [{**_ANSWER, "at": "3000-01-01T00:00:00+00:00"}]}, "answers[0].at", "时间 '3000-01-01T00:00:00+00:00' 不在 1970–2999 年之间"),
+    ({"answers": [_ANSWER], "parts_read": [{"chapter_id": "02", "part": -1, "at": "2025-01-01T00:00:00+00:00"}]}, "parts_read[0].part", "应为 0 到 1000000 之间的整数"),
+])
+def test_an_import_names_the_item_it_refuses(store, tmp_path, data, where, why):
+    # kills items()'s "not an object" (store.py:976), the shown check (:1010-1014: each clause),
+    # the year limits (:934 1970->1971, :959 <= -> <) and parts_read's item name (:1038)
+    store.record_answer("01", "q0", "x", False)
+    with pytest.raises(StoreError) as info:
+        store.import_json(_export(tmp_path, **data))
+    assert f"{where}：{why}" in str(info.value)
+    assert [a.question_id for a in store.answers()] == ["q0"]
+
+
+def test_an_import_takes_answers_at_the_edges_of_the_calendar_and_their_order(store, tmp_path):
+    # the accepted side of the limits above: 1970 and 2999 are real years; a permutation is kept
+    from datetime import datetime, timezone
+
+    f = _export(tmp_path, answers=[{**_ANSWER, "at": "1970-01-01T00:00:00+00:00", "shown": [1, 0, 2]},
+                                   {**_ANSWER, "question_id": "q2", "at": "2999-12-31T00:00:00+00:00"}])
+    assert store.import_json(f)["answers"] == 2
+    got = [(a.at, a.shown) for a in store.answers("02")]
+    assert got == [(datetime(1970, 1, 1, tzinfo=timezone.utc), (1, 0, 2)), (datetime(2999, 12, 31, tzinfo=timezone.utc), None)]

@@ -187,3 +187,20 @@ def test_reads_see_the_queued_route_and_place_until_they_land(store):
         assert w.close() == []
 
     asyncio.run(main())
+
+
+def test_a_writer_made_outside_the_loop_or_first_fed_from_a_thread_still_reports_back(store):
+    # kills writer.py:50 (the loop not taken in __init__: a first submit from a worker thread
+    # could not find it) and :65 (negated: a writer made before the loop ran never took it)
+    done: list[str] = []
+    early = ProgressWriter(store)  # no running loop yet: it takes the loop at its first submit
+
+    async def main():
+        late = ProgressWriter(store)  # made on the loop
+        await asyncio.to_thread(late.submit, "路线", lambda s: s.set_route("E"), done=lambda r: done.append("late"))
+        early.submit("位置", lambda s: s.set_position("02", 1), done=lambda r: done.append("early"))
+        await until("both reported", lambda: sorted(done) == ["early", "late"], timeout=15)  # a mutant never posts: fail, not time out
+        assert late.close() == [] and early.close() == []
+
+    asyncio.run(main())
+    assert store.get_route() == "E" and store.last_position() == ("02", 1)
