@@ -21,7 +21,7 @@ def store(tmp_path):
     s.close()
 
 
-async def until(what: str, pred, timeout: float = 60.0) -> None:
+async def until(what: str, pred, timeout: float = 20.0) -> None:  # 20 s: a broken writer fails the test before the mutation run's 30 s timeout
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not pred():
