@@ -4,6 +4,7 @@ package (docs/mutation.md) showed no test pinned: each test names the mutants it
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -318,3 +319,27 @@ def test_an_import_takes_answers_at_the_edges_of_the_calendar_and_their_order(st
     assert store.import_json(f)["answers"] == 2
     got = [(a.at, a.shown) for a in store.answers("02")]
     assert got == [(datetime(1970, 1, 1, tzinfo=timezone.utc), (1, 0, 2)), (datetime(2999, 12, 31, tzinfo=timezone.utc), None)]
+
+
+@pytest.mark.parametrize("read", ["last_position", "all_progress", "parts_read", "edits", "answers", "get_route"])
+def test_a_read_never_waits_for_another_connections_write(store, tmp_path, read):
+    # kills store.py:524, :582, :608, :727 (False->True: a read taking the write lock): the app
+    # reads on its UI thread while the writer's transaction is open; a read that waited for the
+    # write lock would freeze the screen for up to the 30 s busy timeout
+    import sqlite3
+
+    store.reach_break("02", 1)
+    holder = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO settings (course_id, key, value) VALUES (?, 'route', 'Z')", (store.course_id,))
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("value", getattr(store, read)()), daemon=True)
+    try:
+        t.start()
+        t.join(10)  # a read in WAL mode answers from the last commit at once
+        assert not t.is_alive(), f"{read}() waited for another connection's write"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        t.join(60)
+    assert out["value"] != "Z"  # the uncommitted write is not seen
