@@ -181,7 +181,7 @@ def test_reads_see_the_queued_route_and_place_until_they_land(store):
         assert store.get_route() == "A" and store.last_position() == ("01", 2)
         gate.set()
         await until("written", w.idle)
-        view.pending_place["part"] = 9  # no longer pending: the store's rows answer
+        view.pending_place["part"], view.pending_place["route"] = 9, "X"  # no longer pending: the store's rows answer
         assert view.reading_place()["part"] == 5 and view.chapter_place("03")["part"] == 5
         assert view.position_route() == "B" and view.last_position() == ("03", 5)
         assert w.close() == []
@@ -204,3 +204,51 @@ def test_a_writer_made_outside_the_loop_or_first_fed_from_a_thread_still_reports
 
     asyncio.run(main())
     assert store.get_route() == "E" and store.last_position() == ("02", 1)
+
+
+def test_a_writer_without_a_loop_survives_a_failed_write_and_names_two(store):
+    # kills _post's guard (writer.py:120 or -> and, :121 return deleted: with no loop to post
+    # the notice to, the writer thread died and the queue was never written) and the count in
+    # the notice for exactly two waiting writes (:177 > 1 -> > 2)
+    notices: list[str] = []
+    tries = {"n": 0}
+    started, gate = threading.Event(), threading.Event()
+
+    def flaky(s):
+        tries["n"] += 1
+        if tries["n"] == 1:
+            started.set()
+            gate.wait(60)
+            raise StoreError("磁盘已满")
+        s.set_route("F")
+
+    w = ProgressWriter(store, notify=lambda msg, **kw: notices.append(msg))  # no event loop at all
+    w.submit("路线", flaky)
+    assert started.wait(60)
+    w.submit("位置", lambda s: s.set_position("02", 1))
+    gate.set()
+    import time
+
+    end = time.monotonic() + 20
+    while not w.idle():  # the failed write is retried (RETRY_S later) and both land
+        assert time.monotonic() < end, "the writer stopped after a failed write with no loop"
+        time.sleep(0.02)
+    assert w.close() == []
+    assert store.get_route() == "F" and store.last_position() == ("02", 1)
+    assert notices == []  # nowhere to show them without a loop
+
+    async def main():
+        shown: list[str] = []
+        started.clear()
+        gate.clear()
+        tries["n"] = 0
+        w2 = ProgressWriter(store, notify=lambda msg, **kw: shown.append(msg))
+        w2.submit("路线", flaky)
+        await until("the first try running", started.is_set)
+        w2.submit("位置", lambda s: s.set_position("03", 1))
+        gate.set()
+        await until("the failure told", lambda: shown)
+        assert w2.close() == []
+        return shown
+
+    assert asyncio.run(main())[0] == "路线（连同之后的 1 项）没有保存：磁盘已满。这些进度先留在内存里，程序会自动再试。"
