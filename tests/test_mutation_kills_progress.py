@@ -1,0 +1,345 @@
+"""What the progress store keeps, refuses and says, in the cases the mutation run of the progress
+package (docs/mutation.md) showed no test pinned: each test names the mutants it kills."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from torchcourse.progress import StoreError, open_store
+
+
+@pytest.fixture
+def store(tmp_path):
+    s, notice = open_store(tmp_path / "p.sqlite3")
+    assert notice is None
+    yield s
+    s.close()
+
+
+def _export(tmp_path, **data):
+    f = tmp_path / "in.json"
+    f.write_text(json.dumps({"format": "torchcourse-progress", "version": 4, **data}), encoding="utf-8")
+    return f
+
+
+def test_the_largest_break_index_an_import_takes_is_a_million(store, tmp_path):
+    # kills store.py:966 (<= _MAX_COUNT -> <, and the 1_000_000 constant +1): the limit the
+    # message names is the one applied, at its exact edge
+    ok = _export(tmp_path, chapters=[{"chapter_id": "02", "furthest_break": 1_000_000, "completed": False}], parts_read=[])
+    assert store.import_json(ok)["chapters"] == 1
+    assert store.chapter_progress("02").furthest_break == 1_000_000
+    over = _export(tmp_path, chapters=[{"chapter_id": "03", "furthest_break": 1_000_001, "completed": False}], parts_read=[])
+    with pytest.raises(StoreError) as info:
+        store.import_json(over)
+    assert "chapters[0].furthest_break" in str(info.value) and "0 到 1000000 之间的整数" in str(info.value)
+    assert "1000001" in str(info.value)
+    assert store.chapter_progress("03").furthest_break == 0
+
+
+def test_each_chapter_keeps_its_own_exact_place(store):
+    # kills chapter_place (store.py:484-491: the parse of "part line offset digest"),
+    # placed_chapters (:495-497) and position_route (:501-502), which no progress test read
+    assert store.chapter_place("02") is None and store.placed_chapters() == set()
+    store.set_route("B")
+    store.set_position("02", 3, line=41, offset=2, digest="abc123")
+    store.set_position("05", 1)  # the start of a part: no exact line
+    store.set_position("07", 0, line=9, offset=-4)  # a negative offset is kept as 0, no digest
+    assert store.chapter_place("02") == {"part": 3, "line": 41, "offset": 2, "digest": "abc123"}
+    assert store.chapter_place("05") == {"part": 1, "line": None, "offset": 0, "digest": None}
+    assert store.chapter_place("07") == {"part": 0, "line": 9, "offset": 0, "digest": ""}
+    assert store.chapter_place("03") is None
+    assert store.placed_chapters() == {"02", "05", "07"}
+    assert store.position_route() == "B"
+    store.set_position("05", 2, route="")
+    assert store.position_route() == "" and store.chapter_place("02")["line"] == 41  # another chapter's place stays
+    assert store.reading_place() == {"chapter": "05", "part": 2, "line": None, "offset": 0, "digest": None}
+
+
+def test_a_place_written_by_hand_or_by_an_older_version_is_read_safely(store, tmp_path):
+    # kills the guards of chapter_place (store.py:487-491): a place without line/offset is the
+    # part's start; a non-number is no place; a place without a digest has the empty one
+    import sqlite3
+
+    store.set_position("02", 1)
+    db = sqlite3.connect(tmp_path / "p.sqlite3")
+    rows = {"place:02": "4 x 1 d", "place:03": "nope", "place:04": "6 12 3", "place:05": "2 12", "place:06": "7 5 x d"}
+    with db:
+        for key, value in rows.items():
+            db.execute("INSERT OR REPLACE INTO settings (course_id, key, value) VALUES (?, ?, ?)", (store.course_id, key, value))
+    db.close()
+    assert store.chapter_place("02") == {"part": 4, "line": None, "offset": 0, "digest": None}
+    assert store.chapter_place("03") is None
+    assert store.chapter_place("04") == {"part": 6, "line": 12, "offset": 3, "digest": ""}
+    assert store.chapter_place("05") == {"part": 2, "line": None, "offset": 0, "digest": None}
+    assert store.chapter_place("06") == {"part": 7, "line": None, "offset": 0, "digest": None}
+
+
+def test_a_quiz_attempt_left_before_its_end_is_resumed_with_its_answers(store, tmp_path):
+    # kills start_attempt / finish_attempt / open_attempt (store.py:632-665), read by the quiz
+    # screens only: the attempt, its seed and the answers given in it, oldest first. Chapter ids
+    # that are not numbers: SQLite would read '02' as attempt 2 (integer affinity) and hide :663
+    from datetime import datetime, timedelta, timezone
+
+    t0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+    assert store.open_attempt("ch2") is None
+    first = store.start_attempt("ch2", seed=7, at=t0)
+    store.record_answer("ch2", "q1", "b", False, at=t0 + timedelta(seconds=5), attempt_id=first)
+    second = store.start_attempt("ch2", seed=11, at=t0 + timedelta(minutes=1))  # starting again closes the first
+    assert second != first
+    store.record_answer("ch2", "q2", "a", True, at=t0 + timedelta(minutes=2), attempt_id=second, shown=[2, 0, 1])
+    store.record_answer("ch2", "q1", "c", True, at=t0 + timedelta(minutes=3), attempt_id=second)
+    store.record_answer("ch2", "q9", "z", True, at=t0 + timedelta(minutes=4))  # outside any attempt
+    other = store.start_attempt("ch3", seed=5, at=t0)
+    att = store.open_attempt("ch2")
+    assert (att.id, att.chapter_id, att.seed, att.started_at, att.finished_at) == (second, "ch2", 11, t0 + timedelta(minutes=1), None)
+    assert [(a.question_id, a.answer, a.correct, a.shown) for a in att.answers] == [("q2", "a", True, (2, 0, 1)), ("q1", "c", True, None)]
+    store.finish_attempt(second, at=t0 + timedelta(minutes=5))
+    assert store.open_attempt("ch2") is None
+    assert store.open_attempt("ch3").id == other  # another chapter's attempt is left open
+    reopened, _ = open_store(tmp_path / "p.sqlite3", course_id="another-course")
+    try:
+        assert reopened.open_attempt("ch3") is None  # and another course sees none of them
+        mine = reopened.start_attempt("ch3", seed=1)
+        reopened.finish_attempt(other)  # an id of another course: not closed from here
+    finally:
+        reopened.close()
+    assert store.open_attempt("ch3").id == other and mine != other
+
+
+def test_a_write_that_fails_half_way_leaves_nothing_behind(store):
+    # kills _tx's rollback (store.py:427-429 deleted, negated): set_position writes the chapter,
+    # then fails on the part; without the rollback the half-written place stayed pending and was
+    # committed by the next write
+    store.set_position("02", 1)
+    with pytest.raises(ValueError):
+        store.set_position("05", "not a number")
+    store.set_route("C")  # the next write commits only itself
+    assert store.last_position() == ("02", 1)
+    assert store.get_route() == "C"
+
+
+def test_a_database_error_inside_a_read_names_the_file(store, tmp_path):
+    # kills _tx's except branch (store.py:432-434): a table gone under the store (another program
+    # edited the file) is a StoreError naming the file, never a traceback or None
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "p.sqlite3")
+    db.execute("DROP TABLE quiz_attempts")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError) as info:
+        store.open_attempt("02")
+    assert str(tmp_path / "p.sqlite3") in str(info.value) and "quiz_attempts" in str(info.value)
+    store.set_route("B")  # the connection is usable afterwards: the failed read was rolled back
+    assert store.get_route() == "B"
+
+
+def test_a_second_corrupt_file_never_replaces_the_first_one_moved_aside(tmp_path):
+    # kills _move_aside's numbering (store.py:330-331: the loop's name and counter)
+    from datetime import datetime, timedelta
+
+    path = tmp_path / "p.sqlite3"
+    now = datetime.now()
+    earlier = {}
+    for s in range(-2, 30):  # every name the moves below can take without a number
+        name = path.with_name(f"{path.name}.corrupt-{(now + timedelta(seconds=s)).strftime('%Y%m%d-%H%M%S')}")
+        name.write_bytes(b"moved aside before")
+        earlier[name] = b"moved aside before"
+    names = []
+    for n in range(2):
+        garbage = f"garbage {n} ".encode() * 400
+        path.write_bytes(garbage)
+        s, notice = open_store(path)
+        s.close()
+        moved = [p for p in tmp_path.iterdir() if p.read_bytes() == garbage]
+        assert len(moved) == 1 and str(moved[0]) in notice, moved
+        names.append(moved[0].name)
+    # every plain name was taken: the first gets -2; the second -3 in the same second, else -2
+    assert names[0].endswith("-2") and names[1].endswith(("-2", "-3")) and names[0] != names[1]
+    assert all(p.read_bytes() == content for p, content in earlier.items())  # nothing moved earlier was lost
+
+
+def test_a_parts_reading_time_is_its_share_of_the_chapters_minutes(tmp_path):
+    # kills reading.py:38-39 (part_seconds: the bounds and the arithmetic), which only the reader
+    # used. Counted by hand: part 1 '#一' + '一二三四五六七八' (10 characters), part 2 '九十' (2),
+    # 1 character a minute: 600 s and 120 s; a part that is not there reads 0 s
+    from torchcourse.course import load_course
+    from torchcourse.progress.reading import part_seconds
+
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "course.toml").write_text('title = "t"\nchars_per_minute = 1\n\n[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "p"\n', encoding="utf-8")
+    (root / "01.md").write_text("# 一\n\n一二三四五六七八\n\n<!-- break -->\n\n九十\n", encoding="utf-8")
+    ch = load_course(root).chapter("01")
+    assert [part_seconds(ch, i) for i in (0, 1, 2, -1)] == [600.0, 120.0, 0.0, 0.0]
+
+
+@pytest.fixture
+def shanghai(monkeypatch):
+    """Local time 8 hours ahead of UTC, so that naive and UTC times differ."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_an_imported_time_without_an_offset_is_taken_as_utc(store, tmp_path, shanghai):
+    # kills _parse_time (store.py:147-148: the naive time taken as local, or an aware one's offset
+    # replaced): an export's times are UTC; the answer stays at the instant it was given
+    from datetime import datetime, timezone
+
+    f = _export(tmp_path, answers=[
+        {"chapter_id": "02", "question_id": "q1", "answer": "a", "correct": True, "at": "2025-01-01T00:00:00"},
+        {"chapter_id": "02", "question_id": "q2", "answer": "b", "correct": False, "at": "2025-01-01T08:00:00+08:00"},
+    ])
+    assert store.import_json(f)["answers"] == 2
+    assert [a.at for a in store.answers("02")] == [datetime(2025, 1, 1, tzinfo=timezone.utc)] * 2
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"chapters": [1, 2,]}', "这里应该有一个值"),
+    ('{"a" 1}', "这里缺一个冒号"),
+    ('{"a": "b', "字符串没有收尾的引号"),
+    ('{"a": 1} x', "一段完整的 JSON 之后还有多余的内容"),
+])
+def test_a_broken_export_file_is_explained_in_chinese_with_its_place(store, tmp_path, text, reason):
+    # kills json_reason (store.py:182-183: the prefix test negated, the return deleted)
+    f = tmp_path / "bad.json"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(StoreError) as info:
+        store.import_json(f)
+    assert f"{f}:1: 不是有效的 JSON（第 1 行第" in str(info.value) and reason in str(info.value)
+
+
+def test_an_unknown_json_message_is_kept_in_its_own_words():
+    from torchcourse.progress.store import json_reason
+
+    assert json_reason("Something new") == "语法错误：Something new"
+
+
+@pytest.mark.parametrize("version, tables, why", [
+    (4, ["settings", "chapters", "answers"], "结构版本 4，却缺少表 snippet_edits"),
+    (5, ["settings", "chapters", "answers", "snippet_edits"], "结构版本 5，却缺少表 parts_read"),
+    (6, ["settings", "chapters", "answers", "snippet_edits", "parts_read"], "结构版本 6，却缺少表 quiz_attempts"),
+    (6, ["settings", "chapters", "answers"], "结构版本 6，却缺少表 parts_read, quiz_attempts, snippet_edits"),
+    (3, ["settings", "chapters", "answers"], "chapters 表缺少 course_id 列"),
+])
+def test_a_database_that_claims_a_version_without_its_tables_is_refused_untouched(tmp_path, version, tables, why):
+    # kills _foreign_reason's per-version checks (store.py:238-249: >= -> >, the added tables
+    # deleted, the course_id column check): the file is named, the reason given, nothing changed
+    import sqlite3
+
+    path = tmp_path / "p.sqlite3"
+    db = sqlite3.connect(path)
+    for t in tables:
+        db.execute(f"CREATE TABLE {t} (x)")
+    db.execute(f"PRAGMA user_version = {version}")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as info:
+        open_store(path)
+    assert f"{path} 是一个 SQLite 数据库，但不是 torchcourse 的进度库（{why}）" in str(info.value)
+    assert path.read_bytes() == before
+
+
+def test_the_database_path_may_be_given_as_text(tmp_path):
+    # kills store.py:363 (path = Path(path) deleted: a str path had no .parent)
+    s, notice = open_store(str(tmp_path / "data" / "p.sqlite3"))
+    try:
+        s.set_route("A")
+        assert notice is None and s.path == tmp_path / "data" / "p.sqlite3"
+    finally:
+        s.close()
+    assert (tmp_path / "data" / "p.sqlite3").is_file()
+
+
+def test_an_import_takes_route_and_place_only_where_there_are_none(store, tmp_path):
+    # kills import_json's route and position merge (store.py:857-861: the route not set, the
+    # "no position here" test inverted)
+    f = _export(tmp_path, route="C", position={"chapter": "04", "part": 2})
+    store.import_json(f)
+    assert store.get_route() == "C" and store.last_position() == ("04", 2)
+    other, _ = open_store(tmp_path / "p.sqlite3", course_id="c2")
+    try:
+        other.set_route("A")
+        other.set_position("01", 1)
+        other.import_json(f)
+        assert other.get_route() == "A" and other.last_position() == ("01", 1)  # never overwritten
+    finally:
+        other.close()
+
+
+def test_resetting_a_chapter_forgets_its_own_place(store):
+    # kills reset's deletion of the chapter's place (store.py:927): reopening the chapter after
+    # 重置 must not jump back to where it was read
+    store.set_position("02", 3, line=40)
+    store.set_position("05", 1, line=7)
+    store.reset("02")
+    assert store.chapter_place("02") is None and store.placed_chapters() == {"05"}
+    assert store.chapter_place("05")["line"] == 7
+
+
+_ANSWER = {"chapter_id": "02", "question_id": "q", "answer": "a", "correct": True, "at": "2025-01-01T00:00:00+00:00"}
+
+
+@pytest.mark.parametrize("data, where, why", [
+    ({"answers": [1]}, "answers[0]", "应为对象"),
+    ({"answers": [{**_ANSWER, "shown": [0, 0]}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": []}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": list(range(101))}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": [True, 0]}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "shown": "0,1"}]}, "answers[0].shown", "应为选项序号 0..n-1 的一种排列"),
+    ({"answers": [{**_ANSWER, "at": "1969-12-31T23:59:59+00:00"}]}, "answers[0].at", "时间 '1969-12-31T23:59:59+00:00' 不在 1970–2999 年之间"),
+    ({"answers": [{**_ANSWER, "at": "3000-01-01T00:00:00+00:00"}]}, "answers[0].at", "时间 '3000-01-01T00:00:00+00:00' 不在 1970–2999 年之间"),
+    ({"answers": [_ANSWER], "parts_read": [{"chapter_id": "02", "part": -1, "at": "2025-01-01T00:00:00+00:00"}]}, "parts_read[0].part", "应为 0 到 1000000 之间的整数"),
+])
+def test_an_import_names_the_item_it_refuses(store, tmp_path, data, where, why):
+    # kills items()'s "not an object" (store.py:976), the shown check (:1010-1014: each clause),
+    # the year limits (:934 1970->1971, :959 <= -> <) and parts_read's item name (:1038)
+    store.record_answer("01", "q0", "x", False)
+    with pytest.raises(StoreError) as info:
+        store.import_json(_export(tmp_path, **data))
+    assert f"{where}：{why}" in str(info.value)
+    assert [a.question_id for a in store.answers()] == ["q0"]
+
+
+def test_an_import_takes_answers_at_the_edges_of_the_calendar_and_their_order(store, tmp_path):
+    # the accepted side of the limits above: 1970 and 2999 are real years; a permutation is kept
+    from datetime import datetime, timezone
+
+    f = _export(tmp_path, answers=[{**_ANSWER, "at": "1970-01-01T00:00:00+00:00", "shown": [1, 0, 2]},
+                                   {**_ANSWER, "question_id": "q2", "at": "2999-12-31T00:00:00+00:00"}])
+    assert store.import_json(f)["answers"] == 2
+    got = [(a.at, a.shown) for a in store.answers("02")]
+    assert got == [(datetime(1970, 1, 1, tzinfo=timezone.utc), (1, 0, 2)), (datetime(2999, 12, 31, tzinfo=timezone.utc), None)]
+
+
+@pytest.mark.parametrize("read", ["last_position", "all_progress", "parts_read", "edits", "answers", "get_route"])
+def test_a_read_never_waits_for_another_connections_write(store, tmp_path, read):
+    # kills store.py:524, :582, :608, :727 (False->True: a read taking the write lock): the app
+    # reads on its UI thread while the writer's transaction is open; a read that waited for the
+    # write lock would freeze the screen for up to the 30 s busy timeout
+    import sqlite3
+
+    store.reach_break("02", 1)
+    holder = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO settings (course_id, key, value) VALUES (?, 'route', 'Z')", (store.course_id,))
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("value", getattr(store, read)()), daemon=True)
+    try:
+        t.start()
+        t.join(10)  # a read in WAL mode answers from the last commit at once
+        assert not t.is_alive(), f"{read}() waited for another connection's write"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        t.join(60)
+    assert out["value"] != "Z"  # the uncommitted write is not seen
