@@ -1,0 +1,168 @@
+"""Tests written for the quiz package's mutation survivors (tools/mutation.py quiz; issue 38).
+
+Each asserts on what a learner or an author sees: the grade and the answer stored, the right
+answer shown, the kind's Chinese name on the quiz screen, or a checkpoint problem's file line and
+message as ``torchcourse check`` prints it. The mutants each one kills are named in the commit
+messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchcourse.course import load_course
+from torchcourse.quiz.bank import Question, load_checkpoint
+from torchcourse.quiz.grading import correct_answer_text, grade, normalize, parse_choices
+
+FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
+
+
+def q(kind, **kw):
+    kw.setdefault("prompt", "题目")
+    kw.setdefault("explain", "解释")
+    return Question(id="q", kind=kind, **kw)
+
+
+# ----------------------------------------------------------------------------- grading
+
+
+def test_an_answer_of_only_quotes_is_empty_and_unbalanced_backticks_go():
+    assert normalize('""') == "" and normalize("“”") == "" and normalize("''") == ""
+    assert normalize("\"''\"") == ""
+    fill = q("fill", accept=["x.stride()"])
+    # ``x.stride()` (two backticks before, one after) is the answer in code marks
+    assert grade(fill, "``x.stride()`").correct
+    assert grade(fill, "`x.stride()``").correct
+    assert not grade(fill, '""').correct
+
+
+def test_wrong_response_types_are_refused_not_graded():
+    with pytest.raises(TypeError, match="graded by the learner"):
+        grade(q("open", reference="参考"), "yes")
+    with pytest.raises(TypeError, match="takes the typed text"):
+        grade(q("fill", accept=["x"]), 3)
+
+
+def test_full_width_picks_are_read_as_typed_on_a_chinese_keyboard():
+    assert parse_choices("２", 4, multiple=False) == [1]
+    assert parse_choices("Ｂ", 4, multiple=False) == [1]
+    assert parse_choices("１，３", 4, multiple=True) == [0, 2]
+    single = q("single", choices=["a", "b", "c"], answer=2)
+    g = grade(single, "３")
+    assert g.correct and g.answer == "2"
+
+
+def test_ten_choices_number_ten_is_one_pick_and_n_plus_one_is_out_of_range():
+    # with 10 choices "10" is choice ten, not 1 and 0
+    assert parse_choices("10", 10, multiple=True) == [9]
+    assert parse_choices("10", 10, multiple=False) == [9]
+    assert parse_choices("5", 4, multiple=False) is None
+    assert parse_choices("4", 4, multiple=False) == [3]
+    assert parse_choices("E", 4, multiple=False) is None
+    multi = q("multi", choices=list("abcdefghij"), answer=[9])
+    assert grade(multi, "10").correct
+
+
+def test_the_right_answer_of_an_open_question_is_its_reference():
+    assert correct_answer_text(q("open", reference="因为它要逐个取出元素相加。")) == "因为它要逐个取出元素相加。"
+    assert correct_answer_text(q("fill", accept=["upper", "upper()"])) == "upper"
+
+
+# ----------------------------------------------------------------------------- the question model
+
+
+def test_each_kind_has_its_chinese_name_and_its_answer_indexes():
+    assert [q(k).kind_name for k in ("single", "multi", "fill", "predict", "open")] == ["单选", "多选", "填空", "预测输出", "简答"]
+    assert q("single", choices=["a", "b"], answer=1).answer_indexes == [1]
+    assert q("single", choices=["a", "b"], answer=0).answer_indexes == [0]
+    assert q("multi", choices=["a", "b", "c"], answer=[0, 2]).answer_indexes == [0, 2]
+    assert q("fill", accept=["x"]).answer_indexes == []
+    course = load_course(FIXTURE)
+    chapter = course.chapter("01")
+    cp = load_checkpoint(chapter.checkpoint, chapter)
+    assert [x.key for x in cp.questions][:2] == ["01:sum-single", "01:upper-multi"]
+
+
+# ----------------------------------------------------------------------------- checkpoint problems
+
+
+def _chapter():
+    course = load_course(FIXTURE)
+    return course.chapter("01")
+
+
+def problems_of(tmp_path, text, name="01.toml", chapter=True, **kw):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    cp = load_checkpoint(path, _chapter() if chapter else None, **kw)
+    return cp, [(p.line, p.message) for p in cp.problems]
+
+
+GOOD = '''[[questions]]
+id = "{id}"
+kind = "single"
+prompt = "?"
+choices = ["5", "6"]
+explain = "!"
+section = "sum"
+answer = {answer}
+'''
+
+
+def test_a_bad_key_on_the_first_or_last_line_of_its_question_is_reported_there(tmp_path):
+    text = 'chapter = "01"\n\n' + GOOD.format(id="first", answer=7) + GOOD.format(id="second", answer=9)
+    _, msgs = problems_of(tmp_path, text)
+    lines = text.splitlines()
+    first_answer = lines.index("answer = 7") + 1
+    second_answer = lines.index("answer = 9") + 1
+    assert second_answer == len(lines)  # the file's last line
+    assert lines[first_answer] == "[[questions]]"  # right before the next question's header
+    assert (first_answer, "question 'first': answer 7 is out of range: 2 choices, indexes 0..1") in msgs
+    assert (second_answer, "question 'second': answer 9 is out of range: 2 choices, indexes 0..1") in msgs
+
+
+def test_a_bad_id_right_below_its_header_is_reported_at_its_line(tmp_path):
+    text = 'chapter = "01"\n\n' + GOOD.format(id="bad id!", answer=0)
+    _, msgs = problems_of(tmp_path, text)
+    assert msgs == [(4, "question id 'bad id!' may use only letters, digits, '-' and '_'")]
+
+
+def test_a_misplaced_top_level_key_on_line_one_is_reported_on_line_one(tmp_path):
+    text = 'section = "sum"\nchapter = "01"\n\n' + GOOD.format(id="ok", answer=0)
+    _, msgs = problems_of(tmp_path, text)
+    assert msgs == [(1, "unknown top-level key 'section' (known: chapter, [[questions]])")]
+
+
+def test_a_key_written_quoted_is_reported_at_its_question(tmp_path):
+    # the next question starts with its answer: the search for the key stops at its header
+    text = ('chapter = "01"\n\n' + GOOD.format(id="quoted", answer=0).replace("answer = 0", '"answer" = 9')
+            + "[[questions]]\nanswer = 0\n" + GOOD.format(id="next", answer=0).split("\n", 1)[1].replace("answer = 0\n", ""))
+    _, msgs = problems_of(tmp_path, text)
+    assert msgs == [(3, "question 'quoted': answer 9 is out of range: 2 choices, indexes 0..1")]
+
+
+def test_malformed_toml_at_the_end_of_a_one_line_file_is_line_one(tmp_path):
+    _, msgs = problems_of(tmp_path, 'chapter =')
+    assert len(msgs) == 1 and msgs[0][0] == 1 and msgs[0][1].startswith("malformed TOML")
+
+
+def test_a_missing_file_is_one_problem_at_line_one(tmp_path):
+    cp = load_checkpoint(tmp_path / "nowhere.toml", _chapter())
+    assert [(p.line, p.message) for p in cp.problems] == [(1, "checkpoint file not found")]
+    assert cp.questions == []
+
+
+def test_the_chapter_id_comes_from_the_chapter_then_the_argument_then_the_file_name(tmp_path):
+    text = 'chapter = "01"\n\n' + GOOD.format(id="ok", answer=1)
+    # a file named otherwise, used by chapter 01: no mismatch
+    cp, msgs = problems_of(tmp_path, text, name="quiz-one.toml")
+    assert msgs == [] and [x.chapter_id for x in cp.questions] == ["01"]
+    cp, msgs = problems_of(tmp_path, text, name="quiz-two.toml", chapter=False, chapter_id="01")
+    assert msgs == [] and [x.chapter_id for x in cp.questions] == ["01"]
+    cp, msgs = problems_of(tmp_path, text, name="07.toml", chapter=False)
+    assert msgs == [(1, "chapter = '01' does not match the chapter '07' that uses this file")]
+    # a str path is a path
+    cp = load_checkpoint(str(tmp_path / "quiz-one.toml"), _chapter())
+    assert cp.problems == [] and cp.path == tmp_path / "quiz-one.toml"
