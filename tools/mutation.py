@@ -1,13 +1,24 @@
 """Mutation testing for torchcourse's core, one package at a time (a project tool, not in CI).
 
-    python tools/mutation.py PACKAGE [--sample N] [--seed S] [--list] [--timeout-factor F]
+    python tools/mutation.py PACKAGE [--jobs 2] [--sample N] [--seed S] [--only TEXT] [--again LOG]
+                                     [--confirm] [--agree] [--whole] [--list]
 
 PACKAGE is one of the names in ``PACKAGES`` below (runner, progress, quiz, course, lookup). Each
 names the source files (optionally only some of their functions) and, per file, its own test
-files (the whole suite is far too slow to run per mutant on two cores). The script copies the repository (without .git and .venv) to a private temporary
-directory, checks that the package's tests pass there unmutated (the baseline, whose time sets
-the per-mutant timeout), then applies one mutation at a time from a fixed catalogue to that
-copy and runs those test files with ``pytest -x``:
+files (the whole suite is far too slow to run per mutant on two cores). The script copies the
+repository (without .git and .venv) to private temporary directories (one per job), then:
+
+1. runs each file's test set once there, unmutated, with per-test coverage contexts
+   (``tools/mutation_plugin.py``; Python subprocesses that inherit the environment are measured
+   too): the baseline (it must pass) and the map line -> the node ids that execute it, cached in
+   ``~/.cache/torchcourse-mutation/`` under a digest of the code, tests, content and this tool;
+2. per mutant, runs ``pytest -x -q`` on only the node ids that execute the mutated lines, niced
+   (``nice -n 10``), in its own session, at most ``--jobs`` (1 or 2) at once. A mutant on lines no
+   test executes survives at once ("not covered"). The file's whole test set runs instead for a
+   mutant outside a function's body (it runs once, at import), on a line some run reached outside
+   any test (an import, a thread between tests) and for the files in ``ALWAYS_WHOLE``.
+
+Catalogue:
 
 - operator swaps: ``+``/``-``, ``*``/``/``, ``//``/``*``, ``%``/``*``; ``<``/``<=``, ``>``/``>=``,
   ``==``/``!=``, ``in``/``not in``, ``is``/``is not``; ``and``/``or``
@@ -19,11 +30,11 @@ copy and runs those test files with ``pytest -x``:
   assignment, ``return x``, ``raise``, ``del``) becomes ``pass``
 
 A mutant is *killed* when the tests fail, *survived* when they pass, *timed-out* when they run
-longer than ``timeout-factor`` x the baseline (a loop that no longer ends: counted apart). The
-source text outside the mutated node is untouched (line numbers stay). Prints one line per
-mutant and the counts; the survivors' locations are what docs/mutation.md explains or a new test
-kills. ``--sample N`` runs N mutants drawn with ``--seed`` (the full set may not fit on a loaded
-machine); the counts say how many of how many were run.
+longer than ``timeout-factor`` x the selected tests' baseline time (collection included; never
+less than ``--timeout-floor``): a loop that no longer ends, counted apart. The source text outside
+the mutated node is untouched (line numbers stay). ``--confirm`` re-runs every mutant the
+selected tests did not kill on the whole set (that verdict counts); ``--agree`` runs every chosen
+mutant both ways and counts the agreeing verdicts (the check that the selection loses nothing).
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ REPO = Path(__file__).resolve().parent.parent
 # package -> [(source file, functions or None for the whole file, that file's own tests)]
 RUNNER_CACHE_TESTS = ["tests/test_runner.py", "-k", "cache or torch or timeouts_are_never"]
 RUNNER_CHILD_TESTS = ["tests/test_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
-PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py"]
+PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py", "tests/test_progress_processes.py"]
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py"]
 COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py"]
 LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py"]
@@ -64,6 +75,9 @@ PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "course": [(f"torchcourse/course/{n}.py", None, COURSE_TESTS) for n in ("chapter", "links", "loader")],
     "lookup": [(f"torchcourse/lookup/{n}.py", None, LOOKUP_TESTS) for n in ("search", "errors")],
 }
+# run in the zygote's forked snippet processes, which outlive the test that started them: coverage
+# cannot tell which test ran a line there, so their mutants always run the file's whole test set
+ALWAYS_WHOLE = {"torchcourse/runner/zygote.py"}
 
 BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult, ast.Mod: ast.Mult}
 CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
@@ -79,6 +93,7 @@ class Mutant:
     start: tuple[int, int]  # (line, col) of the replaced text, 1-based line
     end: tuple[int, int]
     new: str
+    in_function: bool = True  # inside a function's body: runs when called (else at import, once)
 
     def label(self) -> str:
         return f"{self.file}:{self.line} {self.kind}"
@@ -108,19 +123,24 @@ def mutants_of(path: Path, rel: str, functions: tuple[str, ...] | None) -> list[
         first, last = lines[stmt.lineno - 1], lines[stmt.end_lineno - 1]
         return first[: stmt.col_offset].strip() == "" and last[stmt.end_col_offset:].strip() in ("", ";") and not last[stmt.end_col_offset:].strip()
 
+    in_body = [False]
+
     def add(node: ast.AST, kind: str, new: str) -> None:
         start, end = _span(node)
-        out.append(Mutant(rel, node.lineno, kind, start, end, new))
+        out.append(Mutant(rel, node.lineno, kind, start, end, new, in_body[0]))
 
-    def visit(node: ast.AST, parent: ast.AST | None, inside: bool) -> None:
+    def visit(node: ast.AST, parent: ast.AST | None, inside: bool, infunc: bool) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and functions is not None:
             inside = inside or node.name in functions
         if inside:
+            in_body[0] = infunc
             mutate(node, parent)
+        body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.JoinedStr):  # f-strings: their parts have no usable spans
                 continue
-            visit(child, node, inside)
+            # a function's body runs when it is called; its decorators and defaults at import
+            visit(child, node, inside, infunc or (child is body or (isinstance(body, list) and child in body)))
 
     def mutate(node: ast.AST, parent: ast.AST | None) -> None:
         if isinstance(node, ast.BinOp) and type(node.op) in BINOP_SWAP:
@@ -152,10 +172,10 @@ def mutants_of(path: Path, rel: str, functions: tuple[str, ...] | None) -> list[
             indent = lines[node.lineno - 1][: node.col_offset]
             # keep the line count: 'pass' then empty lines; 'return x' becomes 'return None'-like pass
             text = "pass" + "\n" * (node.end_lineno - node.lineno)
-            out.append(Mutant(rel, node.lineno, f"deleted {type(node).__name__}", (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), text))
+            out.append(Mutant(rel, node.lineno, f"deleted {type(node).__name__}", (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), text, in_body[0]))
 
     for top in tree.body:
-        visit(top, tree, functions is None)
+        visit(top, tree, functions is None, False)
     return out
 
 
@@ -179,16 +199,24 @@ def _copy_repo(dest: Path) -> None:
     shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
 
 
-def _run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-    env.pop("PYTEST_ADDOPTS", None)
+def _env(copy: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": f"{copy}{os.pathsep}{copy / 'tools'}", "PYTHONDONTWRITEBYTECODE": "1", **extra}
+    for k in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "TC_MUT_TEST"):
+        if k not in extra:
+            env.pop(k, None)
+    return env
+
+
+def _run_tests(copy: Path, tests: list[str], timeout: float, extra: list[str] = (), env: dict[str, str] | None = None) -> tuple[str, float, int]:
+    """Run pytest on TESTS in COPY, niced, in its own session: (verdict, seconds, return code)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                            cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *extra, *tests],
+                            cwd=copy, env=env or _env(copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "timed-out", time.monotonic() - t0
+        return "timed-out", time.monotonic() - t0, -1
     finally:
         # a timed-out run, or this script stopped (SIGTERM, Ctrl+C) mid-run: end the test run's own
         # session, its pytest and everything it started (a mutant can loop forever at full CPU)
@@ -198,7 +226,106 @@ def _run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[str, float
             except ProcessLookupError:
                 pass
             proc.wait()
-    return ("survived" if rc == 0 else "killed"), time.monotonic() - t0
+    # 0: all passed; 1: a test failed; 2: interrupted (a collection error: the mutant broke an import);
+    # 3 internal error, 4 usage error (a node id not found), 5 no tests collected: the tool's fault
+    if rc in (3, 4, 5):
+        raise RuntimeError(f"pytest exited {rc} on {' '.join(tests)[:300]} (a bad test selection, not a verdict)")
+    return ("survived" if rc == 0 else "killed"), time.monotonic() - t0, rc
+
+
+WHOLE = "whole"  # a selection: the source file's whole test set
+
+
+@dataclass
+class Spec:
+    """One source file's test set, its baseline and (with coverage) which tests run each line."""
+    tests: tuple[str, ...]
+    seconds: float = 0.0  # the whole set's baseline (with coverage when measured)
+    collect: float = 0.0
+    order: list[str] | None = None
+    durations: dict[str, float] | None = None
+    lines: dict[str, dict[int, list[str] | str]] | None = None  # rel file -> line -> node ids or WHOLE
+
+    def select(self, m: Mutant, whole_only: bool) -> list[str] | str:
+        """The node ids whose runs execute the mutated lines; WHOLE; or [] (no test executes them)."""
+        if whole_only or self.lines is None or not m.in_function:
+            return WHOLE
+        by_line = self.lines.get(m.file, {})
+        chosen: set[str] = set()
+        for ln in range(m.start[0], m.end[0] + 1):
+            sel = by_line.get(ln)
+            if sel == WHOLE:
+                return WHOLE
+            chosen.update(sel or ())
+        return [t for t in self.order if t in chosen]
+
+    def timeout(self, sel: list[str] | str, factor: float, floor: float) -> float:
+        if sel == WHOLE or self.durations is None:
+            return max(floor, self.seconds * factor)
+        return max(floor, (self.collect + sum(self.durations.get(t, 0.0) for t in sel)) * factor)
+
+
+def _tree_key(extra: str) -> str:
+    """A digest of what the coverage map depends on: the code, tests, content and this tool."""
+    import hashlib
+
+    h = hashlib.sha256(extra.encode())
+    for top in ("torchcourse", "tests", "content", "checkpoints", "tools"):
+        for p in sorted((REPO / top).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+                h.update(str(p.relative_to(REPO)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def _measure(copy: Path, work: Path, spec: Spec, sources: list[str]) -> str | None:
+    """The coverage run: SPEC's tests once in COPY with per-test contexts (tools/mutation_plugin.py),
+    subprocesses included. Fills SPEC; returns an error text if the tests do not pass unmutated."""
+    import json
+
+    import coverage
+
+    covdir = work / f"cov-{abs(hash(spec.tests))}"
+    covdir.mkdir()
+    rc_file = covdir / "coveragerc"
+    include = "".join(f"\n    {copy / s}" for s in sources)
+    rc_file.write_text(f"[run]\ndata_file = {covdir}/.coverage\nparallel = true\ninclude ={include}\n"
+                       "context = ${TC_MUT_TEST-}\npatch =\n    fork\n    _exit\n", encoding="utf-8")
+    out = covdir / "tests.json"
+    env = _env(copy, COVERAGE_PROCESS_START=str(rc_file), TC_MUT_TEST="", TC_MUT_PLUGIN_OUT=str(out))
+    status, secs, _ = _run_tests(copy, list(spec.tests), timeout=3 * 3600, extra=["-p", "mutation_plugin"], env=env)
+    if status != "survived":
+        failed = json.loads(out.read_text())["failed"] if out.exists() else []
+        return f"{' '.join(spec.tests)} do not pass unmutated in the copy ({status}: {', '.join(failed) or 'see a run by hand'})"
+    data_in = json.loads(out.read_text(encoding="utf-8"))
+    spec.seconds, spec.collect, spec.order, spec.durations = secs, data_in["collect_seconds"], data_in["order"], data_in["durations"]
+    fixtures = data_in["fixtures"]
+    cov = coverage.Coverage(config_file=str(rc_file), data_file=str(covdir / ".coverage"))
+    cov.combine(data_paths=[str(covdir)], keep=False)
+    data = cov.get_data()
+    known = set(spec.order)
+    spec.lines = {}
+    for measured in data.measured_files():
+        try:
+            rel = str(Path(measured).resolve().relative_to(copy.resolve()))
+        except ValueError:
+            continue
+        per: dict[int, list[str] | str] = {}
+        for line, contexts in (data.contexts_by_lineno(measured) or {}).items():
+            ids: set[str] = set()
+            whole = False
+            for c in contexts:
+                c = c.split("|")[-1]
+                if c.startswith("fixture:"):  # a module or session fixture: every test using it
+                    name = c[len("fixture:"):]
+                    ids.update(t for t in spec.order if name in fixtures.get(t, ()))
+                elif c in known:
+                    ids.add(c)
+                else:  # "" (an import, a thread between tests) or a context no test owns
+                    whole = True
+            per[line] = WHOLE if whole else sorted(ids)
+        spec.lines[rel] = per
+    return None
 
 
 def _stop(signum, frame):  # SIGTERM (e.g. from `timeout`): unwind, so the finally blocks run
@@ -206,7 +333,12 @@ def _stop(signum, frame):  # SIGTERM (e.g. from `timeout`): unwind, so the final
 
 
 def main(argv: list[str] | None = None) -> int:
+    import json
+    import queue
+    import re
     import signal
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
     signal.signal(signal.SIGTERM, _stop)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -215,68 +347,159 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout-factor", type=float, default=3.0)
+    ap.add_argument("--timeout-floor", type=float, default=30.0, help="no mutant's run is stopped before this many seconds")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own copy (at most 2 on this machine)")
     ap.add_argument("--file", help="only mutants of this source file (path as in PACKAGES)")
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT", help="only mutants whose label contains TEXT (repeatable)")
     ap.add_argument("--again", metavar="LOG", help="only the mutants a previous run's output (LOG) says survived or timed out")
+    ap.add_argument("--whole", action="store_true", help="no coverage selection: every mutant runs its file's whole test set")
+    ap.add_argument("--agree", action="store_true", help="run each chosen mutant both ways (selected tests, whole set) and report whether the verdicts agree")
+    ap.add_argument("--confirm", action="store_true", help="re-run each mutant the selected tests did not kill on the whole set; that verdict counts")
     args = ap.parse_args(argv)
+    if args.jobs < 1 or args.jobs > 2:
+        ap.error("--jobs is 1 or 2 (a 2-core machine shared with other engineers)")
+    if not (args.whole or args.list):
+        try:
+            import coverage  # noqa: F401
+        except ImportError:
+            ap.error("the coverage selection needs coverage.py: pip install -e '.[mutation]' (or run with --whole)")
 
-    mutants: list[tuple[Mutant, list[str]]] = []
+    mutants: list[tuple[Mutant, tuple[str, ...]]] = []
+    whole_files = set()
     for rel, functions, tests in PACKAGES[args.package]:
         if args.file and rel != args.file:
             continue
-        mutants += [(m, tests) for m in mutants_of(REPO / rel, rel, functions)]
+        if rel in ALWAYS_WHOLE:
+            whole_files.add(rel)
+        mutants += [(m, tuple(tests)) for m in mutants_of(REPO / rel, rel, functions)]
     total = len(mutants)
     chosen = mutants
+    if args.only:
+        chosen = [mt for mt in chosen if any(o in mt[0].label() for o in args.only)]
     if args.again:
-        import re
-
-        again = set(re.findall(r"^\[\d+/\d+\] (.+): (?:survived|timed-out) \(", Path(args.again).read_text(encoding="utf-8"), re.M))
-        chosen = [mt for mt in mutants if mt[0].label() in again]
-    elif args.sample and args.sample < total:
-        chosen = sorted(random.Random(args.seed).sample(mutants, args.sample), key=lambda mt: (mt[0].file, mt[0].line))
+        again = set(re.findall(r"^\[\d+/\d+\] (.+?): (?:survived|timed-out)\b", Path(args.again).read_text(encoding="utf-8"), re.M))
+        chosen = [mt for mt in chosen if mt[0].label() in again]
+    if args.sample and args.sample < len(chosen):
+        chosen = sorted(random.Random(args.seed).sample(chosen, args.sample), key=lambda mt: (mt[0].file, mt[0].line))
     if args.list:
         for m, _ in chosen:
-            print(m.label())
+            print(f"{m.label()}  [{m.file}:{m.start[0]}:{m.start[1]} -> {m.new.strip()[:60]!r}]")
         print(f"{len(chosen)} of {total} mutants")
+        return 0
+    if not chosen:
+        print("no mutant chosen")
         return 0
 
     with tempfile.TemporaryDirectory(prefix="tc-mutation-") as tmp:
-        copy = Path(tmp) / "repo"
-        _copy_repo(copy)
-        timeouts: dict[tuple[str, ...], float] = {}
-        for tests in {tuple(t) for _, t in chosen}:
-            status, base = _run_tests(copy, list(tests), timeout=3600)
-            if status != "survived":
-                print(f"baseline: {' '.join(tests)} do not pass unmutated in the copy ({status}); nothing measured", file=sys.stderr)
-                return 2
-            timeouts[tests] = max(60.0, base * args.timeout_factor)
-            print(f"baseline {' '.join(tests)}: {base:.0f} s (timeout {timeouts[tests]:.0f} s)", flush=True)
-        print(f"{args.package}: running {len(chosen)} of {total} mutants", flush=True)
-        counts = {"killed": 0, "survived": 0, "timed-out": 0}
-        survivors: list[Mutant] = []
-        for i, (m, tests) in enumerate(chosen, 1):
-            target = copy / m.file
-            original = target.read_text(encoding="utf-8")
-            mutated = apply(original, m)
+        work = Path(tmp)
+        copies: queue.Queue[Path] = queue.Queue()
+        for j in range(args.jobs):
+            c = work / f"repo{j}"
+            _copy_repo(c)
+            copies.put(c)
+        copy0 = work / "repo0"
+        specs: dict[tuple[str, ...], Spec] = {}
+        for _, tests in chosen:
+            specs.setdefault(tests, Spec(tests))
+        cache_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "torchcourse-mutation"
+        for tests, spec in specs.items():
+            sources = sorted({m.file for m, t in chosen if t == tests})
+            needs_map = not args.whole and any(s not in whole_files for s in sources)
+            if needs_map:
+                key = _tree_key(repr((tests, [rel for rel, _, t in PACKAGES[args.package] if tuple(t) == tests])))
+                cached = cache_dir / f"{args.package}-{key}.json"
+                all_sources = [rel for rel, _, t in PACKAGES[args.package] if tuple(t) == tests and rel not in whole_files]
+                if cached.exists():
+                    d = json.loads(cached.read_text(encoding="utf-8"))
+                    spec.seconds, spec.collect, spec.order, spec.durations = d["seconds"], d["collect"], d["order"], d["durations"]
+                    spec.lines = {f: {int(k): v for k, v in per.items()} for f, per in d["lines"].items()}
+                    how = f"coverage map from {cached}"
+                else:
+                    err = _measure(copy0, work, spec, all_sources)
+                    if err:
+                        print(f"baseline: {err}; nothing measured", file=sys.stderr)
+                        return 2
+                    cache_dir.mkdir(parents=True, exist_ok=True)
+                    cached.write_text(json.dumps({"seconds": spec.seconds, "collect": spec.collect, "order": spec.order,
+                                                  "durations": spec.durations, "lines": spec.lines}), encoding="utf-8")
+                    how = "measured with per-test coverage"
+                print(f"baseline {' '.join(tests)}: {len(spec.order)} tests pass, {spec.seconds:.0f} s ({how})", flush=True)
+            else:
+                status, spec.seconds, _ = _run_tests(copy0, list(tests), timeout=3 * 3600)
+                if status != "survived":
+                    print(f"baseline: {' '.join(tests)} do not pass unmutated in the copy ({status}); nothing measured", file=sys.stderr)
+                    return 2
+                print(f"baseline {' '.join(tests)}: {spec.seconds:.0f} s (whole set per mutant)", flush=True)
+
+        def run_one(m: Mutant, tests: tuple[str, ...], sel: list[str] | str) -> tuple[str, float]:
+            spec = specs[tests]
+            if sel == []:
+                return "not covered", 0.0
+            targets = list(tests) if sel == WHOLE else sel
+            copy = copies.get()
             try:
-                compile(mutated, m.file, "exec")
-            except SyntaxError:
-                print(f"[{i}/{len(chosen)}] {m.label()}: not valid Python, skipped", flush=True)
-                continue
-            target.write_text(mutated, encoding="utf-8")
-            try:
-                result, secs = _run_tests(copy, tests, timeouts[tuple(tests)])
+                target = copy / m.file
+                original = target.read_text(encoding="utf-8")
+                target.write_text(apply(original, m), encoding="utf-8")
+                try:
+                    verdict, secs, _ = _run_tests(copy, targets, spec.timeout(sel, args.timeout_factor, args.timeout_floor))
+                finally:
+                    target.write_text(original, encoding="utf-8")
             finally:
-                target.write_text(original, encoding="utf-8")
-            counts[result] += 1
-            if result != "killed":
-                survivors.append(m)
-            print(f"[{i}/{len(chosen)}] {m.label()}: {result} ({secs:.0f} s)", flush=True)
+                copies.put(copy)
+            return verdict, secs
+
+        print(f"{args.package}: running {len(chosen)} of {total} mutants, {args.jobs} at a time (nice -n 10)", flush=True)
+        counts = {"killed": 0, "survived": 0, "not covered": 0, "timed-out": 0}
+        agree = [0, 0]
+        not_killed: list[tuple[Mutant, str]] = []
+        lock = threading.Lock()
+        done = [0]
+
+        def task(mt: tuple[Mutant, tuple[str, ...]]) -> None:
+            m, tests = mt
+            try:
+                compile(apply((REPO / m.file).read_text(encoding="utf-8"), m), m.file, "exec")
+            except SyntaxError:
+                with lock:
+                    done[0] += 1
+                    print(f"[{done[0]}/{len(chosen)}] {m.label()}: not valid Python, skipped", flush=True)
+                return
+            sel = specs[tests].select(m, args.whole or m.file in whole_files)
+            verdict, secs = run_one(m, tests, sel)
+            how = "whole set" if sel == WHOLE else f"{len(sel)} tests"
+            note = ""
+            if args.agree or (args.confirm and verdict != "killed" and sel != WHOLE):
+                whole_verdict, wsecs = run_one(m, tests, WHOLE)
+                if args.agree:
+                    same = (verdict == "killed") == (whole_verdict == "killed")
+                    with lock:
+                        agree[0] += same
+                        agree[1] += 1
+                    note = f"; whole set: {whole_verdict} ({wsecs:.0f} s) {'agree' if same else 'DISAGREE'}"
+                else:
+                    note = f"; {verdict} on {how}, confirmed on the whole set"
+                    verdict, secs, how = whole_verdict, wsecs, "whole set"
+            with lock:
+                done[0] += 1
+                counts[verdict] += 1
+                if verdict != "killed":
+                    not_killed.append((m, verdict))
+                shown = "survived (not covered)" if verdict == "not covered" else verdict
+                print(f"[{done[0]}/{len(chosen)}] {m.label()}: {shown} ({secs:.0f} s, {how}{note})", flush=True)
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for f in [pool.submit(task, mt) for mt in chosen]:
+                f.result()
         run = sum(counts.values())
         score = 100.0 * counts["killed"] / run if run else 0.0
-        print(f"{args.package}: killed {counts['killed']} / survived {counts['survived']} / timed-out {counts['timed-out']}"
-              f" of {run} run ({total} in the catalogue); killed {score:.1f} %")
-        for m in survivors:
-            print(f"  not killed: {m.label()} -> {m.new.strip()[:80]!r}")
+        print(f"{args.package}: killed {counts['killed']} / survived {counts['survived'] + counts['not covered']}"
+              f" (not covered {counts['not covered']}) / timed-out {counts['timed-out']} of {run} run"
+              f" ({total} in the catalogue); killed {score:.1f} %")
+        if args.agree:
+            print(f"selected tests vs whole set: {agree[0]}/{agree[1]} verdicts agree (killed or not)")
+        for m, verdict in sorted(not_killed, key=lambda mv: (mv[0].file, mv[0].start)):
+            print(f"  {verdict}: {m.label()} [{m.file}:{m.start[0]}:{m.start[1]}] -> {m.new.strip()[:80]!r}")
     return 0
 
 
