@@ -166,3 +166,31 @@ def test_the_chapter_id_comes_from_the_chapter_then_the_argument_then_the_file_n
     # a str path is a path
     cp = load_checkpoint(str(tmp_path / "quiz-one.toml"), _chapter())
     assert cp.problems == [] and cp.path == tmp_path / "quiz-one.toml"
+
+
+def test_a_file_without_questions_or_with_questions_of_the_wrong_shape(tmp_path):
+    _, msgs = problems_of(tmp_path, 'chapter = "01"\n')
+    assert msgs == [(1, "no [[questions]] in this file")]
+    _, msgs = problems_of(tmp_path, 'chapter = "01"\nquestions = []\n')
+    assert msgs == [(1, "no [[questions]] in this file")]
+    _, msgs = problems_of(tmp_path, 'chapter = "01"\n\nquestions = 3\n')
+    assert msgs == [(3, "questions must be an array of tables: write each one as [[questions]]")]
+    _, msgs = problems_of(tmp_path, 'questions = 3\nchapter = "01"\n')
+    assert msgs == [(1, "questions must be an array of tables: write each one as [[questions]]")]
+    _, msgs = problems_of(tmp_path, 'chapter = "01"\n\nquestions = ["a"]\n')
+    assert msgs == [(3, "questions must be an array of tables: write each one as [[questions]]")]
+    cp, msgs = problems_of(tmp_path, GOOD.format(id="ok", answer=0))
+    assert msgs == [(1, 'missing top-level chapter = "01"')] and [x.id for x in cp.questions] == ["ok"]
+
+
+def test_unreadable_and_undecodable_files_are_one_problem_each(tmp_path):
+    (tmp_path / "dir.toml").mkdir()
+    cp = load_checkpoint(tmp_path / "dir.toml", _chapter())
+    [(line, message)] = [(p.line, p.message) for p in cp.problems]
+    assert line == 1 and message.startswith("cannot read checkpoint file: ") and "dir.toml" in message
+    path = tmp_path / "01.toml"
+    path.write_bytes(('chapter = "01"\n\n' + GOOD.format(id="ok", answer=0)).encode("utf-8").replace(b'prompt = "?"', b'prompt = "\xff"'))
+    cp = load_checkpoint(path, _chapter())
+    [(line, message)] = [(p.line, p.message) for p in cp.problems]
+    assert line == 6 and message.startswith("not valid UTF-8 (") and message.endswith("); save the file as UTF-8")
+    assert cp.questions == []
