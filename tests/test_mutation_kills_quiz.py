@@ -194,3 +194,86 @@ def test_unreadable_and_undecodable_files_are_one_problem_each(tmp_path):
     [(line, message)] = [(p.line, p.message) for p in cp.problems]
     assert line == 6 and message.startswith("not valid UTF-8 (") and message.endswith("); save the file as UTF-8")
     assert cp.questions == []
+
+
+def test_questions_written_inline_are_reported_at_line_one(tmp_path):
+    text = 'questions = [{ id = "x", kind = "essay", prompt = "?", explain = "!", section = "sum" }]\nchapter = "01"\n'
+    cp, msgs = problems_of(tmp_path, text)
+    assert msgs == [(1, "question 'x': unknown kind 'essay' (one of: single | multi | fill | predict | open)")]
+    assert cp.questions == []
+
+
+QUESTION = '''[[questions]]
+{id}kind = "single"
+prompt = {prompt}
+choices = ["5", "6"]
+answer = 1
+explain = {explain}
+{section}
+'''
+
+
+def question(id='id = "q"\n', prompt='"?"', explain='"!"', section='section = "sum"'):
+    return QUESTION.format(id=id, prompt=prompt, explain=explain, section=section)
+
+
+def test_a_question_without_a_usable_id_is_named_by_its_number(tmp_path):
+    for n, bad_id in enumerate(["", 'id = ""\n', "id = 3\n"]):
+        text = 'chapter = "01"\n\n' + question(id='id = "first"\n') + "\n" + question(id=bad_id)
+        cp, msgs = problems_of(tmp_path, text, name=f"01-{n}.toml", chapter_id="01", chapter=False)
+        header = text.splitlines().index("[[questions]]", 3) + 1
+        assert msgs == [(header, 'question 2 has no id (a stable name like id = "stride-after-t")')], bad_id
+        assert [x.id for x in cp.questions] == ["first"]
+
+
+def test_each_text_field_is_one_problem_when_missing_blank_or_not_text(tmp_path):
+    text = 'chapter = "01"\n\n' + question(explain='"   "') + question(id='id = "p"\n', prompt="3") + question(id='id = "s"\n', section="")
+    cp, msgs = problems_of(tmp_path, text)
+    lines = text.splitlines()
+    assert msgs == [
+        (lines.index('explain = "   "') + 1, "question 'q': explain must be non-empty text"),
+        (lines.index("prompt = 3") + 1, "question 'p': prompt must be non-empty text"),
+        (lines.index('id = "s"') , "question 's': missing section"),
+    ]
+    assert [x.id for x in cp.questions] == ["q", "s"]  # no prompt: unusable; the others load
+    text = 'chapter = "01"\n\n' + question().replace('explain = "!"\n', "")
+    _, msgs = problems_of(tmp_path, text)
+    assert msgs == [(3, "question 'q': missing explain")]
+
+
+def test_an_unknown_kind_is_one_problem_and_the_question_is_left_out(tmp_path):
+    text = 'chapter = "01"\n\n' + question().replace('kind = "single"', 'kind = "essay"')
+    cp, msgs = problems_of(tmp_path, text)
+    assert msgs == [(5, "question 'q': unknown kind 'essay' (one of: single | multi | fill | predict | open)")]
+    assert cp.questions == []
+
+
+def chapter_with_sections(tmp_path, anchors):
+    root = tmp_path / "c"
+    (root / "checkpoints").mkdir(parents=True)
+    (root / "course.toml").write_text((FIXTURE / "course.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    (root / "02-none.md").write_text((FIXTURE / "02-none.md").read_text(encoding="utf-8"), encoding="utf-8")
+    sections = "".join(f"## 节 {a} {{#{a}}}\n\n正文。\n\n" for a in anchors)
+    (root / "01-mini.md").write_text(f"# 迷你章节\n\n🎯 只为测试检查点而存在\n\n{sections}## ✅ 检查点 {{#checkpoint}}\n\n<!-- break -->\n\n## ⚡ 走神救援 {{#recap}}\n\n回顾。\n",
+                                     encoding="utf-8")
+    (root / "checkpoints" / "01.toml").write_text('chapter = "01"\n\n' + question(section='section = "zzz"'), encoding="utf-8")
+    return load_course(root).chapter("01")
+
+
+def test_an_unknown_section_names_the_three_nearest_anchors(tmp_path):
+    chapter = chapter_with_sections(tmp_path, ["view-a", "view-b", "view-c", "view-d"])
+    path = chapter.checkpoint
+    path.write_text('chapter = "01"\n\n' + question(section='section = "view-x"'), encoding="utf-8")
+    [p] = load_checkpoint(path, chapter).problems
+    assert (p.line, p.message) == (10, "question 'q': section 'view-x' is not an anchor of chapter 01 (01-mini.md); nearest: view-d, view-c, view-b")
+
+
+def test_an_unknown_section_with_nothing_near_lists_the_first_twelve_anchors(tmp_path):
+    names = ["alpha", "bravo", "delta", "gamma", "kilo", "lima", "mike", "oscar", "papa"]
+    chapter = chapter_with_sections(tmp_path / "nine", names)  # + the title, checkpoint and recap: 12 anchors
+    [p] = load_checkpoint(chapter.checkpoint, chapter).problems
+    assert p.message == ("question 'q': section 'zzz' is not an anchor of chapter 01 (01-mini.md); anchors: "
+                         "迷你章节, alpha, bravo, delta, gamma, kilo, lima, mike, oscar, papa, checkpoint, recap")
+    chapter = chapter_with_sections(tmp_path / "ten", names + ["romeo"])  # 13 anchors
+    [p] = load_checkpoint(chapter.checkpoint, chapter).problems
+    assert p.message.endswith("anchors: 迷你章节, alpha, bravo, delta, gamma, kilo, lima, mike, oscar, papa, romeo, checkpoint …")
