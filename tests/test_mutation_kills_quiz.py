@@ -277,3 +277,55 @@ def test_an_unknown_section_with_nothing_near_lists_the_first_twelve_anchors(tmp
     chapter = chapter_with_sections(tmp_path / "ten", names + ["romeo"])  # 13 anchors
     [p] = load_checkpoint(chapter.checkpoint, chapter).problems
     assert p.message.endswith("anchors: 迷你章节, alpha, bravo, delta, gamma, kilo, lima, mike, oscar, papa, romeo, checkpoint …")
+
+
+BASE = 'prompt = "?"\nexplain = "!"\nsection = "sum"\n'
+CASES = [
+    # (kind and keys, the key whose line the problem names or None for the header, message, question kept)
+    ('kind = "single"\nanswer = 0\n', None, "question 'q': missing choices", False),
+    ('kind = "single"\nchoices = "5, 6"\nanswer = 0\n', "choices", "question 'q': choices must be a list of non-empty strings", False),
+    ('kind = "single"\nchoices = ["5", " "]\nanswer = 0\n', "choices", "question 'q': choices must be a list of non-empty strings", False),
+    ('kind = "single"\nchoices = ["5", 6]\nanswer = 0\n', "choices", "question 'q': choices must be a list of non-empty strings", False),
+    ('kind = "single"\nchoices = ["5"]\nanswer = 0\n', "choices", "question 'q': needs at least 2 choices, got 1", False),
+    ('kind = "single"\nchoices = ["5", "5"]\nanswer = 0\n', "choices", "question 'q': two choices have the same text", True),
+    ('kind = "single"\nchoices = ["5", "6"]\n', None, "question 'q': missing answer", False),
+    ('kind = "single"\nchoices = ["5", "6"]\nanswer = true\n', "answer", "question 'q': answer must be a choice index from 0, got True", False),
+    ('kind = "single"\nchoices = ["5", "6"]\nanswer = "1"\n', "answer", "question 'q': answer must be a choice index from 0, got '1'", False),
+    ('kind = "single"\nchoices = ["5", "6"]\nanswer = -1\n', "answer", "question 'q': answer -1 is out of range: 2 choices, indexes 0..1", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = 1\n', "answer", "question 'q': a multi answer is a non-empty list of indexes from 0, like [0, 2]", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = []\n', "answer", "question 'q': a multi answer is a non-empty list of indexes from 0, like [0, 2]", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [0, 2]\n', "answer", "question 'q': answer 2 is out of range: 2 choices, indexes 0..1", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [1, 1]\n', "answer", "question 'q': answer lists an index twice", False),
+    ('kind = "fill"\naccept = []\n', "accept", "question 'q': accept must be a non-empty list of accepted answers", False),
+    ('kind = "fill"\naccept = ["x", " "]\n', "accept", "question 'q': accept must be a non-empty list of accepted answers", False),
+    ('kind = "fill"\n', None, "question 'q': accept must be a non-empty list of accepted answers", False),
+    ('kind = "predict"\nsnippet = "add"\n', None, "question 'q': a predict question needs choices + answer, or accept", False),
+    ('kind = "predict"\nsnippet = "add"\nchoices = ["6", "7"]\nanswer = 0\naccept = ["6"]\n', "accept", "question 'q': give either choices + answer or accept, not both", True),
+    ('kind = "predict"\naccept = ["6"]\n', None, "question 'q': missing snippet", False),
+    ('kind = "predict"\nsnippet = "nope"\naccept = ["6"]\n', "snippet", "question 'q': snippet 'nope' is not a snippet of chapter 01 (01-mini.md)", True),
+    ('kind = "open"\n', None, "question 'q': missing reference", False),
+]
+
+
+def test_each_malformed_choice_answer_accept_or_reference_is_one_problem_at_its_line(tmp_path):
+    for n, (keys, key, message, kept) in enumerate(CASES):
+        text = 'chapter = "01"\n\n[[questions]]\nid = "q"\n' + keys + BASE
+        lines = text.splitlines()
+        line = 3 if key is None else next(i for i, ln in enumerate(lines, 1) if ln.startswith(key + " ="))
+        cp, msgs = problems_of(tmp_path, text, name=f"01-{n}.toml", chapter_id="01")
+        assert msgs == [(line, message)], (keys, msgs)
+        assert [x.id for x in cp.questions] == (["q"] if kept else []), keys
+
+
+def test_a_predict_question_on_a_snippet_that_does_not_run_here(tmp_path):
+    course = load_course(FIXTURE)
+    chapter = course.chapter("01")
+    for flag in ("norun", "gpu"):
+        setattr(chapter.snippet("add"), flag, True)
+        text = 'chapter = "01"\n\n[[questions]]\nid = "q"\nkind = "predict"\nsnippet = "add"\naccept = ["6"]\n' + BASE
+        path = tmp_path / f"01-{flag}.toml"
+        path.write_text(text, encoding="utf-8")
+        cp = load_checkpoint(path, chapter)
+        assert [(p.line, p.message) for p in cp.problems] == [
+            (6, f"question 'q': snippet 'add' is marked {flag}; a predict question needs a snippet that runs here")]
+        setattr(chapter.snippet("add"), flag, False)
