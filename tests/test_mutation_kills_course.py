@@ -51,7 +51,7 @@ TAIL = """
 def load(tmp_path: Path, body: str, head: str = HEAD, tail: str = TAIL):
     """A one-chapter course whose chapter is HEAD + body + TAIL; returns (course, chapter text)."""
     root = tmp_path / "course"
-    root.mkdir(exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
     (root / "course.toml").write_text(COURSE_TOML, encoding="utf-8")
     text = head + body + tail
     (root / "01-one.md").write_text(text, encoding="utf-8")
@@ -130,3 +130,84 @@ def test_a_comment_at_the_edge_of_looking_like_a_break_is_reported(tmp_path):
     # only a comment's first six letters are compared: "outbreak" is an author's note
     course, text = load(tmp_path, "一段话。\n\n<!-- brisk -->\n\n<!-- 作者的备注 -->\n\n<!-- outbreak of errors -->\n\n")
     assert problems(course) == [(line_of(text, "brisk"), "'<!-- brisk -->' looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line")]
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def test_an_output_block_needs_its_snippet_right_before_it(tmp_path):
+    body = ("```output\n孤零零\n```\n\n" + "```python {#s}\nprint(1)\n```\n\n一段话。\n\n```output\n1\n```\n\n"
+            + "```python {#t}\nprint(1)\n```\n\n- 一个列表\n\n```output\n1\n```\n\n")
+    course, text = load(tmp_path, body)
+    lines = text.splitlines()
+    outputs = [i for i, ln in enumerate(lines, 1) if ln == "```output"]
+    assert problems(course) == [
+        (outputs[0], "```output block does not follow a ```python snippet"),
+        (line_of(text, "{#s}"), "snippet #s has no ```output block after it"),
+        (outputs[1], "```output block does not follow a ```python snippet"),
+        (line_of(text, "{#t}"), "snippet #t has no ```output block after it"),
+        (outputs[2], "```output block does not follow a ```python snippet"),
+    ]
+
+
+def test_only_python_aliases_with_braces_are_refused(tmp_path):
+    course, text = load(tmp_path, "```py\nprint(1)\n```\n\n```py {#alias}\nprint(1)\n```\n\n")
+    assert problems(course) == [(line_of(text, "```py {#alias}"), "```py {#alias}: only ```python fences are snippets (run, verified, accepted); write ```python {#alias} — or drop the braces if it is display-only code")]
+
+
+def test_callouts_are_found_by_their_first_text_and_nested_quotes_are_skipped(tmp_path):
+    body = ("> ⭐ 重点。\n\n> **⚠️ 注意**：小心。\n\n> 普通引用。\n\n> 外层\n>\n> > ⭐ 内层\n\n"
+            + "```python {#after}\nprint(1)\n```\n\n```output\n1\n```\n\n")
+    course, text = load(tmp_path, body)
+    assert problems(course) == []
+    ch = course.chapter("01")
+    assert [(c.kind, c.line, c.part) for c in ch.callouts] == [("star", line_of(text, "> ⭐ 重点"), 0), ("warn", line_of(text, "⚠️ 注意"), 0)]
+    assert ch.snippet("after").expected == "1\n"  # parsing goes on after the nested quote
+
+
+def test_an_unclosed_fence_is_named_at_its_line(tmp_path):
+    course, text = load(tmp_path, "```python {#open}\nprint(1)\n", tail="")
+    assert problems(course) == [
+        (line_of(text, "{#open}"), "code fence '```python {#open}' opened here is never closed: everything after it is code (add a closing ```)"),
+        (line_of(text, "{#open}"), "snippet #open has no ```output block after it"),
+        (len(text.splitlines()), "no '## ✅ 检查点' heading (the checkpoint)"),
+        (len(text.splitlines()), "no '## ⚡ 走神救援' heading (the recap)"),
+    ]
+    longer, _ = load(tmp_path / "b", "````python {#four}\nprint(1)\n```\n````\n\n```output\n1\n```\n\n")
+    assert problems(longer) == []  # ```` closes ````, ``` inside it is code
+
+
+def test_duplicate_anchors_name_the_first_line_and_parts_cover_the_file(tmp_path):
+    body = "## 甲 {#same}\n\n一。\n\n<!-- break: 中间 -->\n\n## 乙 {#same}\n\n二。\n\n"
+    course, text = load(tmp_path, body, tail="## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
+    assert problems(course) == [(line_of(text, "## 乙"), f"duplicate section anchor 'same' (first at line {line_of(text, '## 甲')})")]
+    ch = course.chapter("01")
+    n = len(text.splitlines())
+    mid, end = line_of(text, "break: 中间"), line_of(text, "<!-- break -->")
+    assert [(p.index, p.start_line, p.end_line, p.break_label) for p in ch.parts] == [(0, 1, mid, "中间"), (1, mid + 1, end, "断点"), (2, end + 1, n, None)]
+    assert [(s.anchor, s.part) for s in ch.sections if s.level == 2] == [("body", 0), ("same", 0), ("same", 1), ("检查点", 1), ("走神救援", 2)]
+
+
+def test_a_chinese_line_break_is_named_at_the_second_line(tmp_path):
+    course, text = load(tmp_path, "第一行的中文\n接着第二行。\n\n")
+    assert problems(course) == [(line_of(text, "第一行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+
+
+def test_a_section_anchor_that_is_a_snippet_id_elsewhere(tmp_path):
+    body = "```python {#clash}\nprint(1)\n```\n\n```output\n1\n```\n\n## 别处 {#clash}\n\n正文。\n\n"
+    course, text = load(tmp_path, body)
+    assert problems(course) == [(line_of(text, "## 别处"), f"section anchor #clash is also the id of the snippet at line {line_of(text, '{#clash}')}, which is not in this section: a link #clash leads here, never to the snippet; rename one of them")]
+
+
+def test_a_chapter_without_a_break_point(tmp_path):
+    course, text = load(tmp_path, "", tail="## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n")
+    assert (len(text.splitlines()), "chapter has no break point; it must end with <!-- break --> after its checkpoint") in problems(course)
+
+
+def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_link(tmp_path):
+    body = "~~~text\n```\n[不是链接](99#nowhere)\n```\n~~~\n\n见 [文件](../a.md)。\n\n"
+    course, text = load(tmp_path, body)
+    from torchcourse.course.links import link_problems
+
+    assert [(p.line, p.message) for p in link_problems(course)] == [
+        (line_of(text, "../a.md"), "link (../a.md) is neither a course link (02, 02#anchor, #anchor) nor a web address")]
