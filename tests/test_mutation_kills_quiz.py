@@ -329,3 +329,59 @@ def test_a_predict_question_on_a_snippet_that_does_not_run_here(tmp_path):
         assert [(p.line, p.message) for p in cp.problems] == [
             (6, f"question 'q': snippet 'add' is marked {flag}; a predict question needs a snippet that runs here")]
         setattr(chapter.snippet("add"), flag, False)
+
+
+def test_a_question_without_explain_still_loads_with_an_empty_explanation(tmp_path):
+    cp, _ = problems_of(tmp_path, 'chapter = "01"\n\n' + question().replace('explain = "!"\n', ""))
+    assert [(x.id, x.explain) for x in cp.questions] == [("q", "")]
+
+
+def test_problems_come_in_line_order(tmp_path):
+    text = 'chapter = "01"\n\n[[questions]]\nid = "q"\nsection = "nowhere"\nkind = "single"\nprompt = 3\nchoices = ["5", "6"]\nanswer = 1\nexplain = "!"\n'
+    _, msgs = problems_of(tmp_path, text)
+    assert [line for line, _ in msgs] == [5, 7]
+
+
+def test_a_missing_checkpoint_file_is_a_checkpoint_with_its_problem(tmp_path):
+    import shutil
+
+    from torchcourse.quiz.bank import checkpoint_for
+
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("bad"))
+    (root / "checkpoints" / "01.toml").unlink()
+    cp = checkpoint_for(load_course(root), "01")
+    assert [(p.line, p.message) for p in cp.problems] == [(1, "checkpoint file not found")] and cp.questions == []
+
+
+def test_a_course_without_chapters_reports_no_stray_checkpoint(tmp_path):
+    from torchcourse.quiz.bank import validate_checkpoints
+
+    root = tmp_path / "c"
+    (root / "checkpoints").mkdir(parents=True)
+    (root / "course.toml").write_text('title = "坏掉的\n', encoding="utf-8")
+    (root / "checkpoints" / "01.toml").write_text('chapter = "01"\n', encoding="utf-8")
+    course = load_course(root)
+    assert course.chapters == [] and validate_checkpoints(course) == []
+
+
+def test_the_predict_key_rules_one_by_one():
+    from torchcourse.quiz.bank import predict_key_contradiction as why
+
+    assert why(["5", "6"], 0, "6\n") == "the key is choice 0 ('5'), but the snippet's expected output prints choice 1: '6' as a line, not the key"
+    assert why(["5", "6"], 1, "6\n") is None
+    never = "written as printed output, but the snippet's expected output never prints it"
+    for key, output in [("tensor([1.])", "x\n"), ("Parameter containing", "x\n"), ("torch.Size([2])", "x\n"), ("True", "False\n"),
+                        ("None", "x\n"), ("-1.5", "2.5\n"), ("12", "3\n")]:
+        assert why([key, "别的"], 0, output) == f"the key is choice 0 ({key!r}), {never}", key
+    for key, output in [("tensor([1.])", "tensor([1.])\n"), ("1.2.3", "x\n"), ("tensor 的形状", "x\n"), ("大约 3", "x\n"), ("1.5", "a 1.5 b\n")]:
+        assert why([key, "别的"], 0, output) is None, key
+
+
+def test_the_predict_accept_message_shows_what_the_snippet_prints():
+    from torchcourse.quiz.bank import predict_accept_contradiction as why
+
+    tail = "a learner who types the real output is told they are wrong"
+    assert why(["True"], "False\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints False): {tail}"
+    assert why(["True"], "a\nb\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints 2 lines, first 'a'): {tail}"
+    assert why(["True"], "\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints nothing): {tail}"
