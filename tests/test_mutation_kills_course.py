@@ -211,3 +211,50 @@ def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_lin
 
     assert [(p.line, p.message) for p in link_problems(course)] == [
         (line_of(text, "../a.md"), "link (../a.md) is neither a course link (02, 02#anchor, #anchor) nor a web address")]
+
+
+# ----------------------------------------------------------------------------- course.toml
+
+
+def course_problems(tmp_path, toml: str | bytes):
+    root = tmp_path / "course"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "01-one.md").write_text(HEAD + TAIL, encoding="utf-8")
+    path = root / "course.toml"
+    path.write_bytes(toml if isinstance(toml, bytes) else toml.encode("utf-8"))
+    course = load_course(root)
+    assert {p.file for p in course.problems} <= {path}
+    return course, problems(course)
+
+
+def test_course_toml_values_of_the_wrong_type_or_range_are_named_at_their_line(tmp_path):
+    base = COURSE_TOML
+    cases = [
+        (base.replace('title = "课程模型测试"', "title = 3"), [(1, "title must be a string, got 3"), (1, "course.toml needs a title")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = "bad id"'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 'bad id'")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = 7'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 7")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 0"), [(2, "chars_per_minute must be a positive integer, got 0")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = true"), [(2, "chars_per_minute must be a positive integer, got True")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 170\ncheckpoints = 5"), [(3, "checkpoints must be a folder name (a string), got 5")]),
+    ]
+    for n, (toml, expected) in enumerate(cases):
+        course, got = course_problems(tmp_path / str(n), toml)
+        assert got == expected, (toml, got)
+    course, _ = course_problems(tmp_path / "t", cases[0][0])
+    assert course.title == ""
+
+
+def test_a_chapter_file_outside_the_course_root_is_refused(tmp_path):
+    course, got = course_problems(tmp_path, COURSE_TOML.replace('file = "01-one.md"', 'file = "../one.md"'))
+    base = (tmp_path / "course").resolve()
+    assert got[0] == (6, f"chapter 01: file '../one.md' is outside the course root {base}; refused")
+    assert not any("missing file" in m for _, m in got)  # refused, never looked for
+    assert course.chapters == []
+
+
+def test_course_toml_that_is_not_utf8_or_not_toml(tmp_path):
+    _, got = course_problems(tmp_path / "a", COURSE_TOML.encode("utf-8").replace("课程模型测试".encode("utf-8"), b"\xff\xfe"))
+    offset = COURSE_TOML.encode("utf-8").index("课程模型测试".encode("utf-8"))
+    assert got == [(1, f"course.toml is not valid UTF-8 (byte 0xff at offset {offset}); save it as UTF-8")]
+    _, got = course_problems(tmp_path / "b", 'title = "x"\nchars_per_minute = = 3\n')
+    assert len(got) == 1 and got[0][0] == 2 and got[0][1].startswith("TOML 写法有误：")
