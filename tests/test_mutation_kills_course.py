@@ -258,3 +258,27 @@ def test_course_toml_that_is_not_utf8_or_not_toml(tmp_path):
     assert got == [(1, f"course.toml is not valid UTF-8 (byte 0xff at offset {offset}); save it as UTF-8")]
     _, got = course_problems(tmp_path / "b", 'title = "x"\nchars_per_minute = = 3\n')
     assert len(got) == 1 and got[0][0] == 2 and got[0][1].startswith("TOML 写法有误：")
+
+
+def test_a_chapter_file_with_a_byte_order_mark_or_a_bad_byte(tmp_path):
+    course, _ = load(tmp_path / "bom", "正文。\n\n")
+    md = course.chapter("01").file
+    md.write_bytes(b"\xef\xbb\xbf" + md.read_bytes())
+    course = load_course(md.parent)
+    assert problems(course) == [] and course.chapter("01").sections[0].title == "第一章"
+    md.write_bytes(md.read_bytes().replace("正文。".encode("utf-8"), b"ab\xffcd"))
+    course = load_course(md.parent)
+    text = md.read_bytes().decode("utf-8", "replace")
+    assert problems(course) == [(line_of(text, "ab"), "not valid UTF-8 (byte 0xff at column 3); save the file as UTF-8")]
+
+
+def test_the_course_id_the_progress_commands_use(tmp_path):
+    from torchcourse.course.loader import course_id_of, derived_course_id
+
+    root = tmp_path / "c"
+    root.mkdir()
+    assert course_id_of(root) == derived_course_id(root)  # no course.toml
+    (root / "course.toml").write_text('id = "my.course-1"\n' + COURSE_TOML, encoding="utf-8")
+    assert course_id_of(root) == "my.course-1"
+    (root / "course.toml").write_text('id = "bad id"\n' + COURSE_TOML, encoding="utf-8")
+    assert course_id_of(root) == derived_course_id(root)
