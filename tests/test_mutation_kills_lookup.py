@@ -215,3 +215,22 @@ def test_a_line_before_any_heading_has_no_section_even_after_a_hit_in_one(tmp_pa
     course = load_course(course.root)
     hits = search_text(course, "尾巴")
     assert [(h.chapter_id, h.line, h.anchor) for h in hits] == [("01", line_no(CHAPTER_ONE, "尾巴"), "second"), ("02", 1, None)]
+
+
+def test_an_error_excerpt_from_a_snippet_is_at_most_400_characters():
+    from torchcourse.lookup import errors_in_output
+
+    [text] = errors_in_output("RuntimeError: " + "x" * 500 + "\n")
+    assert text == ("RuntimeError: " + "x" * 500)[:400]
+    [text] = errors_in_output("RuntimeError:\n" + "".join(f"  line {i} of the message below\n" for i in range(40)))
+    assert len(text) < 400 + 40 and text.startswith("RuntimeError: line 0 of the message below line 1")
+
+
+def test_only_the_last_20000_characters_of_a_paste_are_read():
+    from torchcourse.lookup.errors import MAX_PASTE, messages_of
+
+    head = "ValueError: alpha\n"
+    text = head + "." * (MAX_PASTE - len(head) + 1)  # one character too many: the V is cut off
+    assert len(text) == 20_001
+    assert "valueerror" not in [m.type for m in messages_of(text)]
+    assert "valueerror" in [m.type for m in messages_of(head + "." * (MAX_PASTE - len(head)))]  # exactly 20000: read
