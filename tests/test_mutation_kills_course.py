@@ -282,3 +282,60 @@ def test_the_course_id_the_progress_commands_use(tmp_path):
     assert course_id_of(root) == "my.course-1"
     (root / "course.toml").write_text('id = "bad id"\n' + COURSE_TOML, encoding="utf-8")
     assert course_id_of(root) == derived_course_id(root)
+
+
+def test_chapter_and_route_entries_that_are_wrong_are_named_at_their_line(tmp_path):
+    chapter = '[[chapters]]\nid = "01"\nfile = "01-one.md"\ntitle = "第一章"\npromise = "只为测试课程模型"\ntarget_minutes = 1\n'
+    route = '[[routes]]\nid = "A"\nname = "全部"\naudience = "测试"\nchapters = ["01"]\n'
+    top = 'title = "课程模型测试"\n\n'
+    cases = [
+        (top + "chapters = [1]\n", [(3, "chapters must be [[chapters]] tables, got [1]")]),
+        (top + route, [(1, "course.toml lists no [[chapters]]"), (7, "route A: unknown chapter '01' (chapters: )"),
+                       (3, "route A: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read")]),
+        (top + chapter.replace("title =", "titel =") + route, [(6, "unknown key 'titel' in a chapter entry (did you mean title?) (known: id, file, title, promise, kind, planned, target_minutes, checkpoint)"),
+                                                               (3, "chapter entry lacks title")]),
+        (top + chapter.replace('file = "01-one.md"', "file = 1") + route, [(5, "chapter entry: file must be a string, got 1")]),
+        (top + chapter.replace('title = "第一章"', "title = 1") + route, [(6, "chapter 01: title must be a string, got 1")]),
+        (top + chapter.replace("target_minutes = 1", "target_minutes = 100000") + route, [(8, "chapter 01: target_minutes must be a positive number of minutes, got 100000")]),
+        (top + chapter + 'checkpoint = "../x.toml"\n' + route, [(9, f"chapter 01: checkpoint '../x.toml' is outside the checkpoints folder {(tmp_path / 'c6' / 'course' / 'checkpoints').resolve()}; refused")]),
+        (top + chapter + route.replace("[\"01\"]", "[\"01\", \"01\"]"), [(13, "route A: chapter '01' is listed twice; a route reads each chapter once")]),
+        (top + chapter + route.replace('name = "全部"\n', ""), [(9, "route entry lacks name")]),
+        (top + 'preload = ["bad name"]\n' + chapter + route, [(3, 'preload must be a list of module names the warm runner imports first (preload = ["torch"], or [] for none), got [\'bad name\']')]),
+        (top + 'not_covered = 3\n' + chapter + route, [(3, "not_covered must be a string (what the error lookup suggests for an error the course does not cover), got 3")]),
+    ]
+    for n, (toml, expected) in enumerate(cases):
+        course, got = course_problems(tmp_path / f"c{n}", toml)
+        assert set(expected) <= set(got), (n, got)
+        assert all("no chapter of it is usable" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
+    course, _ = course_problems(tmp_path / "c6b", cases[6][0])
+    assert course.chapter("01").checkpoint is None
+    course, _ = course_problems(tmp_path / "c99", top + chapter.replace("target_minutes = 1", "target_minutes = 99999") + route)
+    assert course.problems == [] and course.chapter("01").target_minutes == 99999
+
+
+def test_checkpoints_may_live_beside_the_course_root_but_not_further(tmp_path):
+    toml = COURSE_TOML.replace("chars_per_minute = 170", 'chars_per_minute = 170\ncheckpoints = ".."')
+    course, got = course_problems(tmp_path / "a", toml)
+    assert got == [] and course.checkpoints_dir == (tmp_path / "a").resolve()
+    course, got = course_problems(tmp_path / "b", toml.replace('checkpoints = ".."', 'checkpoints = "../.."'))
+    assert got == [(3, "checkpoints folder '../..' is outside the course root and the folder around it; refused")]
+    assert course.checkpoints_dir == (tmp_path / "b" / "course" / "checkpoints").resolve()
+
+
+def test_reload_reads_the_edited_chapter_and_minutes_follow(tmp_path):
+    from torchcourse.course.loader import chapter_minutes, reload_chapter
+
+    course, text = load(tmp_path, "正文。\n\n")
+    ch = course.chapter("01")
+    before = ch.minutes
+    ch.file.write_text(text.replace("正文。", "正文。" + "很长的一段话" * 300 + "\n\n```python {#new}\nprint(1)\n```\n"), encoding="utf-8")
+    found = reload_chapter(course, "01")
+    assert [(p.line, p.message) for p in found] == [(line_of(ch.file.read_text(encoding="utf-8"), "{#new}"), "snippet #new has no ```output block after it")]
+    assert course.problems == found and ch.snippet("new") is not None
+    assert ch.minutes > before and course.routes[0].minutes == ch.minutes == chapter_minutes(ch)
+    assert reload_chapter(course, "99") is None and chapter_minutes(None) == 0
+    ch.file.unlink()
+    assert reload_chapter(course, "01") is None and ch.snippet("new") is not None  # unreadable now: nothing changes
+    from torchcourse.course import loader
+
+    assert loader.minutes_for(340, 170) == 2
