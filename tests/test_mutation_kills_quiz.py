@@ -385,3 +385,49 @@ def test_the_predict_accept_message_shows_what_the_snippet_prints():
     assert why(["True"], "False\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints False): {tail}"
     assert why(["True"], "a\nb\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints 2 lines, first 'a'): {tail}"
     assert why(["True"], "\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints nothing): {tail}"
+
+
+# ----------------------------------------------------------------------------- review and order
+
+
+def test_answer_days_are_local_days_of_the_instant():
+    from datetime import datetime, timedelta, timezone
+
+    from torchcourse.quiz.review import local_day, replay
+
+    instant = datetime(2026, 3, 18, 12, 0, tzinfo=timezone.utc)
+    east, west = instant.astimezone(timezone(timedelta(hours=13))), instant.astimezone(timezone(timedelta(hours=-11)))
+    assert east.date() != west.date()  # written in two zones, one instant
+    assert local_day(east) == local_day(west) == instant.astimezone().date()
+    naive = datetime(2026, 3, 18, 23, 59)
+    assert local_day(naive) == naive.date()
+    st = replay("01", "q", [])
+    assert (st.box, st.last_day, st.due) == (0, None, None)
+
+
+def test_review_defaults_to_today(tmp_path):
+    from datetime import date, datetime, timedelta
+
+    from torchcourse.progress import open_store
+    from torchcourse.quiz.review import due_questions, next_review_day
+
+    course = load_course(FIXTURE)
+    store, _ = open_store(tmp_path / "p.sqlite3")
+    try:
+        store.record_answer("01", "sum-single", "0", False, at=datetime.now() - timedelta(days=3))  # box 1: due two days ago
+        store.record_answer("01", "func-fill", "x", False, at=datetime.now())  # due tomorrow
+        assert [q.id for _, q in due_questions(course, store)] == ["sum-single"]
+        assert next_review_day(course, store) == date.today() + timedelta(days=1)
+    finally:
+        store.close()
+
+
+def test_choice_orders_shuffle_two_choices_too_and_seeds_fit_32_bits():
+    from torchcourse.quiz.order import choice_order, new_seed, shown_numbers
+
+    two = q("single", choices=["a", "b"], answer=0)
+    assert {tuple(choice_order(seed, "01", two)) for seed in range(40)} == {(0, 1), (1, 0)}
+    assert choice_order(5, "01", q("fill", accept=["x"])) == []
+    assert all(0 <= new_seed() < 2**31 for _ in range(200))
+    assert shown_numbers(None, [2, 0]) == [1, 3] and shown_numbers([], [1]) == [2]
+    assert shown_numbers([2, 0, 1], [0, 1]) == [2, 3]
