@@ -431,3 +431,30 @@ def test_choice_orders_shuffle_two_choices_too_and_seeds_fit_32_bits():
     assert all(0 <= new_seed() < 2**31 for _ in range(200))
     assert shown_numbers(None, [2, 0]) == [1, 3] and shown_numbers([], [1]) == [2]
     assert shown_numbers([2, 0, 1], [0, 1]) == [2, 3]
+
+
+def test_questions_due_the_same_day_come_in_course_order_not_by_chapter_id(tmp_path):
+    import shutil
+    from datetime import date, datetime
+
+    from torchcourse.progress import open_store
+    from torchcourse.quiz.review import due_questions
+
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("bad"))
+    toml = (root / "course.toml").read_text(encoding="utf-8")
+    one, two = toml.split("[[chapters]]")[1:3]
+    two = two.split("[[routes]]")[0]
+    toml = toml.replace("[[chapters]]" + one, "").replace("[[chapters]]" + two, "[[chapters]]" + two.rstrip() + '\ncheckpoint = "02.toml"\n\n[[chapters]]' + one)
+    (root / "course.toml").write_text(toml, encoding="utf-8")
+    (root / "checkpoints" / "02.toml").write_text((root / "checkpoints" / "01.toml").read_text(encoding="utf-8").replace('chapter = "01"', 'chapter = "02"'), encoding="utf-8")
+    course = load_course(root)
+    assert [c.id for c in course.chapters] == ["02", "01"]
+    store, _ = open_store(tmp_path / "p.sqlite3")
+    try:
+        when = datetime(2026, 3, 1, 10)
+        store.record_answer("01", "sum-single", "0", False, at=when)
+        store.record_answer("02", "sum-single", "0", False, at=when)
+        assert [(cid, q.id) for cid, q in due_questions(course, store, today=date(2026, 3, 5))] == [("02", "sum-single"), ("01", "sum-single")]
+    finally:
+        store.close()
