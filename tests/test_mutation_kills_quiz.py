@@ -458,3 +458,55 @@ def test_questions_due_the_same_day_come_in_course_order_not_by_chapter_id(tmp_p
         assert [(cid, q.id) for cid, q in due_questions(course, store, today=date(2026, 3, 5))] == [("02", "sum-single"), ("01", "sum-single")]
     finally:
         store.close()
+
+
+# ----------------------------------------------------------------------------- tells
+
+
+def test_the_echo_tell_names_the_prompt_words_only_the_key_repeats():
+    from torchcourse.quiz.tells import echoed_by_key
+
+    def echo(prompt, choices):
+        return echoed_by_key(q("single", prompt=prompt, choices=choices, answer=0))
+
+    assert echo("梯度累加会怎样？", ["梯度累加了", "清零", "报错"]) == ["梯度累加"]  # a run of exactly four characters
+    assert echo("为什么计算图被释放了？", ["因为计算图被释放", "因为内存不够", "因为张量太大"]) == ["图被释放", "计算图被"]
+    assert echo("what does view do with retain_graph and no_grad and detach_ here",
+                ["view retain_graph no_grad detach_", "b", "c"]) == ["retain_graph", "detach_", "no_grad", "view"]
+    assert echo("what does view do", ["view", "a view"]) == []  # another choice has it too
+
+
+def test_the_length_tell_needs_keys_and_other_choices():
+    from torchcourse.quiz.tells import longest_is_key
+
+    assert longest_is_key(q("single", choices=["短", "长长长长"], answer=1))
+    assert not longest_is_key(q("single", choices=["短", "长长长长"], answer=None))  # no key
+    assert not longest_is_key(q("multi", choices=["短", "长长长长"], answer=[0, 1]))  # no other choice
+
+
+def tells_course(tmp_path, questions: str):
+    import shutil
+
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("bad"))
+    (root / "checkpoints" / "01.toml").write_text('chapter = "01"\n\n' + questions, encoding="utf-8")
+    return load_course(root)
+
+
+def single(qid, choices, answer, prompt="?"):
+    return (f'[[questions]]\nid = "{qid}"\nkind = "single"\nprompt = "{prompt}"\nchoices = {choices}\nanswer = {answer}\n'
+            'explain = "!"\nsection = "sum"\n\n')
+
+
+def test_the_length_warning_is_for_more_than_a_quarter_and_the_echo_shows_three_words(tmp_path):
+    from torchcourse.quiz.tells import quiz_warnings
+
+    plain = '["甲一", "乙二", "丙三"]'
+    quarter = single("a", '["短", "长长长长"]', 1) + "".join(single(x, plain, 0) for x in "bcd")
+    assert [w for w in quiz_warnings(tells_course(tmp_path / "one", quarter)) if "唯一最长" in w] == []
+    half = single("a", '["短", "长长长长"]', 1) + single("b", '["短", "长长长长"]', 1) + "".join(single(x, plain, 0) for x in "cd")
+    [w] = [w for w in quiz_warnings(tells_course(tmp_path / "two", half)) if "唯一最长" in w]
+    assert "的 4 道选择题里有 2 道的答案是唯一最长的选项" in w and w.endswith("：a、b。改写选项，让长短不再泄露答案")
+    echo = single("e", '["view retain_graph no_grad detach_", "b", "c"]', 0, prompt="what does view do with retain_graph and no_grad and detach_ here")
+    [w] = [w for w in quiz_warnings(tells_course(tmp_path / "echo", echo)) if "只有答案重复" in w]
+    assert "只有答案重复了题干里的 「retain_graph」、「detach_」、「no_grad」，" in w
