@@ -339,3 +339,26 @@ def test_reload_reads_the_edited_chapter_and_minutes_follow(tmp_path):
     from torchcourse.course import loader
 
     assert loader.minutes_for(340, 170) == 2
+
+
+def test_fences_closed_on_the_last_line_or_empty_are_closed_and_a_lone_opener_is_not(tmp_path):
+    course, _ = load(tmp_path / "a", "```text\n```\n\n", tail=TAIL + "\n```text\n代码\n```")
+    assert problems(course) == []  # an empty block, and a block closed on the file's last line
+    course, text = load(tmp_path / "b", "", tail=TAIL + "\n```")
+    assert problems(course) == [(len(text.splitlines()), "code fence '```' opened here is never closed: everything after it is code (add a closing ```)")]
+
+
+def test_a_chapter_of_one_line_or_none_is_one_part(tmp_path):
+    for name, text, end in (("one", "# 第一章", 1), ("empty", "", 1)):
+        course, _ = load(tmp_path / name, "", head=text, tail="")
+        assert [(p.index, p.start_line, p.end_line) for p in course.chapter("01").parts] == [(0, 1, end)], name
+
+
+def test_sections_with_one_title_and_no_anchor(tmp_path):
+    course, text = load(tmp_path, "## 例子\n\n一。\n\n## 例子\n\n二。\n\n## 例子\n\n三。\n\n")
+    lines = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "## 例子"]
+    assert problems(course) == [
+        (lines[1], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
+        (lines[2], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
+    ]
+    assert [s.anchor for s in course.chapter("01").sections if s.title == "例子"] == ["例子", "例子-2", "例子-3"]
