@@ -362,3 +362,10 @@ def test_sections_with_one_title_and_no_anchor(tmp_path):
         (lines[2], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
     ]
     assert [s.anchor for s in course.chapter("01").sections if s.title == "例子"] == ["例子", "例子-2", "例子-3"]
+
+
+def test_a_comment_between_a_snippet_and_its_output_parts_them_in_this_order(tmp_path):
+    course, text = load(tmp_path, "```python {#s}\nprint(1)\n```\n\n<!-- 作者的备注 -->\n\n```output\n1\n```\n\n")
+    # the output is refused where it stands; the snippet is found without one when the next block closes it
+    assert problems(course) == [(line_of(text, "```output"), "```output block does not follow a ```python snippet"),
+                                (line_of(text, "{#s}"), "snippet #s has no ```output block after it")]

@@ -510,3 +510,15 @@ def test_the_length_warning_is_for_more_than_a_quarter_and_the_echo_shows_three_
     echo = single("e", '["view retain_graph no_grad detach_", "b", "c"]', 0, prompt="what does view do with retain_graph and no_grad and detach_ here")
     [w] = [w for w in quiz_warnings(tells_course(tmp_path / "echo", echo)) if "只有答案重复" in w]
     assert "只有答案重复了题干里的 「retain_graph」、「detach_」、「no_grad」，" in w
+
+
+def test_accept_may_be_one_string_and_a_snippet_without_output_is_not_compared(tmp_path):
+    cp, msgs = problems_of(tmp_path, 'chapter = "01"\n\n[[questions]]\nid = "q"\nkind = "fill"\naccept = "upper"\n' + BASE)
+    assert msgs == [] and cp.questions[0].accept == ["upper"]
+    course = load_course(FIXTURE)
+    chapter = course.chapter("01")
+    chapter.snippet("add").expected = None  # its output block missing (the chapter's own problem)
+    path = tmp_path / "01-p.toml"
+    path.write_text('chapter = "01"\n\n[[questions]]\nid = "q"\nkind = "predict"\nsnippet = "add"\naccept = ["True"]\n' + BASE, encoding="utf-8")
+    cp = load_checkpoint(path, chapter)
+    assert cp.problems == [] and [x.id for x in cp.questions] == ["q"]
