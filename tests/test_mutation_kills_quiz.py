@@ -522,3 +522,10 @@ def test_accept_may_be_one_string_and_a_snippet_without_output_is_not_compared(t
     path.write_text('chapter = "01"\n\n[[questions]]\nid = "q"\nkind = "predict"\nsnippet = "add"\naccept = ["True"]\n' + BASE, encoding="utf-8")
     cp = load_checkpoint(path, chapter)
     assert cp.problems == [] and [x.id for x in cp.questions] == ["q"]
+
+
+def test_a_literal_key_with_chinese_at_either_end_of_the_range_is_prose():
+    from torchcourse.quiz.bank import predict_key_contradiction as why
+
+    assert why(["tensor(一)", "别的"], 0, "x\n") is None  # U+4E00
+    assert why(["tensor(\u9fff)", "别的"], 0, "x\n") is None  # U+9FFF
