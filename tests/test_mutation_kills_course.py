@@ -309,6 +309,12 @@ def test_chapter_and_route_entries_that_are_wrong_are_named_at_their_line(tmp_pa
         assert all("no chapter of it is usable" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
     course, _ = course_problems(tmp_path / "c6b", cases[6][0])
     assert course.chapter("01").checkpoint is None
+    from torchcourse.course.loader import DEFAULT_PRELOAD
+
+    course, _ = course_problems(tmp_path / "c9b", cases[9][0])
+    assert course.preload == tuple(DEFAULT_PRELOAD)  # a bad preload falls back to the default
+    course, _ = course_problems(tmp_path / "c10b", cases[10][0])
+    assert course.not_covered == ""
     course, _ = course_problems(tmp_path / "c99", top + chapter.replace("target_minutes = 1", "target_minutes = 99999") + route)
     assert course.problems == [] and course.chapter("01").target_minutes == 99999
 
