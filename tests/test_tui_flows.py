@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import shutil
 
-from textual.command import CommandPalette
-
 from torchcourse.tui import keys
 from torchcourse.tui.screens.dialogs import HelpScreen, RunSummaryScreen
 from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import (FIXTURE, build_app, link_cell, open_loaded_reader, open_reader, reader, screen_text, sync,
-                              wait_for, widget_text)
+from test_tui_support import (FIXTURE, build_app, edited_course, link_cell, open_loaded_reader, open_palette, open_reader, reader,
+                              run_app, screen_text, started, sync, wait_for, widget_text)
 
 SIZE = (100, 30)
+
+
+async def quiz_shows(pilot, question: str) -> None:
+    """Wait until the quiz screen is up and shows ``question``."""
+    from torchcourse.tui.screens.quiz import QuizScreen
+
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, QuizScreen), what="the quiz")
+    await wait_for(pilot, lambda: question in screen_text(pilot.app), what=f"the question {question}")
 
 
 def snippet_view(screen: ReaderScreen, snippet_id: str) -> SnippetView:
@@ -26,9 +32,7 @@ class TestRouteReadBreakResume:
     @sync
     async def test_choose_route_read_break_quit_and_continue(self, tmp_path):
         db = tmp_path / "progress.sqlite3"
-        app, store = build_app(db)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(db, size=SIZE) as (app, store, pilot):
             assert "▶ D 从头读到尾" in screen_text(app)
             # choose route A: r focuses the routes, ↑ to A, Enter switches
             await pilot.press("r", "up", "enter")
@@ -45,12 +49,9 @@ class TestRouteReadBreakResume:
             await wait_for(pilot, lambda: "🛑 断点 1/1" in screen_text(app), what="banner on screen")
             await pilot.press("q")
         assert app.return_code == 0
-        store.close()
 
         # start again: 继续 lands on that break point
-        app2, store2 = build_app(db)
-        async with app2.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(db, size=SIZE) as (app2, store2, pilot):
             assert store2.get_route() == "A"
             await wait_for(pilot, lambda: "继续 (c)：02 图：用完就扔 · 断点 1/1 之后" in screen_text(app2), what="继续 label")
             await pilot.press("c")
@@ -60,14 +61,11 @@ class TestRouteReadBreakResume:
             await wait_for(pilot, lambda: body.scroll_y == body.max_scroll_y > 0, what="scrolled to the end")
             assert banner in screen.visible_banners()
             await wait_for(pilot, lambda: "🛑 断点 1/1" in screen_text(app2), what="banner painted")
-        store2.close()
 
     @sync
     async def test_stop_here_saves_and_goes_home(self, tmp_path):
         db = tmp_path / "p.sqlite3"
-        app, store = build_app(db)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(db, size=SIZE) as (app, store, pilot):
             await pilot.press("c")  # route D starts with 01
             screen = await open_loaded_reader(pilot, app, "01")
             await pilot.press("n")  # break 1 of 2
@@ -80,10 +78,7 @@ class TestRouteReadBreakResume:
             assert store.chapter_progress("01").furthest_break == 1
             await wait_for(pilot, lambda: "读到一半 1/2" in screen_text(app), what="home refreshed")
             assert "01 盒子：一块内存" in screen_text(app)
-        store.close()
-        app2, store2 = build_app(db)
-        async with app2.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(db, size=SIZE) as (app2, store2, pilot):
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app2, "01")
             banner = screen.banner(1)
@@ -91,13 +86,10 @@ class TestRouteReadBreakResume:
             await wait_for(pilot, lambda: banner.region.y == screen.body.region.y, what="the banner at the top")
             await wait_for(pilot, lambda: screen_text(app2).splitlines()[2].strip().startswith("┃ 🛑 断点 1/2 · 看完了一块内存"),
                            what="the banner painted at the top")
-        store2.close()
 
     @sync
     async def test_scrolling_a_banner_into_view_records_it(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(80, 24)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             assert store.chapter_progress("01").furthest_break == 0
             for _ in range(40):  # scroll until the reader marks the banner reached (what the learner sees)
@@ -110,15 +102,12 @@ class TestRouteReadBreakResume:
     @sync
     async def test_ctrl_c_quits_and_keeps_progress(self, tmp_path):
         db = tmp_path / "p.sqlite3"
-        app, store = build_app(db)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(db, size=SIZE) as (app, store, pilot):
             await open_reader(pilot, "01")
             await pilot.press("n")
             await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1 stored")
             await pilot.press("ctrl+c")
         assert app.return_code == 0
-        store.close()
         app2, store2 = build_app(db)
         assert store2.chapter_progress("01").furthest_break == 1
         assert store2.last_position() == ("01", 1)
@@ -126,25 +115,23 @@ class TestRouteReadBreakResume:
 
     @sync
     async def test_next_and_previous_chapter_follow_the_route(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await open_reader(pilot, "01")
             await pilot.press("right_square_bracket")
             await open_loaded_reader(pilot, app, "02")
+            assert "图：用完就扔" in screen_text(app)
             await pilot.press("right_square_bracket")  # 03 is planned: nothing after 02
             await pilot.pause()
-            assert reader(app).chapter.id == "02"
+            assert reader(app).chapter.id == "02" and "图：用完就扔" in screen_text(app)
             await pilot.press("left_square_bracket")
             await open_loaded_reader(pilot, app, "01")
+            assert "盒子：一块内存" in screen_text(app)
             await pilot.press("escape")
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
 
     @sync
     async def test_unwritten_chapter_is_not_opened(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             assert "暂未上线" in screen_text(app)
             app.open_chapter("03")
             await pilot.pause()
@@ -152,9 +139,7 @@ class TestRouteReadBreakResume:
 
     @sync
     async def test_toc_lists_sections_and_breaks_and_jumps(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(80, 24)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             await pilot.press("t")
             await wait_for(pilot, lambda: "🛑 断点 2/2 · 检查点之后" in screen_text(app), what="the table of contents")
@@ -190,9 +175,7 @@ def top_lines(app, n: int = 4) -> str:
 class TestLinks:
     @sync
     async def test_click_a_link_opens_the_other_chapter_at_its_section(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE, notifications=True) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             x, y = await show_link(pilot, screen, "02#divide")
             text = screen_text(app).splitlines()[y]
@@ -206,9 +189,7 @@ class TestLinks:
 
     @sync
     async def test_link_to_a_planned_chapter_says_so(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE, notifications=True) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             x, y = await show_link(pilot, screen, "03")
             await pilot.click(offset=(x + 1, y))
@@ -217,9 +198,7 @@ class TestLinks:
 
     @sync
     async def test_link_within_the_chapter_scrolls_to_the_section(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE, notifications=True) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             x, y = await show_link(pilot, screen, "#memory")
             assert screen.body.scroll_y > 0
@@ -232,9 +211,7 @@ class TestLinks:
     async def test_keyboard_lists_the_links_on_screen_and_opens_one(self, tmp_path):
         from torchcourse.tui.screens.toc import LinksScreen
 
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE, notifications=True) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             await show_link(pilot, screen, "02#divide")
             await pilot.press("l")
@@ -258,9 +235,7 @@ class TestLinks:
 
     @sync
     async def test_no_links_on_screen(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE, notifications=True) as (app, store, pilot):
             await open_reader(pilot, "02")
             await pilot.press("l")
             await wait_for(pilot, lambda: "这一屏没有可以打开的链接" in screen_text(app), what="the notice")
@@ -270,15 +245,10 @@ class TestLinks:
 class TestQuiz:
     @sync
     async def test_quiz_key_opens_the_checkpoint_quiz(self, tmp_path):
-        from torchcourse.tui.screens.quiz import QuizScreen
-
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await open_reader(pilot, "01")
             await pilot.press("m")
-            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
-            await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="the first question")
+            await quiz_shows(pilot, "切片会复制数据吗？")
 
 
 class TestHomeQuizAndReview:
@@ -295,8 +265,7 @@ class TestHomeQuizAndReview:
         at = datetime.combine(TODAY, datetime.min.time()).replace(hour=10)
         store.record_answer("02", "second-call", "0", False, at=at - timedelta(days=2))  # box 1: due yesterday
         store.record_answer("01", "slice-copies", "0", False, at=at)  # missed today: due tomorrow, not now
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with run_app(app, store, size=(80, 24), close_store=False) as pilot:
             assert "📝 复习 (v)：今天到期 1 题" in screen_text(app)
             await pilot.press("v")
             await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
@@ -319,9 +288,7 @@ class TestHomeQuizAndReview:
     async def test_review_entry_by_enter_and_by_click(self, tmp_path):
         from torchcourse.tui.screens.quiz import ReviewScreen
 
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(80, 24)) as (app, store, pilot):
             assert "📝 复习 (v)：今天没有到期的复习题" in screen_text(app)
             entry = app.screen.query_one("#review")
             await pilot.press("tab")  # from 继续 to the 复习 line
@@ -333,21 +300,15 @@ class TestHomeQuizAndReview:
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
             await pilot.click("#review")
             await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review by a click")
-        store.close()
 
     @sync
     async def test_k_on_home_opens_the_highlighted_chapters_quiz(self, tmp_path):
-        from torchcourse.tui.screens.quiz import QuizScreen
-
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE, notifications=True) as (app, store, pilot):
             chapters = app.screen.query_one("#chapters")
             chapters.focus()
             await pilot.press("home", "down")  # 02
             await pilot.press("m")
-            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
-            await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="02's first question")
+            await quiz_shows(pilot, "第二次调用 use(g) 会怎样？")
             assert "第 02 章检查点" in screen_text(app)
             await pilot.press("escape")
             await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
@@ -356,31 +317,19 @@ class TestHomeQuizAndReview:
             await pilot.press("end", "m")
             await wait_for(pilot, lambda: "03 以后再写 暂未上线（还在写）" in screen_text(app), what="the notice")
             assert isinstance(app.screen, HomeScreen)
-        store.close()
 
     @sync
     async def test_k_works_while_继续_has_focus(self, tmp_path):
         """Start-up highlight is the 继续 target's chapter (01), so k right away opens 01's quiz."""
-        from torchcourse.tui.screens.quiz import QuizScreen
-
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             assert app.focused is app.screen.query_one("#continue")
             await pilot.press("m")
-            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
-            await wait_for(pilot, lambda: "切片会复制数据吗？" in screen_text(app), what="01's first question")
-        store.close()
+            await quiz_shows(pilot, "切片会复制数据吗？")
 
     @sync
     async def test_palette_lists_the_quizzes_and_opens_one(self, tmp_path):
-        from torchcourse.tui.screens.quiz import QuizScreen
-
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await pilot.press("ctrl+p")
-            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
+            await open_palette(pilot)
             await pilot.press(*"测验")
             await wait_for(pilot, lambda: "测验 02 图：用完就扔" in screen_text(app), what="the quiz entries")
             assert "测验 01 盒子：一块内存" in screen_text(app)
@@ -388,17 +337,13 @@ class TestHomeQuizAndReview:
             await pilot.press(*" 02")
             await wait_for(pilot, lambda: "测验 01" not in screen_text(app), what="the filtered list")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, QuizScreen), what="the quiz")
-            await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="02's first question")
-        store.close()
+            await quiz_shows(pilot, "第二次调用 use(g) 会怎样？")
 
 
 class TestSnippets:
     @sync
     async def test_run_a_snippet_and_see_the_match(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", cache=tmp_path / "cache", size=(120, 30)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             await pilot.press("x")
@@ -414,26 +359,18 @@ class TestSnippets:
     @sync
     async def test_x_scrolls_the_result_into_view(self, tmp_path):
         # a short terminal: the block's header is on screen, its verdict line would be below
-        app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
-        async with app.run_test(size=(80, 16)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", cache=tmp_path / "cache", size=(80, 16)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             assert "#hello" in screen_text(app)
             await pilot.press("x")
             await wait_for(pilot, lambda: view.state == "done", what="the run")
             await wait_for(pilot, lambda: "✅ 一致" in screen_text(app), what="the verdict on screen", timeout=5)
-        store.close()
 
     @sync
     async def test_mismatch_shows_a_diff_stacked_when_narrow(self, tmp_path):
-        root = tmp_path / "course"
-        shutil.copytree(FIXTURE, root)
-        md = root / "01-box.md"
-        md.write_text(md.read_text(encoding="utf-8").replace("盒子: [1, 2, 3]\n```", "盒子: [1, 2, 4]\n```"), encoding="utf-8")
-        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        root = edited_course(tmp_path, "盒子: [1, 2, 3]\n```", "盒子: [1, 2, 4]\n```")
+        async with started(tmp_path / "p.sqlite3", course_root=root, size=(80, 24)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             view.focus()
@@ -447,9 +384,7 @@ class TestSnippets:
 
     @sync
     async def test_run_button_by_mouse(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(120, 30)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "hello")
             head = view.query_one(".snip-head")
@@ -460,9 +395,7 @@ class TestSnippets:
 
     @sync
     async def test_gpu_snippet_is_marked_and_run_all_summarises(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(120, 30)) as (app, store, pilot):
             screen = await open_reader(pilot, "02")
             gpu = snippet_view(screen, "needs-gpu")
             assert "🗓️ 未实跑 — 需要 GPU" in widget_text(gpu.query_one(".snip-head"))
@@ -477,31 +410,20 @@ class TestSnippets:
 
     @sync
     async def test_run_all_names_the_failed_blocks_in_chinese(self, tmp_path):
-        root = tmp_path / "course"
-        shutil.copytree(FIXTURE, root)
-        md = root / "01-box.md"
-        md.write_text(md.read_text(encoding="utf-8").replace("盒子: [1, 2, 3]\n```", "盒子: [1, 2, 4]\n```"), encoding="utf-8")
-        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        root = edited_course(tmp_path, "盒子: [1, 2, 3]\n```", "盒子: [1, 2, 4]\n```")
+        async with started(tmp_path / "p.sqlite3", course_root=root, size=(120, 30)) as (app, store, pilot):
             await open_reader(pilot, "01")
             await pilot.press("a")
             await wait_for(pilot, lambda: isinstance(app.screen, RunSummaryScreen) and app.screen.query("#run-summary"),
                            timeout=60, what="the summary")
             summary = widget_text(app.screen.query_one("#run-summary"))
             assert "需要看一眼：#hello（不一致）" in summary and "mismatch" not in summary, summary
-        store.close()
 
     @sync
     async def test_cancel_a_running_snippet(self, tmp_path):
-        root = tmp_path / "course"
-        shutil.copytree(FIXTURE, root)
-        md = root / "01-box.md"
         slow = '```python {#slow timeout=60}\nimport time\ntime.sleep(30)\nprint("醒了")\n```\n\n```output\n醒了\n```\n\n'
-        md.write_text(md.read_text(encoding="utf-8").replace("```python {#hello}", slow + "```python {#hello}"), encoding="utf-8")
-        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        root = edited_course(tmp_path, "```python {#hello}", slow + "```python {#hello}")
+        async with started(tmp_path / "p.sqlite3", course_root=root, size=(120, 30)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "slow")
             view.focus()
@@ -537,9 +459,7 @@ class TestLookupSearchHelp:
 
     @sync
     async def test_paste_an_error_and_land_on_its_section(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await self.open_lookup(pilot, app)
             await self.paste_traceback(pilot, app)
             # the hits are set before the list showing them is repainted: wait for the screen
@@ -550,9 +470,7 @@ class TestLookupSearchHelp:
 
     @sync
     async def test_enter_in_the_paste_box_jumps_to_the_best_match(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             box = await self.open_lookup(pilot, app)
             assert "回车直接跳到最相关的那一节" in screen_text(app)
             # no results yet: Enter (or shift+Enter) types a newline, nothing is opened
@@ -569,9 +487,7 @@ class TestLookupSearchHelp:
 
     @sync
     async def test_search_and_jump(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await pilot.press("slash")
             await pilot.press(*"走神救援")
             await wait_for(pilot, lambda: getattr(app.screen, "hits", None), what="search results")
@@ -583,9 +499,7 @@ class TestLookupSearchHelp:
 
     @sync
     async def test_help_lists_every_key(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(100, 60)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(100, 60)) as (app, store, pilot):
             await pilot.press("question_mark")
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
             text = widget_text(app.screen.query_one("#help-table"))
@@ -599,23 +513,18 @@ class TestLookupSearchHelp:
 
     @sync
     async def test_command_palette_opens_a_chapter(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await pilot.press("ctrl+p")
-            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
+            await open_palette(pilot)
             await pilot.press(*"02")
             await wait_for(pilot, lambda: "打开章节 02 图：用完就扔" in screen_text(app), what="the palette hit")
             await pilot.press("enter")
             await open_loaded_reader(pilot, app, "02")
+            assert "图：用完就扔" in screen_text(app)
 
     @sync
     async def test_command_palette_speaks_chinese(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await pilot.press("ctrl+p")
-            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
+            await open_palette(pilot)
             await wait_for(pilot, lambda: "打开章节 01" in screen_text(app), what="the entries")
             text = screen_text(app)
             assert "输入章节名" in text, text
@@ -625,7 +534,6 @@ class TestLookupSearchHelp:
             await wait_for(pilot, lambda: "退出程序（进度随时已保存）" in screen_text(app), what="quit entry")
             await pilot.press(*"zzqq")
             await wait_for(pilot, lambda: "没有匹配的命令" in screen_text(app), what="no matches line")
-        store.close()
 
 
 class TestRobust:
@@ -636,14 +544,9 @@ class TestRobust:
 
         venv = tmp_path / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        root = tmp_path / "course"
-        shutil.copytree(FIXTURE, root)
-        md = root / "01-box.md"
         torchy = '```python {#uses-torch}\nimport torch\nprint(torch.zeros(2))\n```\n\n```output\ntensor([0., 0.])\n```\n\n'
-        md.write_text(md.read_text(encoding="utf-8").replace("```python {#hello}", torchy + "```python {#hello}"), encoding="utf-8")
-        app, store = build_app(tmp_path / "p.sqlite3", course_root=root, warm=True, python=str(venv / "bin" / "python"))
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        root = edited_course(tmp_path, "```python {#hello}", torchy + "```python {#hello}")
+        async with started(tmp_path / "p.sqlite3", course_root=root, warm=True, python=str(venv / "bin" / "python"), size=(120, 30)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             view = snippet_view(screen, "uses-torch")
             view.focus()
@@ -656,9 +559,7 @@ class TestRobust:
     async def test_shipped_course_smoke(self, tmp_path):
         from torchcourse import paths
 
-        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir(), size=(80, 24)) as (app, store, pilot):
             text = screen_text(app)
             assert app.course.title in text
             written = [c for c in app.course.chapters if c.available]
@@ -680,19 +581,15 @@ class TestReadMinutes:
         store.reach_break("02", 1)
         store.mark_part_read("02", 0)
         store.mark_part_read("02", 1)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with run_app(app, store, size=SIZE) as pilot:
             text = screen_text(app)
             assert "已完成 0/3 章 · 已读约 4/46 分钟" in text, text
-        store.close()
 
 
 class TestHomeArrows:
     @sync
     async def test_down_from_continue_reaches_the_route_list(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(80, 24)) as (app, store, pilot):
             assert app.focused.id == "continue"
             await pilot.press("up")  # the first line: stays
             assert app.focused.id == "continue"
@@ -711,7 +608,6 @@ class TestHomeArrows:
             assert app.focused.id == "routes"
             await pilot.press("shift+tab", "up")
             assert app.focused.id == "continue"
-        store.close()
 
 
 class TestChapterMapStatus:
@@ -720,14 +616,12 @@ class TestChapterMapStatus:
         app, store = build_app(tmp_path / "p.sqlite3")
         store.reach_break("02", 1)  # 02's only break point; its quiz not done
         store.reach_break("01", 1)  # 1 of 2
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with run_app(app, store, size=SIZE) as pilot:
             lines = screen_text(app).splitlines()
             line02 = next(ln for ln in lines if " 02 " in ln and "⏱" in ln)
             line01 = next(ln for ln in lines if " 01 " in ln and "⏱" in ln)
             assert "已读完 · 差检查点测验 (m)" in line02 and "读到一半" not in line02, line02
             assert "读到一半 1/2" in line01, line01
-        store.close()
 
 
 class TestContinueAfterCompletion:
@@ -737,13 +631,11 @@ class TestContinueAfterCompletion:
         store.reach_break("01", 2)
         store.set_position("01", 2)
         store.set_completed("01", True)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with run_app(app, store, size=SIZE) as pilot:
             text = screen_text(app)
             assert "▶ 继续 (c)：02 图：用完就扔" in text and "断点 2/2 之后" not in text, text
             await pilot.press("c")
             await open_loaded_reader(pilot, app, "02")
-        store.close()
 
 
 class TestFirstStart:

@@ -7,25 +7,17 @@ import pytest
 
 from torchcourse.tui.screens.home import HomeScreen
 
-from test_tui_support import build_app, screen_text, sync, wait_for
+from test_tui_support import build_app, home, open_reader, run_app, screen_text, started, sync, wait_for
 from test_tui_support import open_loaded_reader as loaded_reader
 
 SIZE = (100, 30)
-
-
-async def home(pilot, app) -> HomeScreen:
-    await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
-    await pilot.pause()
-    return app.screen
 
 
 class TestResume:
     @sync
     async def test_reaching_the_last_break_with_n_moves_继续_there(self, tmp_path):
         """Item 1: 01, n (1/2), Esc, c, n (2/2), Esc: 继续 offers 2/2, not 1/2."""
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await pilot.press("c")
             await loaded_reader(pilot, app, "01")
             await pilot.press("n")
@@ -41,15 +33,12 @@ class TestResume:
             await home(pilot, app)
             await wait_for(pilot, lambda: "断点 2/2 之后" in screen_text(app), what="继续 at 2/2")
             assert store.last_position()[0] == "01" and store.last_position()[1] == 2
-        store.close()
 
     @sync
     async def test_resume_returns_to_the_line_at_the_top_of_the_view(self, tmp_path):
         """Item 2: scrolled a few lines, quit, restart, c: the same view, not the break."""
         db = tmp_path / "p.sqlite3"
-        app, store = build_app(db)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(db, size=(80, 24)) as (app, store, pilot):
             await pilot.press("c")
             screen = await loaded_reader(pilot, app, "01")
             # the save once the view rests (0.8 s after the last scroll) is put an hour away, so
@@ -63,15 +52,11 @@ class TestResume:
             await wait_for(pilot, app.writer.idle, what="the writer idle")
             assert (store.reading_place() or {}).get("line") is None  # not saved before q
             await pilot.press("q")
-        store.close()
-        app2, store2 = build_app(db)
-        async with app2.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(db, size=(80, 24)) as (app2, store2, pilot):
             await pilot.press("c")
             screen = await loaded_reader(pilot, app2, "01")
             await wait_for(pilot, lambda: screen.body.scroll_y == 4, what="back at the same row")
             assert screen_text(app2).splitlines()[2] == top
-        store2.close()
 
     @sync
     async def test_an_edited_chapter_falls_back_to_its_break(self, tmp_path):
@@ -94,15 +79,13 @@ class TestPlannedRoute:
         app, store = build_app(tmp_path / "p.sqlite3")
         store.set_completed("02")
         store.set_route("A")  # 02 (done) → 03 (planned)
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
+        async with run_app(app, store, size=(120, 30)) as pilot:
             text = screen_text(app)
             assert "全部读完" not in text and "🎉" not in text
             assert "还没写好：03" in text
             assert "1 章未写，按目标计" in text
             await pilot.press("c")
             await wait_for(pilot, lambda: any("还没写好" in str(n.message) for n in app._notifications), what="notice")
-        store.close()
 
 
 def snippet(screen, sid):
@@ -115,11 +98,8 @@ class TestSnippetInView:
     @sync
     async def test_x_runs_the_snippet_in_view_not_an_old_selection(self, tmp_path):
         """Item 6: select #hello, scroll to #shape-print, x runs #shape-print."""
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 16)) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await loaded_reader(pilot, app, "01")
+        async with started(tmp_path / "p.sqlite3", size=(80, 16)) as (app, store, pilot):
+            screen = await open_reader(pilot, "01")
             snippet(screen, "hello").focus()
             await pilot.pause()
             shape = snippet(screen, "shape-print")
@@ -130,15 +110,11 @@ class TestSnippetInView:
             await wait_for(pilot, lambda: shape.state == "done", what="shape-print ran")
             assert snippet(screen, "hello").state == "idle"
             assert screen.body.scroll_y >= top  # never scrolled back up to the old selection
-        store.close()
 
     @sync
     async def test_tab_goes_to_the_next_snippet_after_the_view(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 16)) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await loaded_reader(pilot, app, "01")
+        async with started(tmp_path / "p.sqlite3", size=(80, 16)) as (app, store, pilot):
+            screen = await open_reader(pilot, "01")
             hello = snippet(screen, "hello")
             screen.body.scroll_to(y=screen._y(hello) + 2, animate=False, immediate=True)  # past #hello's top
             await pilot.pause()
@@ -146,18 +122,14 @@ class TestSnippetInView:
             await wait_for(pilot, lambda: screen.focused is snippet(screen, "shape-print"), what="tab to #shape-print")
             await pilot.press("shift+tab")
             await wait_for(pilot, lambda: screen.focused is hello, what="shift+tab back to #hello")
-        store.close()
 
     @sync
     async def test_shift_x_runs_fresh_and_says_which_mode(self, tmp_path):
         """Item 7: the second x shows the cached result; X runs again, uncached, in a new interpreter."""
         from test_tui_support import widget_text
 
-        app, store = build_app(tmp_path / "p.sqlite3", cache=tmp_path / "cache")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await loaded_reader(pilot, app, "01")
+        async with started(tmp_path / "p.sqlite3", cache=tmp_path / "cache", size=SIZE) as (app, store, pilot):
+            screen = await open_reader(pilot, "01")
             view = snippet(screen, "hello")
             view.focus()
             await pilot.press("x")
@@ -167,17 +139,13 @@ class TestSnippetInView:
             await pilot.press("X")
             await wait_for(pilot, lambda: view.state == "done" and "全新解释器" in widget_text(view.query_one(".verdict")), what="fresh run")
             assert "缓存" not in widget_text(view.query_one(".verdict"))
-        store.close()
 
     @sync
     async def test_expected_and_actual_side_by_side_from_100_columns(self, tmp_path):
         """Item 8: side by side at 100 columns, stacked below."""
         for width, side in ((100, True), (99, False)):
-            app, store = build_app(tmp_path / f"p{width}.sqlite3")
-            async with app.run_test(size=(width, 30)) as pilot:
-                await pilot.pause()
-                app.open_chapter("01")
-                screen = await loaded_reader(pilot, app, "01")
+            async with started(tmp_path / f"p{width}.sqlite3", size=(width, 30)) as (app, store, pilot):
+                screen = await open_reader(pilot, "01")
                 view = snippet(screen, "hello")
                 view.focus()
                 await pilot.press("x")
@@ -188,22 +156,18 @@ class TestSnippetInView:
                     assert exp.region.y == act.region.y and act.region.x > exp.region.x
                 else:
                     assert act.region.y > exp.region.y
-            store.close()
 
 
 class TestHomeListsAndPalette:
     @sync
     async def test_down_past_the_last_route_stays_in_the_route_list(self, tmp_path):
         """Item 12: r ↓↓↓ Enter switches route, never opens a chapter."""
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await pilot.press("r", "up", "down", "down", "down", "enter")
             await wait_for(pilot, lambda: store.get_route() == "D", what="route D chosen")
             await pilot.pause()
             assert isinstance(app.screen, HomeScreen)
             assert app.screen.focused.id == "routes"
-        store.close()
 
     @sync
     async def test_palette_finds_a_chapter_by_what_it_is_about_and_promises_no_error_search(self, tmp_path):
@@ -211,15 +175,12 @@ class TestHomeListsAndPalette:
         from textual.command import CommandPalette
         from textual.widgets import Input
 
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await pilot.press("ctrl+p")
             await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
             assert "报错关键词" not in app.screen.query_one(Input).placeholder
             await pilot.press(*"第二次调用")  # words of chapter 02's promise, not of its title
             await wait_for(pilot, lambda: "打开章节 02" in screen_text(app), what="02 found by its promise")
-        store.close()
 
 
 def test_search_results_render_table_rows_as_text():
@@ -248,9 +209,7 @@ class TestReadingCredit:
 
         clock = FakeClock()  # frozen: every view is left at once, as when n is pressed in a row
         monkeypatch.setattr(ReadingTracker, "clock", clock)
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(80, 24)) as (app, store, pilot):
             await pilot.press("c")
             await loaded_reader(pilot, app, "01")
             await pilot.press("n")
@@ -262,20 +221,16 @@ class TestReadingCredit:
             await wait_for(pilot, app.writer.idle, what="every queued write landed")  # then a missing row is missing
             assert store.parts_read() == {}
             assert "已读约 0/46 分钟" in screen_text(app), screen_text(app)
-        store.close()
 
     # how much time a page needs, and that a quick look reads nothing: tests/test_reader_credit.py (walk L8)
 
     @sync
     async def test_help_says_how_minutes_read_are_counted(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(100, 40)) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=(100, 40)) as (app, store, pilot):
             await pilot.press("question_mark")
             await wait_for(pilot, lambda: "按键一览" in screen_text(app), what="help")
             help_text = app.screen.query_one("#help-table").render()
             assert "已读的分钟怎么算" in str(help_text) and "不算读过" in str(help_text)
-        store.close()
 
 
 class TestSmallLayout:
@@ -287,13 +242,12 @@ class TestSmallLayout:
 
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         store.reach_break("02", 1)  # 02's long title put 「之」 and 「后」 on two lines
-        async with app.run_test(size=(100, 30)) as pilot:
+        async with run_app(app, store, size=(100, 30)) as pilot:
             await home(pilot, app)
             lines = app.screen.query_one("#continue").render_lines(app.screen.query_one("#continue").region.reset_offset)
             text = [ln.text.replace("\u00a0", " ").strip() for ln in lines]
             assert any(f"断点 1/{app.course.chapter('02').break_points} 之后" in ln for ln in text), text
             assert not any(ln.endswith("之") or ln.startswith("后") for ln in text), text
-        store.close()
 
     @sync
     async def test_help_overlay_lets_nothing_of_home_show_beside_it(self, tmp_path):
@@ -301,7 +255,7 @@ class TestSmallLayout:
 
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         store.reach_break("02", 1)
-        async with app.run_test(size=(100, 30)) as pilot:
+        async with run_app(app, store, size=(100, 30)) as pilot:
             await home(pilot, app)
             await pilot.press("question_mark")
             await wait_for(pilot, lambda: "按键一览" in screen_text(app), what="help")
@@ -316,7 +270,6 @@ class TestSmallLayout:
                         outside.append(ch)
                     x += cell_len(ch)
                 assert not "".join(outside).strip(), (y, row)
-        store.close()
 
     @sync
     async def test_a_wrapped_choice_continues_under_its_text(self, tmp_path):

@@ -4,18 +4,9 @@ home says which chapter and where. Pilot on the fixture course with a real store
 
 from __future__ import annotations
 
-from torchcourse.tui.screens.home import HomeScreen
-
-from test_tui_support import build_app, open_loaded_reader, screen_text, sync, wait_for
+from test_tui_support import build_app, home, open_loaded_reader, open_reader, run_app, screen_text, started, sync, wait_for
 
 SIZE = (80, 16)  # short: the fixture's chapters scroll
-
-
-async def home(pilot, app) -> HomeScreen:
-    await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
-    await wait_for(pilot, app.writer.idle, what="the queued writes")
-    await pilot.pause()
-    return app.screen
 
 
 def finish(store, chapter_id: str, breaks: int) -> None:
@@ -42,10 +33,8 @@ class TestSavedPlace:
     async def test_s_then_c_in_a_finished_chapter_returns_to_the_saved_line(self, tmp_path):
         app, store = build_app(tmp_path / "p.sqlite3")
         finish(store, "01", app.course.chapter("01").break_points)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+        async with run_app(app, store, size=SIZE) as pilot:
+            screen = await open_reader(pilot, "01")
             saved = await scroll_down(pilot, screen, 6)
             await pilot.press("s")
             await home(pilot, app)
@@ -56,36 +45,26 @@ class TestSavedPlace:
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app, "01")
             await wait_for(pilot, lambda: line_at_top(screen) == saved, what=f"back at {saved}")
-        store.close()
 
     @sync
     async def test_every_chapter_reopens_at_its_own_saved_line(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
+            screen = await open_reader(pilot, "01")
             in_01 = await scroll_down(pilot, screen, 5)
             app.open_chapter("02")  # as the palette or ] would: leaves 01 with its place saved
             screen = await open_loaded_reader(pilot, app, "02")
             in_02 = await scroll_down(pilot, screen, 3)
             await pilot.press("escape")
             await home(pilot, app)
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             await wait_for(pilot, lambda: line_at_top(screen) == in_01, what=f"01 at {in_01}")
-            app.open_chapter("02")
-            screen = await open_loaded_reader(pilot, app, "02")
+            screen = await open_reader(pilot, "02")
             await wait_for(pilot, lambda: line_at_top(screen) == in_02, what=f"02 at {in_02}")
-        store.close()
 
     @sync
     async def test_a_chapter_read_in_is_not_未开始(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
+            screen = await open_reader(pilot, "01")
             await scroll_down(pilot, screen, 2)
             assert store.chapter_progress("01") is None or store.chapter_progress("01").furthest_break == 0
             await pilot.press("s")
@@ -94,15 +73,12 @@ class TestSavedPlace:
             await wait_for(pilot, lambda: "章节地图" in screen_text(app), what="the chapter map")
             rows = [r for r in screen_text(app).splitlines() if "01 盒子" in r and "⏱" in r]
             assert rows and "未开始" not in rows[0] and "读到一半" in rows[0], rows
-        store.close()
 
 
 class TestRoute:
     @sync
     async def test_继续_follows_a_route_switch_and_a_place_saved_on_the_new_route(self, tmp_path):
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
+        async with started(tmp_path / "p.sqlite3", size=SIZE) as (app, store, pilot):
             await pilot.press("c")  # route D starts with 01
             screen = await open_loaded_reader(pilot, app, "01")
             await scroll_down(pilot, screen, 3)
@@ -115,8 +91,7 @@ class TestRoute:
             await pilot.press("c")
             await open_loaded_reader(pilot, app, "02")
             # on route A, a look back into 01 (a lookup hit, the palette) is the place saved last
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+            screen = await open_reader(pilot, "01")
             place = await scroll_down(pilot, screen, 2)
             await pilot.press("s")
             await home(pilot, app)
@@ -124,7 +99,6 @@ class TestRoute:
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app, "01")
             await wait_for(pilot, lambda: line_at_top(screen) == place, what=f"01 at {place}")
-        store.close()
 
 
 @sync
@@ -132,13 +106,10 @@ async def test_a_broken_course_never_celebrates(tmp_path):
     root = tmp_path / "badc"
     root.mkdir()
     (root / "course.toml").write_text('title = "坏掉的课程\n', encoding="utf-8")
-    app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+    async with started(tmp_path / "p.sqlite3", course_root=root, size=(100, 30)) as (app, store, pilot):
         text = screen_text(app)
         assert "🎉" not in text and "全部读完" not in text
         assert "torchcourse check" in text
-    store.close()
 
 
 class TestNavigation:
@@ -149,47 +120,39 @@ class TestNavigation:
 
         app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
         store.set_route("B")
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.open_chapter("00")
-            await open_loaded_reader(pilot, app, "00")
+        async with run_app(app, store, size=SIZE) as pilot:
+            await open_reader(pilot, "00")
             await pilot.press("right_square_bracket")
             await wait_for(pilot, lambda: getattr(app.screen, "chapter", None) is not None and app.screen.chapter.id != "00", what="] opened a chapter")
             assert app.screen.chapter.id == "05"
-        store.close()
 
     @sync
     async def test_esc_after_a_link_goes_back_to_the_chapter_it_was_followed_from(self, tmp_path):
         """Walk L16: a back stack, not home."""
-        app, store = build_app(tmp_path / "p.sqlite3")
-        async with app.run_test(size=(100, 40)) as pilot:
-            await pilot.pause()
-            app.open_chapter("01")
-            screen = await open_loaded_reader(pilot, app, "01")
+        async with started(tmp_path / "p.sqlite3", size=(100, 40)) as (app, store, pilot):
+            screen = await open_reader(pilot, "01")
             screen.action_follow_link("02#divide")
             await open_loaded_reader(pilot, app, "02")
+            await wait_for(pilot, lambda: "图：用完就扔" in screen_text(app), what="02 on screen")
             await pilot.press("escape")
             await open_loaded_reader(pilot, app, "01")
+            await wait_for(pilot, lambda: "盒子：一块内存" in screen_text(app), what="01 on screen again")
             await pilot.press("escape")  # nothing left to go back to: home
             await home(pilot, app)
-        store.close()
+            assert "继续 (c)：01" in screen_text(app)
 
     @sync
     async def test_the_key_bar_offers_no_quiz_where_there_is_none_and_no_next_chapter_at_the_route_end(self, tmp_path):
         """Walk L7: the appendix's footer offered ] and the quiz, and each only said no."""
         app, store = build_app(tmp_path / "p.sqlite3")
         store.set_route("A")  # 02 → 03, and 03 is not written: 02 is the route's last readable chapter
-        async with app.run_test(size=(120, 30)) as pilot:
-            await pilot.pause()
-            app.open_chapter("02")
-            await open_loaded_reader(pilot, app, "02")
+        async with run_app(app, store, size=(120, 30)) as pilot:
+            await open_reader(pilot, "02")
             bar = screen_text(app).splitlines()[-1]
             assert "下一章" not in bar and "m 测验" in bar, bar
-            app.open_chapter("01")  # off route A: ] leads onto it
-            await open_loaded_reader(pilot, app, "01")
+            await open_reader(pilot, "01")  # off route A: ] leads onto it
             bar = screen_text(app).splitlines()[-1]
             assert "] 下一章" in bar, bar
-        store.close()
 
 
 @sync
@@ -197,9 +160,7 @@ async def test_a_search_hit_in_a_chapters_opening_names_its_title_once(tmp_path)
     """Walk L15: `01 张量：… · 01 · 张量：…`."""
     from torchcourse import paths
 
-    app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+    async with started(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir(), size=(100, 30)) as (app, store, pilot):
         await pilot.press("slash")
         await pilot.press(*"说明书")
         await wait_for(pilot, lambda: getattr(app.screen, "hits", None), what="search results")
@@ -207,4 +168,3 @@ async def test_a_search_hit_in_a_chapters_opening_names_its_title_once(tmp_path)
         title = app.course.chapter("01").title
         rows = [r for r in screen_text(app).splitlines() if title in r]
         assert rows and all(r.count(title) == 1 for r in rows), rows
-    store.close()

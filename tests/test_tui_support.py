@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -41,6 +43,59 @@ def build_app(db: Path, course_root: Path = FIXTURE, cache: Path | None = None, 
     app = make_app(course, store, notice=notice, runner_factory=factory, today=TODAY)
     app.quiz_seed = QUIZ_SEED  # the quiz's choice order, fixed like the date: snapshots never move
     return app, store
+
+
+@contextlib.asynccontextmanager
+async def run_app(app, store, size: tuple[int, int] = (100, 30), *, notifications: bool = False, close_store: bool = True):
+    """Run ``app`` (from :func:`build_app`) at ``size`` past its first refresh; yields the pilot.
+
+    The store is closed when the block ends (``close_store=False``: the test asserts on it after
+    the app quit, and closes it itself)."""
+    try:
+        async with app.run_test(size=size, notifications=notifications) as pilot:
+            await pilot.pause()
+            yield pilot
+    finally:
+        if close_store:
+            store.close()
+
+
+@contextlib.asynccontextmanager
+async def started(db: Path, size: tuple[int, int] = (100, 30), *, notifications: bool = False, close_store: bool = True, **build):
+    """:func:`build_app` on ``db`` (``build``: its other arguments) run by :func:`run_app`;
+    yields ``(app, store, pilot)``."""
+    app, store = build_app(db, **build)
+    async with run_app(app, store, size, notifications=notifications, close_store=close_store) as pilot:
+        yield app, store, pilot
+
+
+def edited_course(tmp_path: Path, old: str, new: str, file: str = "01-box.md") -> Path:
+    """A copy of the fixture course with ``old`` replaced by ``new`` in ``file``; returns its root."""
+    root = tmp_path / "course"
+    shutil.copytree(FIXTURE, root)
+    md = root / file
+    text = md.read_text(encoding="utf-8")
+    assert old in text, old
+    md.write_text(text.replace(old, new), encoding="utf-8")
+    return root
+
+
+async def open_palette(pilot) -> None:
+    """Ctrl+P, and wait until the command palette is on screen."""
+    from textual.command import CommandPalette
+
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, CommandPalette), what="the palette")
+
+
+async def home(pilot, app):
+    """Wait until the home screen is back and every queued write has landed (then a missing row is missing)."""
+    from torchcourse.tui.screens.home import HomeScreen
+
+    await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+    await wait_for(pilot, app.writer.idle, what="the queued writes")
+    await pilot.pause()
+    return app.screen
 
 
 def shown_key(app, *file_indexes) -> list[str]:

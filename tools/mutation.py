@@ -58,9 +58,10 @@ RUNNER_CACHE_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.
 RUNNER_CHILD_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
 PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py", "tests/test_progress_processes.py",
                   "tests/test_mutation_kills_progress.py"]
-QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py"]
-COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py"]
-LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py"]
+QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py", "tests/test_quiz_check.py",
+              "tests/test_quiz_order.py", "tests/test_mutation_kills_quiz.py"]
+COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py", "tests/test_mutation_kills_course.py"]
+LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py", "tests/test_mutation_kills_lookup.py"]
 PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "runner": [
         ("torchcourse/runner/normalize.py", None, ["tests/test_runner_normalize.py", "tests/test_hostile_output.py::test_visible_forms_and_comparisons_unchanged", "tests/test_mutation_kills_runner.py"]),
@@ -72,7 +73,7 @@ PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
         ("torchcourse/progress/reading.py", None, PROGRESS_TESTS),
         ("torchcourse/tui/writer.py", None, ["tests/test_hostile_writes.py", "tests/test_mutation_kills_writer.py"]),
     ],
-    "quiz": [(f"torchcourse/quiz/{n}.py", None, QUIZ_TESTS) for n in ("grading", "bank", "review")],
+    "quiz": [(f"torchcourse/quiz/{n}.py", None, QUIZ_TESTS) for n in ("grading", "bank", "review", "order", "tells")],
     "course": [(f"torchcourse/course/{n}.py", None, COURSE_TESTS) for n in ("chapter", "links", "loader")],
     "lookup": [(f"torchcourse/lookup/{n}.py", None, LOOKUP_TESTS) for n in ("search", "errors")],
 }

@@ -1,0 +1,377 @@
+"""Tests written for the course package's mutation survivors (tools/mutation.py course; issue 38).
+
+Each loads a small course written here and asserts on what an author or a learner sees: the
+problems ``torchcourse check`` prints (file, line, message), a snippet's settings as the runner
+gets them, the sections and parts the reader shows. The mutants each one kills are named in the
+commit messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchcourse.course import load_course
+
+COURSE_TOML = """title = "课程模型测试"
+chars_per_minute = 170
+
+[[chapters]]
+id = "01"
+file = "01-one.md"
+title = "第一章"
+promise = "只为测试课程模型"
+target_minutes = 1
+
+[[routes]]
+id = "A"
+name = "全部"
+audience = "测试"
+chapters = ["01"]
+"""
+
+HEAD = """# 第一章
+
+🎯 只为测试课程模型
+
+## 正文 {#body}
+
+"""
+
+TAIL = """
+## ✅ 检查点
+
+<!-- break -->
+
+## ⚡ 走神救援
+
+回顾。
+"""
+
+
+def load(tmp_path: Path, body: str, head: str = HEAD, tail: str = TAIL):
+    """A one-chapter course whose chapter is HEAD + body + TAIL; returns (course, chapter text)."""
+    root = tmp_path / "course"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "course.toml").write_text(COURSE_TOML, encoding="utf-8")
+    text = head + body + tail
+    (root / "01-one.md").write_text(text, encoding="utf-8")
+    return load_course(root), text
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, ln in enumerate(text.splitlines(), start=1) if needle in ln)
+
+
+def problems(course) -> list[tuple[int, str]]:
+    return [(p.line, p.message) for p in course.problems]
+
+
+def snippet_block(attrs: str, sid: str = "s", output: str = "1\n") -> str:
+    return f"```python {{#{sid} {attrs}}}\nprint(1)\n```\n\n```output\n{output}```\n\n"
+
+
+# ----------------------------------------------------------------------------- fence attributes
+
+
+def test_fence_attributes_at_their_bounds_are_taken(tmp_path):
+    body = (snippet_block("timeout=0.5", "half") + snippet_block("timeout=600", "max") + snippet_block("exit=1", "one")
+            + snippet_block("exit=255", "most") + snippet_block("raises=torch.OutOfMemoryError", "oom")
+            + snippet_block("cold", "c") + "```python {#g gpu}\nprint(1)\n```\n\n```python {#n norun}\nprint(1)\n```\n\n")
+    course, _ = load(tmp_path, body)
+    assert problems(course) == []
+    ch = course.chapter("01")
+    assert (ch.snippet("half").timeout, ch.snippet("max").timeout) == (0.5, 600.0)
+    flags = {sid: (ch.snippet(sid).cold, ch.snippet(sid).gpu, ch.snippet(sid).norun) for sid in ("c", "g", "n", "half")}
+    assert flags == {"c": (True, False, False), "g": (False, True, False), "n": (False, False, True), "half": (False, False, False)}
+    assert (ch.snippet("one").exit_code, ch.snippet("most").exit_code) == (1, 255)
+    assert ch.snippet("oom").raises == "torch.OutOfMemoryError"
+
+
+def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(tmp_path):
+    cases = {
+        "t2": ("timeout=1=2", "attribute timeout= needs a number of seconds above 0 and at most 600, got '1=2'"),
+        "t0": ("timeout=0", "attribute timeout= needs a number of seconds above 0 and at most 600, got '0'"),
+        "e0": ("exit=0", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '0'"),
+        "e256": ("exit=256", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '256'"),
+        "ex": ("exit=x", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got 'x'"),
+        "e12": ("exit=1=2", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '1=2'"),
+        "r1": ("raises=1Bad", "attribute raises= needs an exception class name such as RuntimeError, got '1Bad'"),
+        "r2": ("raises=A=B", "attribute raises= needs an exception class name such as RuntimeError, got 'A=B'"),
+        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, exit=N, timeout=N, raises=ExceptionName)"),
+        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, exit=N, timeout=N, raises=ExceptionName)"),
+    }
+    body = "".join(snippet_block(attrs, sid) for sid, (attrs, _) in cases.items())
+    course, text = load(tmp_path, body)
+    got = problems(course)
+    assert {p.file for p in course.problems} == {course.chapter("01").file}
+    for sid, (attrs, message) in cases.items():
+        assert (line_of(text, "{#" + sid + " "), message) in got, (sid, got)
+        snip = course.chapter("01").snippet(sid)
+        assert snip.bad_attrs == (attrs,)  # the runner refuses a snippet with a bad attribute
+        assert snip.exit_code is None and snip.raises is None
+    assert len(got) == len(cases)
+
+
+def test_a_python_fence_with_words_after_it_is_a_snippet_without_an_id(tmp_path):
+    course, text = load(tmp_path, "```python extra words\nprint(1)\n```\n\n```output\n1\n```\n\n")
+    assert problems(course) == [(line_of(text, "```python extra"), "python snippet without an id: write ```python {#some-id}")]
+    [snip] = course.chapter("01").snippets
+    assert snip.code == "print(1)\n"
+
+
+def test_a_fence_info_with_leading_spaces_is_read_the_same(tmp_path):
+    course, _ = load(tmp_path, "```   python {#spaced timeout=5}\nprint(1)\n```\n\n```output\n1\n```\n\n")
+    assert problems(course) == []
+    assert course.chapter("01").snippet("spaced").timeout == 5.0
+
+
+def test_a_comment_at_the_edge_of_looking_like_a_break_is_reported(tmp_path):
+    # "brisk" is as near to "break" as the rule allows (a similarity of exactly 0.6)
+    # only a comment's first six letters are compared: "outbreak" is an author's note
+    course, text = load(tmp_path, "一段话。\n\n<!-- brisk -->\n\n<!-- 作者的备注 -->\n\n<!-- outbreak of errors -->\n\n")
+    assert problems(course) == [(line_of(text, "brisk"), "'<!-- brisk -->' looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line")]
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def test_an_output_block_needs_its_snippet_right_before_it(tmp_path):
+    body = ("```output\n孤零零\n```\n\n" + "```python {#s}\nprint(1)\n```\n\n一段话。\n\n```output\n1\n```\n\n"
+            + "```python {#t}\nprint(1)\n```\n\n- 一个列表\n\n```output\n1\n```\n\n")
+    course, text = load(tmp_path, body)
+    lines = text.splitlines()
+    outputs = [i for i, ln in enumerate(lines, 1) if ln == "```output"]
+    assert problems(course) == [
+        (outputs[0], "```output block does not follow a ```python snippet"),
+        (line_of(text, "{#s}"), "snippet #s has no ```output block after it"),
+        (outputs[1], "```output block does not follow a ```python snippet"),
+        (line_of(text, "{#t}"), "snippet #t has no ```output block after it"),
+        (outputs[2], "```output block does not follow a ```python snippet"),
+    ]
+
+
+def test_only_python_aliases_with_braces_are_refused(tmp_path):
+    course, text = load(tmp_path, "```py\nprint(1)\n```\n\n```py {#alias}\nprint(1)\n```\n\n")
+    assert problems(course) == [(line_of(text, "```py {#alias}"), "```py {#alias}: only ```python fences are snippets (run, verified, accepted); write ```python {#alias} — or drop the braces if it is display-only code")]
+
+
+def test_callouts_are_found_by_their_first_text_and_nested_quotes_are_skipped(tmp_path):
+    body = ("> ⭐ 重点。\n\n> **⚠️ 注意**：小心。\n\n> 普通引用。\n\n> 外层\n>\n> > ⭐ 内层\n\n"
+            + "```python {#after}\nprint(1)\n```\n\n```output\n1\n```\n\n")
+    course, text = load(tmp_path, body)
+    assert problems(course) == []
+    ch = course.chapter("01")
+    assert [(c.kind, c.line, c.part) for c in ch.callouts] == [("star", line_of(text, "> ⭐ 重点"), 0), ("warn", line_of(text, "⚠️ 注意"), 0)]
+    assert ch.snippet("after").expected == "1\n"  # parsing goes on after the nested quote
+
+
+def test_an_unclosed_fence_is_named_at_its_line(tmp_path):
+    course, text = load(tmp_path, "```python {#open}\nprint(1)\n", tail="")
+    assert problems(course) == [
+        (line_of(text, "{#open}"), "code fence '```python {#open}' opened here is never closed: everything after it is code (add a closing ```)"),
+        (line_of(text, "{#open}"), "snippet #open has no ```output block after it"),
+        (len(text.splitlines()), "no '## ✅ 检查点' heading (the checkpoint)"),
+        (len(text.splitlines()), "no '## ⚡ 走神救援' heading (the recap)"),
+    ]
+    longer, _ = load(tmp_path / "b", "````python {#four}\nprint(1)\n```\n````\n\n```output\n1\n```\n\n")
+    assert problems(longer) == []  # ```` closes ````, ``` inside it is code
+
+
+def test_duplicate_anchors_name_the_first_line_and_parts_cover_the_file(tmp_path):
+    body = "## 甲 {#same}\n\n一。\n\n<!-- break: 中间 -->\n\n## 乙 {#same}\n\n二。\n\n"
+    course, text = load(tmp_path, body, tail="## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
+    assert problems(course) == [(line_of(text, "## 乙"), f"duplicate section anchor 'same' (first at line {line_of(text, '## 甲')})")]
+    ch = course.chapter("01")
+    n = len(text.splitlines())
+    mid, end = line_of(text, "break: 中间"), line_of(text, "<!-- break -->")
+    assert [(p.index, p.start_line, p.end_line, p.break_label) for p in ch.parts] == [(0, 1, mid, "中间"), (1, mid + 1, end, "断点"), (2, end + 1, n, None)]
+    assert [(s.anchor, s.part) for s in ch.sections if s.level == 2] == [("body", 0), ("same", 0), ("same", 1), ("检查点", 1), ("走神救援", 2)]
+
+
+def test_a_chinese_line_break_is_named_at_the_second_line(tmp_path):
+    course, text = load(tmp_path, "第一行的中文\n接着第二行。\n\n")
+    assert problems(course) == [(line_of(text, "第一行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+
+
+def test_a_section_anchor_that_is_a_snippet_id_elsewhere(tmp_path):
+    body = "```python {#clash}\nprint(1)\n```\n\n```output\n1\n```\n\n## 别处 {#clash}\n\n正文。\n\n"
+    course, text = load(tmp_path, body)
+    assert problems(course) == [(line_of(text, "## 别处"), f"section anchor #clash is also the id of the snippet at line {line_of(text, '{#clash}')}, which is not in this section: a link #clash leads here, never to the snippet; rename one of them")]
+
+
+def test_a_chapter_without_a_break_point(tmp_path):
+    course, text = load(tmp_path, "", tail="## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n")
+    assert (len(text.splitlines()), "chapter has no break point; it must end with <!-- break --> after its checkpoint") in problems(course)
+
+
+def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_link(tmp_path):
+    body = "~~~text\n```\n[不是链接](99#nowhere)\n```\n~~~\n\n见 [文件](../a.md)。\n\n"
+    course, text = load(tmp_path, body)
+    from torchcourse.course.links import link_problems
+
+    assert [(p.line, p.message) for p in link_problems(course)] == [
+        (line_of(text, "../a.md"), "link (../a.md) is neither a course link (02, 02#anchor, #anchor) nor a web address")]
+
+
+# ----------------------------------------------------------------------------- course.toml
+
+
+def course_problems(tmp_path, toml: str | bytes):
+    root = tmp_path / "course"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "01-one.md").write_text(HEAD + TAIL, encoding="utf-8")
+    path = root / "course.toml"
+    path.write_bytes(toml if isinstance(toml, bytes) else toml.encode("utf-8"))
+    course = load_course(root)
+    assert {p.file for p in course.problems} <= {path}
+    return course, problems(course)
+
+
+def test_course_toml_values_of_the_wrong_type_or_range_are_named_at_their_line(tmp_path):
+    base = COURSE_TOML
+    cases = [
+        (base.replace('title = "课程模型测试"', "title = 3"), [(1, "title must be a string, got 3"), (1, "course.toml needs a title")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = "bad id"'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 'bad id'")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = 7'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 7")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 0"), [(2, "chars_per_minute must be a positive integer, got 0")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = true"), [(2, "chars_per_minute must be a positive integer, got True")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 170\ncheckpoints = 5"), [(3, "checkpoints must be a folder name (a string), got 5")]),
+    ]
+    for n, (toml, expected) in enumerate(cases):
+        course, got = course_problems(tmp_path / str(n), toml)
+        assert got == expected, (toml, got)
+    course, _ = course_problems(tmp_path / "t", cases[0][0])
+    assert course.title == ""
+
+
+def test_a_chapter_file_outside_the_course_root_is_refused(tmp_path):
+    course, got = course_problems(tmp_path, COURSE_TOML.replace('file = "01-one.md"', 'file = "../one.md"'))
+    base = (tmp_path / "course").resolve()
+    assert got[0] == (6, f"chapter 01: file '../one.md' is outside the course root {base}; refused")
+    assert not any("missing file" in m for _, m in got)  # refused, never looked for
+    assert course.chapters == []
+
+
+def test_course_toml_that_is_not_utf8_or_not_toml(tmp_path):
+    _, got = course_problems(tmp_path / "a", COURSE_TOML.encode("utf-8").replace("课程模型测试".encode("utf-8"), b"\xff\xfe"))
+    offset = COURSE_TOML.encode("utf-8").index("课程模型测试".encode("utf-8"))
+    assert got == [(1, f"course.toml is not valid UTF-8 (byte 0xff at offset {offset}); save it as UTF-8")]
+    _, got = course_problems(tmp_path / "b", 'title = "x"\nchars_per_minute = = 3\n')
+    assert len(got) == 1 and got[0][0] == 2 and got[0][1].startswith("TOML 写法有误：")
+
+
+def test_a_chapter_file_with_a_byte_order_mark_or_a_bad_byte(tmp_path):
+    course, _ = load(tmp_path / "bom", "正文。\n\n")
+    md = course.chapter("01").file
+    md.write_bytes(b"\xef\xbb\xbf" + md.read_bytes())
+    course = load_course(md.parent)
+    assert problems(course) == [] and course.chapter("01").sections[0].title == "第一章"
+    md.write_bytes(md.read_bytes().replace("正文。".encode("utf-8"), b"ab\xffcd"))
+    course = load_course(md.parent)
+    text = md.read_bytes().decode("utf-8", "replace")
+    assert problems(course) == [(line_of(text, "ab"), "not valid UTF-8 (byte 0xff at column 3); save the file as UTF-8")]
+
+
+def test_the_course_id_the_progress_commands_use(tmp_path):
+    from torchcourse.course.loader import course_id_of, derived_course_id
+
+    root = tmp_path / "c"
+    root.mkdir()
+    assert course_id_of(root) == derived_course_id(root)  # no course.toml
+    (root / "course.toml").write_text('id = "my.course-1"\n' + COURSE_TOML, encoding="utf-8")
+    assert course_id_of(root) == "my.course-1"
+    (root / "course.toml").write_text('id = "bad id"\n' + COURSE_TOML, encoding="utf-8")
+    assert course_id_of(root) == derived_course_id(root)
+
+
+def test_chapter_and_route_entries_that_are_wrong_are_named_at_their_line(tmp_path):
+    chapter = '[[chapters]]\nid = "01"\nfile = "01-one.md"\ntitle = "第一章"\npromise = "只为测试课程模型"\ntarget_minutes = 1\n'
+    route = '[[routes]]\nid = "A"\nname = "全部"\naudience = "测试"\nchapters = ["01"]\n'
+    top = 'title = "课程模型测试"\n\n'
+    cases = [
+        (top + "chapters = [1]\n", [(3, "chapters must be [[chapters]] tables, got [1]")]),
+        (top + route, [(1, "course.toml lists no [[chapters]]"), (7, "route A: unknown chapter '01' (chapters: )"),
+                       (3, "route A: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read")]),
+        (top + chapter.replace("title =", "titel =") + route, [(6, "unknown key 'titel' in a chapter entry (did you mean title?) (known: id, file, title, promise, kind, planned, target_minutes, checkpoint)"),
+                                                               (3, "chapter entry lacks title")]),
+        (top + chapter.replace('file = "01-one.md"', "file = 1") + route, [(5, "chapter entry: file must be a string, got 1")]),
+        (top + chapter.replace('title = "第一章"', "title = 1") + route, [(6, "chapter 01: title must be a string, got 1")]),
+        (top + chapter.replace("target_minutes = 1", "target_minutes = 100000") + route, [(8, "chapter 01: target_minutes must be a positive number of minutes, got 100000")]),
+        (top + chapter + 'checkpoint = "../x.toml"\n' + route, [(9, f"chapter 01: checkpoint '../x.toml' is outside the checkpoints folder {(tmp_path / 'c6' / 'course' / 'checkpoints').resolve()}; refused")]),
+        (top + chapter + route.replace("[\"01\"]", "[\"01\", \"01\"]"), [(13, "route A: chapter '01' is listed twice; a route reads each chapter once")]),
+        (top + chapter + route.replace('name = "全部"\n', ""), [(9, "route entry lacks name")]),
+        (top + 'preload = ["bad name"]\n' + chapter + route, [(3, 'preload must be a list of module names the warm runner imports first (preload = ["torch"], or [] for none), got [\'bad name\']')]),
+        (top + 'not_covered = 3\n' + chapter + route, [(3, "not_covered must be a string (what the error lookup suggests for an error the course does not cover), got 3")]),
+    ]
+    for n, (toml, expected) in enumerate(cases):
+        course, got = course_problems(tmp_path / f"c{n}", toml)
+        assert set(expected) <= set(got), (n, got)
+        assert all("no chapter of it is usable" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
+    course, _ = course_problems(tmp_path / "c6b", cases[6][0])
+    assert course.chapter("01").checkpoint is None
+    from torchcourse.course.loader import DEFAULT_PRELOAD
+
+    course, _ = course_problems(tmp_path / "c9b", cases[9][0])
+    assert course.preload == tuple(DEFAULT_PRELOAD)  # a bad preload falls back to the default
+    course, _ = course_problems(tmp_path / "c10b", cases[10][0])
+    assert course.not_covered == ""
+    course, _ = course_problems(tmp_path / "c99", top + chapter.replace("target_minutes = 1", "target_minutes = 99999") + route)
+    assert course.problems == [] and course.chapter("01").target_minutes == 99999
+
+
+def test_checkpoints_may_live_beside_the_course_root_but_not_further(tmp_path):
+    toml = COURSE_TOML.replace("chars_per_minute = 170", 'chars_per_minute = 170\ncheckpoints = ".."')
+    course, got = course_problems(tmp_path / "a", toml)
+    assert got == [] and course.checkpoints_dir == (tmp_path / "a").resolve()
+    course, got = course_problems(tmp_path / "b", toml.replace('checkpoints = ".."', 'checkpoints = "../.."'))
+    assert got == [(3, "checkpoints folder '../..' is outside the course root and the folder around it; refused")]
+    assert course.checkpoints_dir == (tmp_path / "b" / "course" / "checkpoints").resolve()
+
+
+def test_reload_reads_the_edited_chapter_and_minutes_follow(tmp_path):
+    from torchcourse.course.loader import chapter_minutes, reload_chapter
+
+    course, text = load(tmp_path, "正文。\n\n")
+    ch = course.chapter("01")
+    before = ch.minutes
+    ch.file.write_text(text.replace("正文。", "正文。" + "很长的一段话" * 300 + "\n\n```python {#new}\nprint(1)\n```\n"), encoding="utf-8")
+    found = reload_chapter(course, "01")
+    assert [(p.line, p.message) for p in found] == [(line_of(ch.file.read_text(encoding="utf-8"), "{#new}"), "snippet #new has no ```output block after it")]
+    assert course.problems == found and ch.snippet("new") is not None
+    assert ch.minutes > before and course.routes[0].minutes == ch.minutes == chapter_minutes(ch)
+    assert reload_chapter(course, "99") is None and chapter_minutes(None) == 0
+    ch.file.unlink()
+    assert reload_chapter(course, "01") is None and ch.snippet("new") is not None  # unreadable now: nothing changes
+    from torchcourse.course import loader
+
+    assert loader.minutes_for(340, 170) == 2
+
+
+def test_fences_closed_on_the_last_line_or_empty_are_closed_and_a_lone_opener_is_not(tmp_path):
+    course, _ = load(tmp_path / "a", "```text\n```\n\n", tail=TAIL + "\n```text\n代码\n```")
+    assert problems(course) == []  # an empty block, and a block closed on the file's last line
+    course, text = load(tmp_path / "b", "", tail=TAIL + "\n```")
+    assert problems(course) == [(len(text.splitlines()), "code fence '```' opened here is never closed: everything after it is code (add a closing ```)")]
+
+
+def test_a_chapter_of_one_line_or_none_is_one_part(tmp_path):
+    for name, text, end in (("one", "# 第一章", 1), ("empty", "", 1)):
+        course, _ = load(tmp_path / name, "", head=text, tail="")
+        assert [(p.index, p.start_line, p.end_line) for p in course.chapter("01").parts] == [(0, 1, end)], name
+
+
+def test_sections_with_one_title_and_no_anchor(tmp_path):
+    course, text = load(tmp_path, "## 例子\n\n一。\n\n## 例子\n\n二。\n\n## 例子\n\n三。\n\n")
+    lines = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "## 例子"]
+    assert problems(course) == [
+        (lines[1], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
+        (lines[2], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
+    ]
+    assert [s.anchor for s in course.chapter("01").sections if s.title == "例子"] == ["例子", "例子-2", "例子-3"]
+
+
+def test_a_comment_between_a_snippet_and_its_output_parts_them_in_this_order(tmp_path):
+    course, text = load(tmp_path, "```python {#s}\nprint(1)\n```\n\n<!-- 作者的备注 -->\n\n```output\n1\n```\n\n")
+    # the output is refused where it stands; the snippet is found without one when the next block closes it
+    assert problems(course) == [(line_of(text, "```output"), "```output block does not follow a ```python snippet"),
+                                (line_of(text, "{#s}"), "snippet #s has no ```output block after it")]

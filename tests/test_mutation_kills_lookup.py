@@ -1,0 +1,236 @@
+"""Tests written for the lookup package's mutation survivors (tools/mutation.py lookup; issue 38).
+
+Each test asserts on what a learner sees: the search hits (chapter, part, line, section, the
+excerpt shown in the search screen) or the lookup's answers. The mutants each one kills are
+named in the commit messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchcourse.course import load_course
+from torchcourse.lookup import search_text
+
+COURSE_TOML = """title = "搜索测试课程"
+chars_per_minute = 170
+
+[[chapters]]
+id = "01"
+file = "01-one.md"
+title = "第一章"
+promise = "只为测试搜索"
+target_minutes = 1
+
+[[chapters]]
+id = "02"
+file = "02-two.md"
+title = "第二章"
+promise = "只为测试搜索"
+target_minutes = 1
+
+[[routes]]
+id = "A"
+name = "全部"
+audience = "测试"
+chapters = ["01", "02"]
+"""
+
+LONG = "开端" + "甲" * 148 + "目标词" + "乙" * 148 + "末端"  # a line of 303 characters, the query at 150
+
+CHAPTER_ONE = f"""# 第一章
+
+🎯 只为测试搜索
+
+开头的段落，还没有小节。
+
+## 第一节 {{#first}}
+
+见 [第二节](#second) 与 `code_span` 和 **粗体字**。
+
+> ⭐ 引用里的句子
+
+- 列表里的句子
+
+<!-- 注释里的秘密 --> 注释之外的字
+
+```python {{#snip}}
+print("片段输出")
+```
+
+```output
+片段输出
+```
+
+<!-- break: 中场休息 -->
+
+## 第二节 {{#second}}
+
+{LONG}
+
+短行里的目标词
+
+{'丁' * 34}一字之差{'戊' * 170}
+
+{'己' * 150}柚子{'庚' * 100}橙子{'辛' * 150}
+
+尾巴：苹果 香蕉
+
+## ✅ 检查点
+
+## ⚡ 走神救援
+
+<!-- break -->
+"""
+
+CHAPTER_TWO = """# 第二章
+
+🎯 只为测试搜索
+
+## 唯一一节 {#only}
+
+第二章里的苹果和香蕉。
+
+## ✅ 检查点
+
+## ⚡ 走神救援
+
+<!-- break -->
+"""
+
+
+def make_course(tmp_path: Path):
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "course.toml").write_text(COURSE_TOML, encoding="utf-8")
+    (root / "01-one.md").write_text(CHAPTER_ONE, encoding="utf-8")
+    (root / "02-two.md").write_text(CHAPTER_TWO, encoding="utf-8")
+    course = load_course(root)
+    return course
+
+
+def line_no(text: str, needle: str) -> int:
+    return next(n for n, ln in enumerate(text.splitlines(), start=1) if needle in ln)
+
+
+def test_search_results_show_lines_as_the_reader_shows_them(tmp_path):
+    course = make_course(tmp_path)
+    # a break point's label is what the 🛑 banner shows: it is found, shown alone
+    [label] = search_text(course, "中场休息")
+    assert (label.chapter_id, label.line, label.excerpt) == ("01", line_no(CHAPTER_ONE, "中场休息"), "中场休息")
+    # any other comment is not text: neither found nor shown
+    assert search_text(course, "注释里的秘密") == []
+    [beside] = search_text(course, "注释之外")
+    assert beside.excerpt == "注释之外的字"
+    # a link shows its text, never its target
+    [link] = search_text(course, "与 code_span")
+    assert link.excerpt == "见 第二节 与 code_span 和 粗体字。"
+    assert search_text(course, "(#second)") == []
+    # a heading: no hashes, no {#anchor}
+    heading = [h for h in search_text(course, "第一节") if h.line == line_no(CHAPTER_ONE, "## 第一节")]
+    assert [(h.excerpt, h.anchor) for h in heading] == [("第一节", "first")]  # a heading's hit is in its own section
+    assert search_text(course, "{#first}") == []
+    # quote and list marks are not text either
+    assert [h.excerpt for h in search_text(course, "引用里的句子")] == ["⭐ 引用里的句子"]
+    assert [h.excerpt for h in search_text(course, "列表里的句子")] == ["列表里的句子"]
+    # a fence line (```python {#snip}) is no text: "python" is found nowhere in the prose
+    assert search_text(course, "python") == []
+    # the snippet's code and output are text
+    assert [h.line for h in search_text(course, "片段输出")] == [line_no(CHAPTER_ONE, 'print("片段输出")'),
+                                                              line_no(CHAPTER_ONE, "片段输出") + 4]
+
+
+def test_a_long_line_is_shown_as_a_window_around_the_hit(tmp_path):
+    course = make_course(tmp_path)
+    hits = search_text(course, "目标词")
+    assert [h.line for h in hits] == [line_no(CHAPTER_ONE, LONG), line_no(CHAPTER_ONE, "短行里的目标词")]
+    long, short = hits
+    # 100 characters of the 303, starting a third of the width before the hit, cut on both sides
+    start = 150 - 100 // 3
+    assert long.excerpt == "…" + LONG[start:start + 100] + "…"
+    assert short.excerpt == "短行里的目标词"  # a short line is shown whole
+    # a hit near the start of a long line: no leading "…"; near its end: no trailing one
+    [head] = search_text(course, "开端")
+    assert head.excerpt == LONG[:100] + "…"
+    [tail] = search_text(course, "末端")
+    assert tail.excerpt == "…" + LONG[-100:]
+
+
+def test_a_line_of_exactly_the_width_is_shown_whole(tmp_path):
+    course = make_course(tmp_path)
+    exact = "丙" * 97 + "恰好的"  # 100 characters
+    md = course.root / "01-one.md"
+    md.write_text(CHAPTER_ONE.replace("短行里的目标词", exact), encoding="utf-8")
+    course = load_course(course.root)
+    [hit] = search_text(course, "恰好的")
+    assert hit.excerpt == exact
+
+
+def test_hits_name_their_part_and_section(tmp_path):
+    course = make_course(tmp_path)
+    [intro] = search_text(course, "开头的段落")
+    assert (intro.part, intro.anchor) == (0, "第一章")  # before the first ## section: the title's
+    [first] = search_text(course, "列表里的句子")
+    assert (first.part, first.anchor) == (0, "first")
+    [second] = search_text(course, "短行里的目标词")
+    assert (second.part, second.anchor) == (1, "second")  # after the break point
+    # every word of the query on one line, in any order: one hit per chapter that has them
+    both = search_text(course, "香蕉 苹果")
+    assert [(h.chapter_id, h.anchor) for h in both] == [("01", "second"), ("02", "only")]
+    assert both[0].excerpt == "尾巴：苹果 香蕉"
+    # the limit counts hits over the whole course, in course order
+    assert [(h.chapter_id) for h in search_text(course, "香蕉 苹果", limit=1)] == ["01"]
+    assert search_text(course, "  ") == []
+
+
+def test_the_window_marks_even_one_hidden_character(tmp_path):
+    course = make_course(tmp_path)
+    line = "丁" * 34 + "一字之差" + "戊" * 170
+    [hit] = search_text(course, "一字之差")  # the window starts at character 1: one is hidden
+    assert hit.excerpt == "…" + line[1:101] + "…"
+
+
+def test_a_hit_on_every_word_is_shown_around_the_first_word(tmp_path):
+    course = make_course(tmp_path)
+    line = "己" * 150 + "柚子" + "庚" * 100 + "橙子" + "辛" * 150
+    [hit] = search_text(course, "柚子 橙子")
+    assert hit.excerpt == "…" + line[150 - 33:150 - 33 + 100] + "…"
+    [hit] = search_text(course, "橙子 柚子")  # the first word of the query, wherever it stands
+    start = 150 + 2 + 100 - 33
+    assert hit.excerpt == "…" + line[start:start + 100] + "…"
+
+
+def test_at_most_fifty_hits_by_default(tmp_path):
+    course = make_course(tmp_path)
+    md = course.root / "02-two.md"
+    md.write_text(CHAPTER_TWO.replace("第二章里的苹果和香蕉。", "\n\n".join(f"第 {i} 行重复的话" for i in range(60))), encoding="utf-8")
+    course = load_course(course.root)
+    hits = search_text(course, "重复的话")
+    assert len(hits) == 50 and hits[-1].excerpt == "第 49 行重复的话"
+
+
+def test_a_line_before_any_heading_has_no_section_even_after_a_hit_in_one(tmp_path):
+    course = make_course(tmp_path)
+    (course.root / "02-two.md").write_text("卷首：尾巴之前\n\n" + CHAPTER_TWO, encoding="utf-8")
+    course = load_course(course.root)
+    hits = search_text(course, "尾巴")
+    assert [(h.chapter_id, h.line, h.anchor) for h in hits] == [("01", line_no(CHAPTER_ONE, "尾巴"), "second"), ("02", 1, None)]
+
+
+def test_an_error_excerpt_from_a_snippet_is_at_most_400_characters():
+    from torchcourse.lookup import errors_in_output
+
+    [text] = errors_in_output("RuntimeError: " + "x" * 500 + "\n")
+    assert text == ("RuntimeError: " + "x" * 500)[:400]
+    [text] = errors_in_output("RuntimeError:\n" + "".join(f"  line {i} of the message below\n" for i in range(40)))
+    assert len(text) < 400 + 40 and text.startswith("RuntimeError: line 0 of the message below line 1")
+
+
+def test_only_the_last_20000_characters_of_a_paste_are_read():
+    from torchcourse.lookup.errors import MAX_PASTE, messages_of
+
+    head = "ValueError: alpha\n"
+    text = head + "." * (MAX_PASTE - len(head) + 1)  # one character too many: the V is cut off
+    assert len(text) == 20_001
+    assert "valueerror" not in [m.type for m in messages_of(text)]
+    assert "valueerror" in [m.type for m in messages_of(head + "." * (MAX_PASTE - len(head)))]  # exactly 20000: read
