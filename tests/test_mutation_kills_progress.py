@@ -343,3 +343,64 @@ def test_a_read_never_waits_for_another_connections_write(store, tmp_path, read)
         holder.close()
         t.join(60)
     assert out["value"] != "Z"  # the uncommitted write is not seen
+
+
+# -- write methods take the write lock when their transaction begins (issue 38, h38c) ------------
+
+
+def _route_import(tmp_path):
+    return _export(tmp_path, route="B", chapters=[{"chapter_id": "04", "furthest_break": 2, "completed": False}], parts_read=[])
+
+
+_WRITES = {
+    "set_route": (lambda s, tmp: s.set_route("C"), lambda s: s.get_route() == "C"),
+    "mark_part_read": (lambda s, tmp: s.mark_part_read("02", 1), lambda s: s.parts_read("02") == {"02": {1}}),
+    "start_attempt": (lambda s, tmp: s.start_attempt("02", 7), lambda s: s.open_attempt("02").seed == 7),
+    "finish_attempt": (lambda s, tmp: s.finish_attempt(1), lambda s: s.open_attempt("02") is None),
+    "record_run": (lambda s, tmp: s.record_run("02", "s1", "pass"), lambda s: [r.verdict for r in s.runs("02")] == ["pass"]),
+    "import_json": (lambda s, tmp: s.import_json(_route_import(tmp)), lambda s: s.get_route() == "B" and s.chapter_progress("04").furthest_break == 2),
+}
+
+
+@pytest.mark.parametrize("method", sorted(_WRITES))
+def test_no_other_connection_writes_inside_a_write_methods_transaction(store, tmp_path, method):
+    # kills store.py:453 (set_route), :594 (mark_part_read), :633 (start_attempt), :645
+    # (finish_attempt), :683 (record_run), :856 (import_json): _tx(True) -> _tx(False). A write
+    # method's transaction must hold the write lock from its BEGIN: with a deferred BEGIN another
+    # process (a second torchcourse on the same data directory) can commit between the method's
+    # reads and its writes, and the method's first write then fails at once with
+    # SQLITE_BUSY_SNAPSHOT, which the learner sees as "读写进度库 … 时出错：database is locked"
+    # (import_json reads the route before it sets it: checked by hand on the :856 mutant with the
+    # other write made at its first INSERT). Deterministic, no thread and no clock: the
+    # store's own connection traces its statements, and at the first statement after BEGIN another
+    # connection tries to write without waiting (timeout 0).
+    import sqlite3
+
+    if method == "finish_attempt":
+        store.start_attempt("02", 7)
+    other = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None, timeout=0)
+    tried: list[str] = []
+
+    def trace(sql: str) -> None:
+        if tried or sql.lstrip().upper().startswith("BEGIN"):
+            return
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("INSERT INTO runs (course_id, chapter_id, snippet_id, verdict, at) VALUES ('zz-other', '09', 'x', 'pass', '2026-01-01T00:00:00+00:00')")
+            other.execute("COMMIT")
+            tried.append("written")
+        except sqlite3.OperationalError as exc:
+            tried.append(str(exc))
+            if other.in_transaction:
+                other.execute("ROLLBACK")
+
+    conn = store._conn
+    conn.set_trace_callback(trace)
+    try:
+        do, check = _WRITES[method]
+        do(store, tmp_path)
+    finally:
+        conn.set_trace_callback(None)
+        other.close()
+    assert tried == ["database is locked"], f"{method}: another connection wrote inside its transaction: {tried}"
+    assert check(store), f"{method}: its write is not stored"
