@@ -404,3 +404,34 @@ def test_no_other_connection_writes_inside_a_write_methods_transaction(store, tm
         other.close()
     assert tried == ["database is locked"], f"{method}: another connection wrote inside its transaction: {tried}"
     assert check(store), f"{method}: its write is not stored"
+
+
+def test_a_corrupt_databases_wal_is_moved_aside_with_it(tmp_path):
+    # kills store.py:344 (the -wal / -shm os.replace deleted): the last commits of a WAL database
+    # live in its -wal file until a checkpoint; when the main file is found corrupt while another
+    # connection still has it open (so SQLite has not folded or removed the -wal), the -wal and
+    # -shm must go aside with it, byte for byte, not be left to the new empty database (which
+    # SQLite then resets: on the mutant both are gone)
+    import sqlite3
+
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("A")
+    s.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("PRAGMA wal_autocheckpoint = 0")
+        other.execute("INSERT INTO runs (course_id, chapter_id, snippet_id, verdict, at) VALUES ('x', '09', 's', 'pass', '2026-01-01T00:00:00+00:00')")
+        wal = path.with_name(path.name + "-wal").read_bytes()
+        assert len(wal) > 32  # the insert is in the -wal, not yet in the main file
+        with open(path, "r+b") as f:
+            f.write(b"garbage!" * (path.stat().st_size // 8))
+        s, notice = open_store(path)
+        s.close()
+    finally:
+        other.close()
+    assert notice is not None and "进度文件已损坏" in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
+    assert len(moved) == 1, sorted(p.name for p in tmp_path.iterdir())
+    assert moved[0].with_name(moved[0].name + "-wal").read_bytes() == wal
+    assert moved[0].with_name(moved[0].name + "-shm").exists()
