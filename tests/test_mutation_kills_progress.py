@@ -486,3 +486,101 @@ def test_closing_the_writer_closes_its_own_connection_and_keeps_the_apps(store, 
     with pytest.raises(StoreError, match="进度库已关闭"):
         given[0].get_route()
     assert store.get_route() == "D"
+
+
+# -- opening: busy, unreadable and half-made files (issue 38, h38c) --------------------------------
+
+
+def test_a_database_another_process_is_setting_up_is_reported_busy_not_broken(tmp_path, monkeypatch):
+    # kills store.py:294 (`raise _Busy` deleted in _connect): another torchcourse holds the write
+    # lock while it creates the schema of a new database; this one finds the file readable (WAL)
+    # but cannot migrate it. It must wait and, while the lock stays, say the file is busy — not
+    # "无法打开进度库 …: database is locked" — and leave the file alone. The lock is held for the
+    # whole call (no race); the busy timeout is shortened so the refusal comes at once.
+    import sqlite3
+
+    from torchcourse.progress import store as store_mod
+
+    path = tmp_path / "p.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("PRAGMA journal_mode = WAL")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE settings (key TEXT)")
+        monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_S", 0.3)
+        with pytest.raises(StoreError) as info:
+            open_store(path)
+        assert str(info.value) == f"进度库 {path} 一直被另一个进程占用，请稍后再试。"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []
+    s, notice = open_store(path)  # the lock gone, the same file opens
+    try:
+        assert notice is None
+        s.set_route("A")
+        assert s.get_route() == "A"
+    finally:
+        s.close()
+
+
+def test_a_directory_where_the_database_should_be_is_moved_aside_as_unreadable(tmp_path):
+    # pins the connect-time SQLITE_CANTOPEN path (store.py:276-278): the thing in the way is moved
+    # aside with what it holds, the learner is told it could not be read, and a new database works.
+    # It does NOT kill :298 (the same error after the connect succeeded): checked on that mutant,
+    # sqlite3.connect itself fails on a directory, so :298 is not reached this way.
+    path = tmp_path / "p.sqlite3"
+    path.mkdir()
+    (path / "keep.txt").write_text("mine", encoding="utf-8")
+    s, notice = open_store(path)
+    try:
+        s.set_route("A")
+        assert s.get_route() == "A"
+    finally:
+        s.close()
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ")
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-")]
+    assert len(moved) == 1 and str(moved[0]) in notice
+    assert (moved[0] / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("tables", [["settings"], "all"])
+def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_path, tables):
+    # kills store.py:297 (`existed and code in (CANTOPEN, IOERR)` -> `or`: any error on an
+    # existing file would move it aside as unreadable) and :232 (`tables <= _ALL_OUR_TABLES` ->
+    # `<`: a version-0 file holding exactly our table names would be called a database with
+    # "别的表", other tables, which it has not). The migration cannot create a table that exists:
+    # the file is refused with SQLite's reason, under its own path, its tables and version
+    # unchanged (only its journal mode is: _connect switches it to WAL before migrating).
+    import sqlite3
+
+    from torchcourse.progress import store as store_mod
+
+    names = sorted(store_mod._ALL_OUR_TABLES) if tables == "all" else tables
+    path = tmp_path / "p.sqlite3"
+    c = sqlite3.connect(path)
+    for name in names:
+        c.execute(f"CREATE TABLE {name} (x)")
+    c.commit()
+    c.close()
+    with pytest.raises(StoreError) as info:
+        open_store(path)
+    assert str(info.value) == f"无法打开进度库 {path}：table settings already exists"
+    c = sqlite3.connect(path)
+    try:
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 0
+        assert sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master")) == names
+    finally:
+        c.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["p.sqlite3"]
+
+
+def test_a_part_index_given_as_text_is_stored_as_its_number(store):
+    # kills store.py:591 (`part_index = int(part_index)` deleted): the index is taken as a number
+    # whatever type it comes in (as set_position takes its part), so "1" is part 1, compared and
+    # stored as one; the mutant compares text with 0 and raises TypeError
+    assert store.mark_part_read("02", "1") is True
+    assert store.mark_part_read("02", 1) is False  # the same part
+    assert store.parts_read("02") == {"02": {1}}
+    with pytest.raises(ValueError, match="0-based"):
+        store.mark_part_read("02", "-1")
