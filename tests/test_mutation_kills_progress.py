@@ -544,14 +544,18 @@ def test_a_directory_where_the_database_should_be_is_moved_aside_as_unreadable(t
     assert (moved[0] / "keep.txt").read_text(encoding="utf-8") == "mine"
 
 
-@pytest.mark.parametrize("tables", [["settings"], "all"])
-def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_path, tables):
+@pytest.mark.parametrize("tables, clash", [(["settings"], "settings"), ("all", "settings"), (["quiz_attempts"], "quiz_attempts")])
+def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_path, tables, clash):
     # kills store.py:297 (`existed and code in (CANTOPEN, IOERR)` -> `or`: any error on an
     # existing file would move it aside as unreadable) and :232 (`tables <= _ALL_OUR_TABLES` ->
     # `<`: a version-0 file holding exactly our table names would be called a database with
     # "别的表", other tables, which it has not). The migration cannot create a table that exists:
     # the file is refused with SQLite's reason, under its own path, its tables and version
-    # unchanged (only its journal mode is: _connect switches it to WAL before migrating).
+    # unchanged (only its journal mode is: _connect switches it to WAL before migrating). With
+    # only quiz_attempts (made by the last migration) the first five migrations run and create
+    # their tables before the clash: all of it is rolled back. (store.py:321, the migration's
+    # own ROLLBACK deleted, passes this too: _connect closes the connection on every error, and
+    # closing rolls the transaction back — equivalent.)
     import sqlite3
 
     from torchcourse.progress import store as store_mod
@@ -565,7 +569,7 @@ def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_pat
     c.close()
     with pytest.raises(StoreError) as info:
         open_store(path)
-    assert str(info.value) == f"无法打开进度库 {path}：table settings already exists"
+    assert str(info.value) == f"无法打开进度库 {path}：table {clash} already exists"
     c = sqlite3.connect(path)
     try:
         assert c.execute("PRAGMA user_version").fetchone()[0] == 0
@@ -584,3 +588,29 @@ def test_a_part_index_given_as_text_is_stored_as_its_number(store):
     assert store.parts_read("02") == {"02": {1}}
     with pytest.raises(ValueError, match="0-based"):
         store.mark_part_read("02", "-1")
+
+
+def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_path):
+    # kills store.py:298 (`raise _Unusable(..., unreadable=True)` deleted): the file opens, but
+    # its first read fails with SQLITE_CANTOPEN because its -wal cannot be opened (a directory
+    # stands in its place). The file is moved aside unchanged, with the thing in the way, the
+    # learner is told it could not be read and where it went, and a new database works; the
+    # mutant refuses to start ("无法打开进度库 …").
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("A")
+    s.close()
+    before = path.read_bytes()
+    path.with_name(path.name + "-wal").mkdir()
+    s, notice = open_store(path)
+    try:
+        assert s.get_route() is None
+        s.set_route("B")
+        assert s.get_route() == "B"
+    finally:
+        s.close()
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and "unable to open database file" in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith("-wal")]
+    assert len(moved) == 1 and str(moved[0]) in notice
+    assert moved[0].read_bytes() == before
+    assert moved[0].with_name(moved[0].name + "-wal").is_dir()
