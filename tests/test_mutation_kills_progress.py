@@ -555,7 +555,8 @@ def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_pat
     # only quiz_attempts (made by the last migration) the first five migrations run and create
     # their tables before the clash: all of it is rolled back. (store.py:321, the migration's
     # own ROLLBACK deleted, passes this too: _connect closes the connection on every error, and
-    # closing rolls the transaction back — equivalent.)
+    # closing rolls the transaction back — equivalent.) Also kills :299's negated condition (the
+    # error would be reported as a read-only data directory).
     import sqlite3
 
     from torchcourse.progress import store as store_mod
@@ -614,3 +615,28 @@ def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_
     assert len(moved) == 1 and str(moved[0]) in notice
     assert moved[0].read_bytes() == before
     assert moved[0].with_name(moved[0].name + "-wal").is_dir()
+
+
+def test_a_database_that_fails_with_an_io_error_is_moved_aside_as_unreadable(tmp_path):
+    # kills store.py:45 (`_SQLITE_IOERR = 10` -> 11): SQLITE_IOERR is a reason to move the file
+    # aside as unreadable, not to refuse to start. Made real and deterministic: a FIFO stands
+    # where the -shm file goes, SQLite cannot size or map it and answers "disk I/O error" (code
+    # 10) at the first read. The mutant reports "无法打开进度库 …：disk I/O error" and stops.
+    import os
+
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("A")
+    s.close()
+    before = path.read_bytes()
+    os.mkfifo(path.with_name(path.name + "-shm"))
+    s, notice = open_store(path)
+    try:
+        s.set_route("B")
+        assert s.get_route() == "B"
+    finally:
+        s.close()
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and "disk I/O error" in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
+    assert len(moved) == 1 and str(moved[0]) in notice
+    assert moved[0].read_bytes() == before
