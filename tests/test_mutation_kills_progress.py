@@ -640,3 +640,12 @@ def test_a_database_that_fails_with_an_io_error_is_moved_aside_as_unreadable(tmp
     moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
     assert len(moved) == 1 and str(moved[0]) in notice
     assert moved[0].read_bytes() == before
+
+
+def test_an_import_takes_a_choice_order_of_exactly_a_hundred(store, tmp_path):
+    # kills store.py:1011 (`len(shown) > 100` -> `>=`): 100 choices is the largest order taken
+    # (101 is refused: test_an_import_names_the_item_it_refuses), kept as it was written
+    order = list(range(99, -1, -1))
+    f = _export(tmp_path, answers=[{**_ANSWER, "shown": order}])
+    assert store.import_json(f)["answers"] == 1
+    assert [a.shown for a in store.answers()] == [tuple(order)]
