@@ -437,57 +437,6 @@ def test_a_corrupt_databases_wal_is_moved_aside_with_it(tmp_path):
     assert moved[0].with_name(moved[0].name + "-shm").exists()
 
 
-# -- the progress writer (tui/writer.py) (issue 38, h38c) ------------------------------------------
-
-
-def test_a_queued_place_not_yet_taken_by_the_writer_is_replaced_by_the_next_one(store):
-    # kills writer.py:75 (`else 0` -> 1): while nothing is being written and nothing has failed,
-    # a queued write with the same key is replaced even at the head of the queue (only the latest
-    # reading place matters). The state "queued, not yet taken by the thread" is held, not timed:
-    # the test holds the writer's condition lock (re-entrant, so submit() from this thread still
-    # runs) and the thread cannot take the head until it is released.
-    import asyncio
-
-    from torchcourse.tui.writer import ProgressWriter
-
-    ran: list[str] = []
-
-    async def main():
-        w = ProgressWriter(store)
-        with w._cv:
-            w.submit("阅读位置（01 章）", lambda s: (ran.append("old"), s.set_position("01", 1)), key=("place", "01"))
-            w.submit("阅读位置（01 章）", lambda s: (ran.append("new"), s.set_position("01", 5)), key=("place", "01"))
-            assert w.pending("place") == [("place", "01")]
-            assert w.unsaved() == ["阅读位置（01 章）"]
-        assert w.close() == []
-
-    asyncio.run(main())
-    assert ran == ["new"]
-    assert store.last_position()[:2] == ("01", 5)
-
-
-def test_closing_the_writer_closes_its_own_connection_and_keeps_the_apps(store, tmp_path):
-    # kills writer.py:108 (`writer is not self.store` -> `is`): close() closes the connection the
-    # writer opened for itself (the store its jobs were given), and never the app's own store,
-    # which the app still reads from after the writer is gone
-    import asyncio
-
-    from torchcourse.tui.writer import ProgressWriter
-
-    given: list = []
-
-    async def main():
-        w = ProgressWriter(store)
-        w.submit("路线", lambda s: (given.append(s), s.set_route("D")))
-        assert w.close() == []
-
-    asyncio.run(main())
-    assert len(given) == 1 and given[0] is not store
-    with pytest.raises(StoreError, match="进度库已关闭"):
-        given[0].get_route()
-    assert store.get_route() == "D"
-
-
 # -- opening: busy, unreadable and half-made files (issue 38, h38c) --------------------------------
 
 
