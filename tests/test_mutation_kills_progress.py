@@ -343,3 +343,258 @@ def test_a_read_never_waits_for_another_connections_write(store, tmp_path, read)
         holder.close()
         t.join(60)
     assert out["value"] != "Z"  # the uncommitted write is not seen
+
+
+# -- write methods take the write lock when their transaction begins (issue 38, h38c) ------------
+
+
+def _route_import(tmp_path):
+    return _export(tmp_path, route="B", chapters=[{"chapter_id": "04", "furthest_break": 2, "completed": False}], parts_read=[])
+
+
+_WRITES = {
+    "set_route": (lambda s, tmp: s.set_route("C"), lambda s: s.get_route() == "C"),
+    "mark_part_read": (lambda s, tmp: s.mark_part_read("02", 1), lambda s: s.parts_read("02") == {"02": {1}}),
+    "start_attempt": (lambda s, tmp: s.start_attempt("02", 7), lambda s: s.open_attempt("02").seed == 7),
+    "finish_attempt": (lambda s, tmp: s.finish_attempt(1), lambda s: s.open_attempt("02") is None),
+    "record_run": (lambda s, tmp: s.record_run("02", "s1", "pass"), lambda s: [r.verdict for r in s.runs("02")] == ["pass"]),
+    "import_json": (lambda s, tmp: s.import_json(_route_import(tmp)), lambda s: s.get_route() == "B" and s.chapter_progress("04").furthest_break == 2),
+}
+
+
+@pytest.mark.parametrize("method", sorted(_WRITES))
+def test_no_other_connection_writes_inside_a_write_methods_transaction(store, tmp_path, method):
+    # kills store.py:453 (set_route), :594 (mark_part_read), :633 (start_attempt), :645
+    # (finish_attempt), :683 (record_run), :856 (import_json): _tx(True) -> _tx(False). A write
+    # method's transaction must hold the write lock from its BEGIN: with a deferred BEGIN another
+    # process (a second torchcourse on the same data directory) can commit between the method's
+    # reads and its writes, and the method's first write then fails at once with
+    # SQLITE_BUSY_SNAPSHOT, which the learner sees as "读写进度库 … 时出错：database is locked"
+    # (import_json reads the route before it sets it: checked by hand on the :856 mutant with the
+    # other write made at its first INSERT). Deterministic, no thread and no clock: the
+    # store's own connection traces its statements, and at the first statement after BEGIN another
+    # connection tries to write without waiting (timeout 0).
+    import sqlite3
+
+    if method == "finish_attempt":
+        store.start_attempt("02", 7)
+    other = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None, timeout=0)
+    tried: list[str] = []
+
+    def trace(sql: str) -> None:
+        if tried or sql.lstrip().upper().startswith("BEGIN"):
+            return
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("INSERT INTO runs (course_id, chapter_id, snippet_id, verdict, at) VALUES ('zz-other', '09', 'x', 'pass', '2026-01-01T00:00:00+00:00')")
+            other.execute("COMMIT")
+            tried.append("written")
+        except sqlite3.OperationalError as exc:
+            tried.append(str(exc))
+            if other.in_transaction:
+                other.execute("ROLLBACK")
+
+    conn = store._conn
+    conn.set_trace_callback(trace)
+    try:
+        do, check = _WRITES[method]
+        do(store, tmp_path)
+    finally:
+        conn.set_trace_callback(None)
+        other.close()
+    assert tried == ["database is locked"], f"{method}: another connection wrote inside its transaction: {tried}"
+    assert check(store), f"{method}: its write is not stored"
+
+
+def test_a_corrupt_databases_wal_is_moved_aside_with_it(tmp_path):
+    # kills store.py:344 (the -wal / -shm os.replace deleted): the last commits of a WAL database
+    # live in its -wal file until a checkpoint; when the main file is found corrupt while another
+    # connection still has it open (so SQLite has not folded or removed the -wal), the -wal and
+    # -shm must go aside with it, byte for byte, not be left to the new empty database (which
+    # SQLite then resets: on the mutant both are gone)
+    import sqlite3
+
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("A")
+    s.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("PRAGMA wal_autocheckpoint = 0")
+        other.execute("INSERT INTO runs (course_id, chapter_id, snippet_id, verdict, at) VALUES ('x', '09', 's', 'pass', '2026-01-01T00:00:00+00:00')")
+        wal = path.with_name(path.name + "-wal").read_bytes()
+        assert len(wal) > 32  # the insert is in the -wal, not yet in the main file
+        with open(path, "r+b") as f:
+            f.write(b"garbage!" * (path.stat().st_size // 8))
+        s, notice = open_store(path)
+        s.close()
+    finally:
+        other.close()
+    assert notice is not None and "进度文件已损坏" in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
+    assert len(moved) == 1, sorted(p.name for p in tmp_path.iterdir())
+    assert moved[0].with_name(moved[0].name + "-wal").read_bytes() == wal
+    assert moved[0].with_name(moved[0].name + "-shm").exists()
+
+
+# -- opening: busy, unreadable and half-made files (issue 38, h38c) --------------------------------
+
+
+def test_a_database_another_process_is_setting_up_is_reported_busy_not_broken(tmp_path, monkeypatch):
+    # kills store.py:294 (`raise _Busy` deleted in _connect): another torchcourse holds the write
+    # lock while it creates the schema of a new database; this one finds the file readable (WAL)
+    # but cannot migrate it. It must wait and, while the lock stays, say the file is busy — not
+    # "无法打开进度库 …: database is locked" — and leave the file alone. The lock is held for the
+    # whole call (no race); the busy timeout is shortened so the refusal comes at once.
+    import sqlite3
+
+    from torchcourse.progress import store as store_mod
+
+    path = tmp_path / "p.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("PRAGMA journal_mode = WAL")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE settings (key TEXT)")
+        monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_S", 0.3)
+        with pytest.raises(StoreError) as info:
+            open_store(path)
+        assert str(info.value) == f"进度库 {path} 一直被另一个进程占用，请稍后再试。"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []
+    s, notice = open_store(path)  # the lock gone, the same file opens
+    try:
+        assert notice is None
+        s.set_route("A")
+        assert s.get_route() == "A"
+    finally:
+        s.close()
+
+
+def test_a_directory_where_the_database_should_be_is_moved_aside_as_unreadable(tmp_path):
+    # pins the connect-time SQLITE_CANTOPEN path (store.py:276-278): the thing in the way is moved
+    # aside with what it holds, the learner is told it could not be read, and a new database works.
+    # It does NOT kill :298 (the same error after the connect succeeded): checked on that mutant,
+    # sqlite3.connect itself fails on a directory, so :298 is not reached this way.
+    path = tmp_path / "p.sqlite3"
+    path.mkdir()
+    (path / "keep.txt").write_text("mine", encoding="utf-8")
+    s, notice = open_store(path)
+    try:
+        s.set_route("A")
+        assert s.get_route() == "A"
+    finally:
+        s.close()
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ")
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-")]
+    assert len(moved) == 1 and str(moved[0]) in notice
+    assert (moved[0] / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize("tables, clash", [(["settings"], "settings"), ("all", "settings"), (["quiz_attempts"], "quiz_attempts")])
+def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_path, tables, clash):
+    # kills store.py:297 (`existed and code in (CANTOPEN, IOERR)` -> `or`: any error on an
+    # existing file would move it aside as unreadable) and :232 (`tables <= _ALL_OUR_TABLES` ->
+    # `<`: a version-0 file holding exactly our table names would be called a database with
+    # "别的表", other tables, which it has not). The migration cannot create a table that exists:
+    # the file is refused with SQLite's reason, under its own path, its tables and version
+    # unchanged (only its journal mode is: _connect switches it to WAL before migrating). With
+    # only quiz_attempts (made by the last migration) the first five migrations run and create
+    # their tables before the clash: all of it is rolled back. (store.py:321, the migration's
+    # own ROLLBACK deleted, passes this too: _connect closes the connection on every error, and
+    # closing rolls the transaction back — equivalent.) Also kills :299's negated condition (the
+    # error would be reported as a read-only data directory).
+    import sqlite3
+
+    from torchcourse.progress import store as store_mod
+
+    names = sorted(store_mod._ALL_OUR_TABLES) if tables == "all" else tables
+    path = tmp_path / "p.sqlite3"
+    c = sqlite3.connect(path)
+    for name in names:
+        c.execute(f"CREATE TABLE {name} (x)")
+    c.commit()
+    c.close()
+    with pytest.raises(StoreError) as info:
+        open_store(path)
+    assert str(info.value) == f"无法打开进度库 {path}：table {clash} already exists"
+    c = sqlite3.connect(path)
+    try:
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 0
+        assert sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master")) == names
+    finally:
+        c.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["p.sqlite3"]
+
+
+def test_a_part_index_given_as_text_is_stored_as_its_number(store):
+    # kills store.py:591 (`part_index = int(part_index)` deleted): the index is taken as a number
+    # whatever type it comes in (as set_position takes its part), so "1" is part 1, compared and
+    # stored as one; the mutant compares text with 0 and raises TypeError
+    assert store.mark_part_read("02", "1") is True
+    assert store.mark_part_read("02", 1) is False  # the same part
+    assert store.parts_read("02") == {"02": {1}}
+    with pytest.raises(ValueError, match="0-based"):
+        store.mark_part_read("02", "-1")
+
+
+def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_path):
+    # kills store.py:298 (`raise _Unusable(..., unreadable=True)` deleted): the file opens, but
+    # its first read fails with SQLITE_CANTOPEN because its -wal cannot be opened (a directory
+    # stands in its place). The file is moved aside unchanged, with the thing in the way, the
+    # learner is told it could not be read and where it went, and a new database works; the
+    # mutant refuses to start ("无法打开进度库 …").
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("A")
+    s.close()
+    before = path.read_bytes()
+    path.with_name(path.name + "-wal").mkdir()
+    s, notice = open_store(path)
+    try:
+        assert s.get_route() is None
+        s.set_route("B")
+        assert s.get_route() == "B"
+    finally:
+        s.close()
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and "unable to open database file" in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith("-wal")]
+    assert len(moved) == 1 and str(moved[0]) in notice
+    assert moved[0].read_bytes() == before
+    assert moved[0].with_name(moved[0].name + "-wal").is_dir()
+
+
+def test_a_database_that_fails_with_an_io_error_is_moved_aside_as_unreadable(tmp_path):
+    # kills store.py:45 (`_SQLITE_IOERR = 10` -> 11): SQLITE_IOERR is a reason to move the file
+    # aside as unreadable, not to refuse to start. Made real and deterministic: a FIFO stands
+    # where the -shm file goes, SQLite cannot size or map it and answers "disk I/O error" (code
+    # 10) at the first read. The mutant reports "无法打开进度库 …：disk I/O error" and stops.
+    import os
+
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("A")
+    s.close()
+    before = path.read_bytes()
+    os.mkfifo(path.with_name(path.name + "-shm"))
+    s, notice = open_store(path)
+    try:
+        s.set_route("B")
+        assert s.get_route() == "B"
+    finally:
+        s.close()
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and "disk I/O error" in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
+    assert len(moved) == 1 and str(moved[0]) in notice
+    assert moved[0].read_bytes() == before
+
+
+def test_an_import_takes_a_choice_order_of_exactly_a_hundred(store, tmp_path):
+    # kills store.py:1011 (`len(shown) > 100` -> `>=`): 100 choices is the largest order taken
+    # (101 is refused: test_an_import_names_the_item_it_refuses), kept as it was written
+    order = list(range(99, -1, -1))
+    f = _export(tmp_path, answers=[{**_ANSWER, "shown": order}])
+    assert store.import_json(f)["answers"] == 1
+    assert [a.shown for a in store.answers()] == [tuple(order)]

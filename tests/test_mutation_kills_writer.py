@@ -252,3 +252,47 @@ def test_a_writer_without_a_loop_survives_a_failed_write_and_names_two(store):
         return shown
 
     assert asyncio.run(main())[0] == "路线（连同之后的 1 项）没有保存：磁盘已满。这些进度先留在内存里，程序会自动再试。"
+
+
+# -- the progress writer (tui/writer.py) (issue 38, h38c) ------------------------------------------
+
+
+def test_a_queued_place_not_yet_taken_by_the_writer_is_replaced_by_the_next_one(store):
+    # kills writer.py:75 (`else 0` -> 1): while nothing is being written and nothing has failed,
+    # a queued write with the same key is replaced even at the head of the queue (only the latest
+    # reading place matters). The state "queued, not yet taken by the thread" is held, not timed:
+    # the test holds the writer's condition lock (re-entrant, so submit() from this thread still
+    # runs) and the thread cannot take the head until it is released.
+    ran: list[str] = []
+
+    async def main():
+        w = ProgressWriter(store)
+        with w._cv:
+            w.submit("阅读位置（01 章）", lambda s: (ran.append("old"), s.set_position("01", 1)), key=("place", "01"))
+            w.submit("阅读位置（01 章）", lambda s: (ran.append("new"), s.set_position("01", 5)), key=("place", "01"))
+            assert w.pending("place") == [("place", "01")]
+            assert w.unsaved() == ["阅读位置（01 章）"]
+        assert w.close() == []
+
+    asyncio.run(main())
+    assert ran == ["new"]
+    assert store.last_position()[:2] == ("01", 5)
+
+
+def test_closing_the_writer_closes_its_own_connection_and_keeps_the_apps(store, tmp_path):
+    # kills writer.py:108 (`writer is not self.store` -> `is`): close() closes the connection the
+    # writer opened for itself (the store its jobs were given), and never the app's own store,
+    # which the app still reads from after the writer is gone
+    given: list = []
+
+    async def main():
+        w = ProgressWriter(store)
+        w.submit("路线", lambda s: (given.append(s), s.set_route("D")))
+        assert w.close() == []
+
+    asyncio.run(main())
+    assert len(given) == 1 and given[0] is not store
+    with pytest.raises(StoreError, match="进度库已关闭"):
+        given[0].get_route()
+    assert store.get_route() == "D"
+
