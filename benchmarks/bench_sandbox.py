@@ -29,6 +29,7 @@ from torchcourse.course.model import Snippet  # noqa: E402
 from torchcourse.runner import Runner  # noqa: E402
 from torchcourse.runner.classroom import ClassroomClient  # noqa: E402
 from torchcourse.runner.sandbox import SandboxRunner, sandbox_problem  # noqa: E402
+from torchcourse.runner.tc_supervise import descendants  # noqa: E402
 
 SNIP = Snippet(id="b", chapter_id="bench", code="import torch\nprint(torch.ones(2, 3).sum().item())\n", expected="6.0", line=1)
 
@@ -45,23 +46,9 @@ def latencies(run, n: int) -> list[float]:
     return out
 
 
-def tree(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as fh:
-                    todo.extend(int(c) for c in fh.read().split())
-        except OSError:
-            continue
-    return out
-
-
 def memory(pid: int) -> tuple[float, float]:
     rss = pss = 0
-    for p in tree(pid):
+    for p in [pid, *descendants(pid)]:
         try:
             with open(f"/proc/{p}/smaps_rollup") as fh:
                 for line in fh:

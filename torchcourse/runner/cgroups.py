@@ -4,19 +4,7 @@ from __future__ import annotations
 
 import os
 
-
-def _descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children", "rb") as fh:
-                    todo.extend(int(c) for c in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    return out
+from torchcourse.runner.tc_supervise import descendants
 
 
 def sweep_dead(parent: str, prefix: str, remove) -> None:
@@ -93,7 +81,7 @@ class Cgroups:
     def enter(self, pid: int) -> None:
         """``pid`` and its descendants join the groups (their children are born in them)."""
         for d in self.groups.values():
-            for p in _descendants(pid):
+            for p in [pid, *descendants(pid)]:
                 try:
                     with open(os.path.join(d, "cgroup.procs"), "w") as fh:
                         fh.write(str(p))
