@@ -17,7 +17,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 
 from torchcourse.course import Course
-from torchcourse.tui import gcpolicy, keys
+from torchcourse.tui import gcpolicy, keys, warmup
 from torchcourse.tui.lazyrunner import LazyRunner, default_runner_factory
 from torchcourse.tui.widgets.toosmall import TooSmall, too_small
 
@@ -178,67 +178,11 @@ class TorchCourseApp(App):
         import torchcourse.tui.reader  # noqa: F401
 
         highlight("import torch\nprint(1)", language="python")
-        self._warm_rendering()
-        self.call_from_thread(self._preload_reader_css)
+        warmup.warm_rendering(self.course, max(40, self.size.width - 8))
+        self.call_from_thread(warmup.preload_reader_css, self)
         from torchcourse.tui import csscache
 
         csscache.save()  # what this run parsed (the reader's stylesheet included), for the next start
-
-    def _warm_rendering(self) -> None:
-        """Render the opening prose of every chapter once, off screen, at the reader's width: Rich's
-        Markdown and table code and its per-character width cache are then warm when the learner
-        opens a chapter (a first render of Chinese prose costs several times a later one)."""
-        import io
-
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        from torchcourse.tui.cjkwrap import glue_inline_code
-        from torchcourse.tui.segments import course_segments
-
-        console = Console(file=io.StringIO(), width=max(40, self.size.width - 8), color_system="truecolor",
-                          legacy_windows=False, force_terminal=True)
-        for chapter in self.course.chapters:
-            if not chapter.available or not chapter.parts:
-                continue
-            shown = 0
-            for seg in course_segments(self.course, chapter, 0):  # kept: the reader splits it no more
-                if seg.kind == "snippet":
-                    continue
-                md = Markdown(seg.text, code_theme="monokai", hyperlinks=True)
-                glue_inline_code(md.parsed)
-                console.print(md)
-                shown += len(seg.text)
-                if shown > 900:
-                    break
-
-    def _preload_reader_css(self) -> None:
-        """Add the reader's stylesheet while the home screen is idle. Textual re-parses every
-        stylesheet when a screen brings a CSS file it has not seen (~20-40 ms of the UI thread),
-        which would otherwise delay the reader's first screen."""
-        from textual.containers import Horizontal, Vertical, VerticalScroll
-        from textual.widgets import Button, Static
-
-        from torchcourse.tui.reader import PartView, Prose, ReaderScreen
-        from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
-        from torchcourse.tui.widgets.keybar import KeyBar
-        from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
-
-        sheet = self.stylesheet
-        path = ReaderScreen.CSS_PATH
-        if sheet.has_source(str(path), ""):
-            return
-        try:
-            sheet.read(path)
-            # the default CSS of the reader's widgets too, so that mounting them adds nothing new
-            for cls in (VerticalScroll, Vertical, Horizontal, Static, Button, PartView, Prose, BreakBanner,
-                        ChapterEnd, KeyBar, SnippetHead, SnippetView):
-                for read_from, css, tie_breaker, scope in cls.__new__(cls)._get_default_css():
-                    sheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker, scope=scope)
-            sheet.parse()  # fills this stylesheet's own parse cache (reparse() would use a throwaway one)
-            sheet.update(self)
-        except Exception:  # the reader loads it itself then (and reports a real CSS error)
-            pass
 
     # -- navigation ---------------------------------------------------------------------------
 
