@@ -15,6 +15,8 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import zlib
 from codecs import getincrementaldecoder
 from pathlib import Path
@@ -406,3 +408,21 @@ def serve(tmp_path):
     yield start
     for s in made:
         s.close()
+
+
+def get(url: str, headers: dict | None = None) -> tuple[int, dict, str]:
+    """GET ``url``: (status, headers, body), an HTTP error status included."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
+
+
+def tc(*args: str, env: dict | None = None, home: Path) -> subprocess.CompletedProcess:
+    """``torchcourse ARGS`` in a subprocess with its own home, never with the serve token."""
+    environ = {k: v for k, v in os.environ.items() if k != "TORCHCOURSE_TOKEN"}
+    environ.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "torchcourse", *args], capture_output=True, text=True, env=environ,
+                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)

@@ -3,36 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import socket
-import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from serve_support import FIXTURE, REPO, Served, alive, serve, wait_for  # noqa: F401 (serve is a fixture)
+from serve_support import FIXTURE, REPO, Served, alive, get, serve, tc, wait_for  # noqa: F401 (serve is a fixture)
 
 TOKEN_ENV = "TORCHCOURSE_TOKEN"
-
-
-def get(url: str, headers: dict | None = None) -> tuple[int, dict, str]:
-    req = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, dict(r.headers), r.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
-
-
-def tc(*args: str, env: dict | None = None, home: Path) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
-    environ.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "torchcourse", *args], capture_output=True, text=True, env=environ,
-                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)
 
 
 def test_every_route_refuses_a_request_without_the_token(serve):

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import stat
-import subprocess
-import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from serve_support import DEADLINE, FIXTURE, REPO, ScreenModel, Served, alive, serve, wait_for  # noqa: F401 (fixture)
+from serve_support import DEADLINE, FIXTURE, ScreenModel, Served, alive, get, serve, tc, wait_for  # noqa: F401 (fixture)
 from torchcourse.course.loader import course_id_of
 from torchcourse.progress import open_store
 
@@ -32,22 +27,6 @@ def users_file(tmp_path: Path, users: dict[str, str] = TOKENS) -> Path:
     path.write_text("".join(f'{n} = "{t}"\n' for n, t in users.items()), encoding="utf-8")
     path.chmod(0o600)
     return path
-
-
-def tc(*args: str, home: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k != "TORCHCOURSE_TOKEN"}
-    environ.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "torchcourse", *args], capture_output=True, text=True, env=environ,
-                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)
-
-
-def get(url: str, headers: dict | None = None) -> tuple[int, dict, str]:
-    req = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, dict(r.headers), r.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
 
 
 def start_class(serve, tmp_path: Path, users: dict[str, str] = TOKENS) -> tuple[Served, Path]:
