@@ -298,11 +298,24 @@ def test_keyboard_interrupt_exits_by_sigint(runner):
     assert res.signal == 2 and res.actual.endswith("KeyboardInterrupt")
 
 
+@pytest.fixture(scope="module")
+def numpy_preloaded_runner():
+    """A warm runner whose zygote has imported numpy.random as well as torch (a course.toml
+    ``preload`` may list it; the default preload does not import numpy.random, and a stream the
+    zygote never made is fresh in every child anyway)."""
+    r = Runner(cache_dir=None, warm=True, preload=("torch", "numpy.random"))
+    yield r
+    r.close()
+
+
 @pytest.mark.parametrize("source", ["torch.rand(4).tolist()", "random.random()", "np.random.rand(4).tolist()"])
-def test_each_random_stream_differs_between_warm_runs(runner, source):
+def test_each_random_stream_differs_between_warm_runs(numpy_preloaded_runner, source):
     """Each generator on its own, compared across two warm runs of the same unseeded snippet (a
     fresh ``python file.py`` draws new numbers each time): a warm child that skips reseeding one of
-    torch's, numpy's or random's streams prints the same line twice."""
+    torch's or numpy's streams prints the same line twice (zygote._prepare_snippet_process; checked
+    by deleting each reseed). Python's ``random`` reseeds itself in every forked child
+    (``os.register_at_fork``), so deleting its ``random.seed()`` changes nothing this can see."""
+    runner = numpy_preloaded_runner
     s = snip(f"import random, torch, numpy as np\nprint({source})\n")
     first, second = (runner.run(s, use_cache=False) for _ in range(2))
     assert first.returncode == 0 and second.returncode == 0, (first.actual, second.actual)
