@@ -8,11 +8,11 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from process_support import alive, wait_dead, wait_until
 from torchcourse.course.model import Snippet
 from torchcourse.runner import Runner
 
@@ -21,24 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def snip(code: str, expected: str | None = "", **kw) -> Snippet:
     return Snippet(id=kw.pop("id", "t"), chapter_id="99", code=textwrap.dedent(code), expected=expected, line=1, **kw)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return not alive(pid)
 
 
 @pytest.fixture(scope="module")
@@ -198,10 +180,7 @@ def test_cancel_kills_promptly(runner):
     out = {}
     t = threading.Thread(target=lambda: out.setdefault("r", runner.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False, cancel=cancel)))
     t.start()
-    deadline = time.monotonic() + 60
-    while not runner._groups:  # wait for the snippet process, not for a time
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_until(lambda: runner._groups, "the snippet process started")  # a state, not a time
     (group,) = list(runner._groups)  # the snippet's process group: its leader is the snippet
     cancel.set()
     t.join(30)  # the snippet sleeps 100 s: returning at all means it was killed
@@ -216,10 +195,7 @@ def test_close_kills_zygote_and_running_children(tmp_path):
     out = {}
     t = threading.Thread(target=lambda: out.setdefault("r", r.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False)))
     t.start()
-    deadline = time.monotonic() + 30
-    while r._zygote is None or not r._groups:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_until(lambda: r._zygote is not None and r._groups, "the zygote and the snippet started")
     zygote_pid = r._zygote.proc.pid
     (child,) = list(r._groups)
     r.close()
@@ -250,10 +226,8 @@ def test_zygote_dies_with_its_driver(tmp_path):
     snippet_pid = None
     try:
         zygote_pid = int(proc.stdout.readline())
-        deadline = time.monotonic() + 120
-        while not pidfile.exists():  # the snippet is running now
-            assert proc.poll() is None and time.monotonic() < deadline, "the snippet never started"
-            time.sleep(0.05)
+        wait_until(lambda: pidfile.exists() or proc.poll() is not None, "the snippet started")
+        assert proc.poll() is None, "the driver ended before its snippet started"
         snippet_pid = int(pidfile.read_text())
         assert alive(snippet_pid) and alive(zygote_pid)
         proc.kill()
