@@ -343,17 +343,22 @@ def test_many_processes_cannot_add_up_past_the_sandbox_memory_limit():
     try:
         if not r.cgroups.active:
             pytest.skip("no memory cgroup can be made here (not root, or cgroup v2 without delegation)")
+        # the children hold their memory until the first of them has ended (the one the group
+        # killed): all three at once however slowly the machine forks, never for a fixed time
         code = """
-        import os, time
-        kids = []
+        import os
+        r, w = os.pipe()
         for i in range(3):
-            pid = os.fork()
-            if pid == 0:
+            if os.fork() == 0:
+                os.close(w)
                 x = b"\\x01" * (900 << 20)
-                time.sleep(5)
+                os.read(r, 1)  # EOF once the parent closes its end
                 os._exit(0)
-            kids.append(pid)
-        print(sorted(os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids))
+        os.close(r)
+        codes = [os.waitstatus_to_exitcode(os.wait()[1])]
+        os.close(w)
+        codes += [os.waitstatus_to_exitcode(os.wait()[1]) for _ in range(2)]
+        print(sorted(codes))
         """
         for cold in (False, True):
             res = r.run(snip(code), cold=cold, use_cache=False)
