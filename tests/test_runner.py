@@ -175,29 +175,39 @@ def test_dataloader_workers_leave_no_process(runner, cold):
 
 # -- cancel and close ------------------------------------------------------------------
 
-def test_cancel_kills_promptly(runner):
+def pid_writer(pidfile: Path, then: str = "time.sleep(100)") -> str:
+    """A snippet that writes its pid to ``pidfile`` (whole: written aside, then renamed) and then runs ``then``."""
+    return (f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\n"
+            f"os.rename({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\n{then}\n")
+
+
+def test_cancel_kills_promptly(runner, tmp_path):
+    pidfile = tmp_path / "snippet.pid"
     cancel = threading.Event()
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", runner.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False, cancel=cancel)))
+    t = threading.Thread(target=lambda: out.setdefault("r", runner.run(snip(pid_writer(pidfile)), use_cache=False, cancel=cancel)))
     t.start()
-    wait_until(lambda: runner._groups, "the snippet process started")  # a state, not a time
-    (group,) = list(runner._groups)  # the snippet's process group: its leader is the snippet
+    wait_until(pidfile.exists, "the snippet process started")  # a state, not a time
+    pid = int(pidfile.read_text())
+    assert alive(pid)
     cancel.set()
     t.join(30)  # the snippet sleeps 100 s: returning at all means it was killed
     assert not t.is_alive()
     res = out["r"]
     assert res.status == "cancelled"
-    assert wait_dead(group)
+    assert wait_dead(pid)
 
 
 def test_close_kills_zygote_and_running_children(tmp_path):
+    pidfile = tmp_path / "snippet.pid"
     r = Runner(cache_dir=None, warm=True)
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", r.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False)))
+    t = threading.Thread(target=lambda: out.setdefault("r", r.run(snip(pid_writer(pidfile)), use_cache=False)))
     t.start()
-    wait_until(lambda: r._zygote is not None and r._groups, "the zygote and the snippet started")
-    zygote_pid = r._zygote.proc.pid
-    (child,) = list(r._groups)
+    wait_until(pidfile.exists, "the snippet started")
+    zygote_pid = r.zygote().proc.pid  # the zygote the snippet was forked from (started by this run)
+    child = int(pidfile.read_text())
+    assert alive(child) and alive(zygote_pid)
     r.close()
     t.join(10)
     assert not t.is_alive()
@@ -209,7 +219,7 @@ def test_zygote_dies_with_its_driver(tmp_path):
     this test's own processes, known by the pids they wrote, and the driver is killed only once
     the snippet is known to be running (its pid file exists), not after a sleep."""
     pidfile = tmp_path / "snippet.pid"
-    code = f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\nos.rename({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\ntime.sleep(100)"
+    code = pid_writer(pidfile)
     script = textwrap.dedent(
         f"""
         import sys, threading
@@ -507,11 +517,11 @@ def test_a_dead_zygote_is_replaced(tmp_path):
     r = Runner(cache_dir=None, warm=True)
     try:
         assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
-        old = r._zygote.proc
+        old = r.zygote().proc  # the zygote the first run used
         old.kill()
         old.wait()
         assert r.run(snip("print(2)", expected="2"), use_cache=False).status == "match"
-        assert r._zygote.proc.pid != old.pid
+        assert r.zygote().proc.pid != old.pid
     finally:
         r.close()
 
@@ -520,7 +530,7 @@ def test_a_zygote_dying_unnoticed_is_replaced_transparently(tmp_path):
     r = Runner(cache_dir=None, warm=True)
     try:
         assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
-        z = r._zygote
+        z = r.zygote()  # the zygote the first run used
         os.kill(z.proc.pid, 9)
         assert wait_dead(z.proc.pid, 30)  # dead (a zombie: nobody has reaped it), the runner not told
         res = r.run(snip("print(2)", expected="2"), use_cache=False)
