@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pytest
 
+from process_support import alive as _alive, wait_until
 from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
 
 CHAPTER = """# 01 · 慢代码
@@ -42,12 +41,13 @@ def _course(root: Path, pidfile: Path, cold: bool) -> Path:
     return root
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+def _started_pids(term, pidfile: Path) -> tuple[int, int]:
+    """Wait (reading the screen meanwhile, so the app never blocks on a full terminal) until the
+    snippet has written its pid and its parent's; both are then running."""
+    wait_until(lambda: term.drain(0.1) or (pidfile.exists() and len(pidfile.read_text().split()) == 2), "the snippet started")
+    pid, ppid = (int(x) for x in pidfile.read_text().split())
+    assert _alive(pid)
+    return pid, ppid
 
 
 @pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
@@ -57,16 +57,9 @@ def test_quit_while_a_snippet_runs_leaves_nothing_running(tmp_path, term_factory
     term = term_factory(["--content", str(course)], tmp_path / "home")
     open_first_chapter(term, "退出测试课", "time.sleep(300)")
     term.send("x")
-    deadline = time.monotonic() + 60
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        term.drain(0.1)
-    pid, ppid = (int(x) for x in pidfile.read_text().split())
-    assert _alive(pid)
+    pid, ppid = _started_pids(term, pidfile)
     term.send("q")
     assert term.wait() == 0
-    deadline = time.monotonic() + 10
-    while (_alive(pid) or (not cold and _alive(ppid))) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(pid), "the snippet process outlived the app"
+    wait_until(lambda: not _alive(pid), "the snippet process ended with the app", cap=60)
     if not cold:
-        assert not _alive(ppid), "the warm runner's zygote outlived the app"
+        wait_until(lambda: not _alive(ppid), "the warm runner's zygote ended with the app", cap=60)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_runner_hostile import alive, wait_until
+from process_support import alive, wait_until
 from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
 
 CHAPTER = """# 01 · 坏代码

@@ -4,16 +4,13 @@ wrong field types, invalid UTF-8, a BOM, unknown keys, an unclosed fence, paths 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_support import tc
 from torchcourse.course import load_course
 
-ROOT = Path(__file__).resolve().parent.parent
 
 CHAPTER = """# 测试章
 
@@ -44,10 +41,6 @@ def make(root: Path, toml: bytes | str, chapter: str = CHAPTER) -> Path:
     return root
 
 
-def tc(*args, home: Path):
-    env = dict(os.environ, TORCHCOURSE_HOME=str(home))
-    env.pop("TORCHCOURSE_CONTENT", None)
-    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
 
 
 BAD = {

@@ -4,22 +4,18 @@ and the smaller one). Real SQLite, real `torchcourse` processes."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import cli_support
 from torchcourse.progress.store import EXPORT_FORMAT, EXPORT_VERSION
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def tc(*args, home: Path, tz: str = "Asia/Shanghai"):
-    env = dict(os.environ, TORCHCOURSE_HOME=str(home), TZ=tz)
-    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+    return cli_support.tc(*args, home=home, env={"TZ": tz})
 
 
 def export(**extra) -> dict:

@@ -8,11 +8,11 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from process_support import alive, wait_dead, wait_until
 from torchcourse.course.model import Snippet
 from torchcourse.runner import Runner
 
@@ -21,24 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def snip(code: str, expected: str | None = "", **kw) -> Snippet:
     return Snippet(id=kw.pop("id", "t"), chapter_id="99", code=textwrap.dedent(code), expected=expected, line=1, **kw)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return not alive(pid)
 
 
 @pytest.fixture(scope="module")
@@ -193,35 +175,39 @@ def test_dataloader_workers_leave_no_process(runner, cold):
 
 # -- cancel and close ------------------------------------------------------------------
 
-def test_cancel_kills_promptly(runner):
+def pid_writer(pidfile: Path, then: str = "time.sleep(100)") -> str:
+    """A snippet that writes its pid to ``pidfile`` (whole: written aside, then renamed) and then runs ``then``."""
+    return (f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\n"
+            f"os.rename({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\n{then}\n")
+
+
+def test_cancel_kills_promptly(runner, tmp_path):
+    pidfile = tmp_path / "snippet.pid"
     cancel = threading.Event()
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", runner.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False, cancel=cancel)))
+    t = threading.Thread(target=lambda: out.setdefault("r", runner.run(snip(pid_writer(pidfile)), use_cache=False, cancel=cancel)))
     t.start()
-    deadline = time.monotonic() + 60
-    while not runner._groups:  # wait for the snippet process, not for a time
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    (group,) = list(runner._groups)  # the snippet's process group: its leader is the snippet
+    wait_until(pidfile.exists, "the snippet process started")  # a state, not a time
+    pid = int(pidfile.read_text())
+    assert alive(pid)
     cancel.set()
     t.join(30)  # the snippet sleeps 100 s: returning at all means it was killed
     assert not t.is_alive()
     res = out["r"]
     assert res.status == "cancelled"
-    assert wait_dead(group)
+    assert wait_dead(pid)
 
 
 def test_close_kills_zygote_and_running_children(tmp_path):
+    pidfile = tmp_path / "snippet.pid"
     r = Runner(cache_dir=None, warm=True)
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", r.run(snip("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(100)\n"), use_cache=False)))
+    t = threading.Thread(target=lambda: out.setdefault("r", r.run(snip(pid_writer(pidfile)), use_cache=False)))
     t.start()
-    deadline = time.monotonic() + 30
-    while r._zygote is None or not r._groups:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    zygote_pid = r._zygote.proc.pid
-    (child,) = list(r._groups)
+    wait_until(pidfile.exists, "the snippet started")
+    zygote_pid = r.zygote().proc.pid  # the zygote the snippet was forked from (started by this run)
+    child = int(pidfile.read_text())
+    assert alive(child) and alive(zygote_pid)
     r.close()
     t.join(10)
     assert not t.is_alive()
@@ -233,7 +219,7 @@ def test_zygote_dies_with_its_driver(tmp_path):
     this test's own processes, known by the pids they wrote, and the driver is killed only once
     the snippet is known to be running (its pid file exists), not after a sleep."""
     pidfile = tmp_path / "snippet.pid"
-    code = f"import os, time\nopen({str(pidfile)!r} + '.tmp', 'w').write(str(os.getpid()))\nos.rename({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\ntime.sleep(100)"
+    code = pid_writer(pidfile)
     script = textwrap.dedent(
         f"""
         import sys, threading
@@ -250,10 +236,8 @@ def test_zygote_dies_with_its_driver(tmp_path):
     snippet_pid = None
     try:
         zygote_pid = int(proc.stdout.readline())
-        deadline = time.monotonic() + 120
-        while not pidfile.exists():  # the snippet is running now
-            assert proc.poll() is None and time.monotonic() < deadline, "the snippet never started"
-            time.sleep(0.05)
+        wait_until(lambda: pidfile.exists() or proc.poll() is not None, "the snippet started")
+        assert proc.poll() is None, "the driver ended before its snippet started"
         snippet_pid = int(pidfile.read_text())
         assert alive(snippet_pid) and alive(zygote_pid)
         proc.kill()
@@ -298,11 +282,24 @@ def test_keyboard_interrupt_exits_by_sigint(runner):
     assert res.signal == 2 and res.actual.endswith("KeyboardInterrupt")
 
 
+@pytest.fixture(scope="module")
+def numpy_preloaded_runner():
+    """A warm runner whose zygote has imported numpy.random as well as torch (a course.toml
+    ``preload`` may list it; the default preload does not import numpy.random, and a stream the
+    zygote never made is fresh in every child anyway)."""
+    r = Runner(cache_dir=None, warm=True, preload=("torch", "numpy.random"))
+    yield r
+    r.close()
+
+
 @pytest.mark.parametrize("source", ["torch.rand(4).tolist()", "random.random()", "np.random.rand(4).tolist()"])
-def test_each_random_stream_differs_between_warm_runs(runner, source):
+def test_each_random_stream_differs_between_warm_runs(numpy_preloaded_runner, source):
     """Each generator on its own, compared across two warm runs of the same unseeded snippet (a
     fresh ``python file.py`` draws new numbers each time): a warm child that skips reseeding one of
-    torch's, numpy's or random's streams prints the same line twice."""
+    torch's or numpy's streams prints the same line twice (zygote._prepare_snippet_process; checked
+    by deleting each reseed). Python's ``random`` reseeds itself in every forked child
+    (``os.register_at_fork``), so deleting its ``random.seed()`` changes nothing this can see."""
+    runner = numpy_preloaded_runner
     s = snip(f"import random, torch, numpy as np\nprint({source})\n")
     first, second = (runner.run(s, use_cache=False) for _ in range(2))
     assert first.returncode == 0 and second.returncode == 0, (first.actual, second.actual)
@@ -520,11 +517,11 @@ def test_a_dead_zygote_is_replaced(tmp_path):
     r = Runner(cache_dir=None, warm=True)
     try:
         assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
-        old = r._zygote.proc
+        old = r.zygote().proc  # the zygote the first run used
         old.kill()
         old.wait()
         assert r.run(snip("print(2)", expected="2"), use_cache=False).status == "match"
-        assert r._zygote.proc.pid != old.pid
+        assert r.zygote().proc.pid != old.pid
     finally:
         r.close()
 
@@ -533,7 +530,7 @@ def test_a_zygote_dying_unnoticed_is_replaced_transparently(tmp_path):
     r = Runner(cache_dir=None, warm=True)
     try:
         assert r.run(snip("print(1)", expected="1"), use_cache=False).status == "match"
-        z = r._zygote
+        z = r.zygote()  # the zygote the first run used
         os.kill(z.proc.pid, 9)
         assert wait_dead(z.proc.pid, 30)  # dead (a zombie: nobody has reaped it), the runner not told
         res = r.run(snip("print(2)", expected="2"), use_cache=False)

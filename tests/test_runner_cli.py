@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import tc
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CHAPTER = textwrap.dedent(
@@ -79,14 +81,6 @@ def make_course(root: Path, chapter: str = CHAPTER) -> Path:
     )
     (root / "01.md").write_text(chapter, encoding="utf-8")
     return root
-
-
-def tc(*args, home: Path, env: dict | None = None, timeout: float = 300):
-    e = dict(os.environ, TORCHCOURSE_HOME=str(home), COLUMNS="80")
-    e.pop("TORCHCOURSE_CONTENT", None)
-    if env:
-        e.update(env)
-    return subprocess.run([sys.executable, "-m", "torchcourse", *args], cwd=ROOT, capture_output=True, text=True, env=e, timeout=timeout)
 
 
 @pytest.fixture()

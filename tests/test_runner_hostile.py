@@ -9,31 +9,15 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
+from process_support import alive, wait_until
 from torchcourse.course.model import Snippet
 from torchcourse.runner import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def wait_until(pred, what: str, cap: float = 120.0) -> None:
-    end = time.monotonic() + cap
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.05)
 
 
 def snip(code: str, **kw) -> Snippet:

@@ -64,6 +64,36 @@ def test_run_dir_and_prefix_replaced_on_actual_side_only():
     assert normalize(raw, side="expected") == raw  # the expected side is never rewritten that way
 
 
+@pytest.mark.parametrize("raw, want", [
+    ("/p/bin/python3", "<prefix>/bin/python3"),  # was <prefix>/bin<prefix>ython3
+    ('  File "/p/lib/python3.11/os.py", line 1', '  File "<prefix>/lib/python3.11/os.py", line 1'),
+    ("/p", "<prefix>"),
+    ("装在 /p.", "装在 <prefix>."),
+    ("PATH=/usr/bin:/p/bin", "PATH=/usr/bin:<prefix>/bin"),
+    ("/px/lib/os.py", "/px/lib/os.py"),  # another directory whose name starts with p
+    ("/p.old/x /p-2/x /p_x", "/p.old/x /p-2/x /p_x"),
+    ("/x/p/lib", "/x/p/lib"),  # /p inside another path
+    ("/home/me/python/p", "/home/me/python/p"),
+    ("/p/lib/site-packages/p/m.py", "<site-packages>/p/m.py"),  # the longer path first, once
+])
+def test_environment_paths_are_replaced_only_as_whole_paths(raw, want, monkeypatch):
+    """A short prefix (a venv at /p) is replaced where it is a path, never inside other words."""
+    import importlib
+    import site as site_module
+
+    module = importlib.import_module("torchcourse.runner.normalize")  # the package exports the function under its name
+    for name in ("prefix", "base_prefix", "exec_prefix"):
+        monkeypatch.setattr(sys, name, "/p")
+    monkeypatch.setattr(site_module, "getsitepackages", lambda: ["/p/lib/site-packages"])
+    monkeypatch.setattr(site_module, "getusersitepackages", lambda: "/nonexistent-tc/site-packages")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if not p.rstrip("/").endswith(("site-packages", "dist-packages"))])
+    module._environment_paths.cache_clear()
+    try:
+        assert normalize(raw, side="actual") == want
+    finally:
+        module._environment_paths.cache_clear()
+
+
 def test_normalize_is_idempotent():
     raw = "Traceback (most recent call last):\n  File \"x\", line 1\nE: m\r\n\x1b[1mz\x1b[0m 0xdeadbeef00\n"
     once = normalize(raw, side="actual")

@@ -6,6 +6,7 @@ Without a working sandbox these tests skip with the reason; in CI (CI=true) they
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
@@ -14,11 +15,12 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
+import types
 from pathlib import Path
 
 import pytest
 
+from process_support import wait_until
 from torchcourse.course.model import Snippet
 from torchcourse.runner.sandbox import SandboxRunner, sandbox_problem
 
@@ -47,12 +49,34 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def wait_until(pred, what: str, cap: float = 180.0) -> None:
-    end = time.monotonic() + cap
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.02)
+@contextlib.contextmanager
+def background_run(runner, code: str, marker: str):
+    """Run A: ``code`` (timeout 600 s) runs in a thread for the length of the block, which gets
+    ``a.dir``, A's run space, once A has written ``marker`` in its run directory (a state, never a
+    time). At the block's end A is cancelled and its thread joined: ``a.result`` is its result."""
+    root = runner.sandbox.runs_root
+    known = set(os.listdir(root))
+    stop = threading.Event()
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("a", runner.run(snip(code, timeout=600), use_cache=False, cancel=stop)))
+    a = types.SimpleNamespace(dir=None, result=None)
+
+    def a_dir():
+        for name in set(os.listdir(root)) - known:
+            if os.path.exists(os.path.join(root, name, "run", marker)):
+                return os.path.join(root, name)
+        return None
+
+    t.start()
+    try:
+        wait_until(lambda: a_dir() is not None, f"run A wrote {marker}")
+        a.dir = a_dir()
+        yield a
+    finally:
+        stop.set()
+        t.join(60)
+    assert not t.is_alive(), "run A was not stopped by its cancel"
+    a.result = out["a"]
 
 
 @pytest.fixture(scope="module")
@@ -234,25 +258,13 @@ def test_a_snippet_cannot_kill_its_parent_the_zygote_or_anyone(runner):
 def test_concurrent_runs_cannot_see_or_touch_each_other(runner):
     """Run A waits holding a file in its run directory; run B, forked from the same zygote at the
     same time, tries to read, list and overwrite it by its absolute path: all refused."""
-    known = set(os.listdir(runner.sandbox.runs_root))
     a_code = """
     import time
     open("secret.txt", "w").write("A's work")
     time.sleep(600)
     """
-    stop = threading.Event()
-    out = {}
-    t = threading.Thread(target=lambda: out.setdefault("a", runner.run(snip(a_code, timeout=600), use_cache=False, cancel=stop)))
-    t.start()
-    try:
-        def a_dir():
-            for name in set(os.listdir(runner.sandbox.runs_root)) - known:
-                if os.path.exists(os.path.join(runner.sandbox.runs_root, name, "run", "secret.txt")):
-                    return os.path.join(runner.sandbox.runs_root, name)
-            return None
-
-        wait_until(lambda: a_dir() is not None, "run A wrote its file")
-        secret = os.path.join(a_dir(), "run", "secret.txt")
+    with background_run(runner, a_code, "secret.txt") as a:
+        secret = os.path.join(a.dir, "run", "secret.txt")
         b_code = f"""
         import os
         for what, f in [("read", lambda: open({secret!r}).read()), ("list", lambda: os.listdir({os.path.dirname(secret)!r})),
@@ -265,10 +277,7 @@ def test_concurrent_runs_cannot_see_or_touch_each_other(runner):
         res = runner.run(snip(b_code), use_cache=False)
         assert "DID" not in res.actual and res.actual.count("refused") == 4, res.actual
         assert Path(secret).read_text() == "A's work"
-    finally:
-        stop.set()
-        t.join(60)
-    assert out["a"].status == "cancelled"
+    assert a.result.status == "cancelled"
 
 
 def test_the_zygote_killed_from_outside_is_replaced(runner):
@@ -334,17 +343,22 @@ def test_many_processes_cannot_add_up_past_the_sandbox_memory_limit():
     try:
         if not r.cgroups.active:
             pytest.skip("no memory cgroup can be made here (not root, or cgroup v2 without delegation)")
+        # the children hold their memory until the first of them has ended (the one the group
+        # killed): all three at once however slowly the machine forks, never for a fixed time
         code = """
-        import os, time
-        kids = []
+        import os
+        r, w = os.pipe()
         for i in range(3):
-            pid = os.fork()
-            if pid == 0:
+            if os.fork() == 0:
+                os.close(w)
                 x = b"\\x01" * (900 << 20)
-                time.sleep(5)
+                os.read(r, 1)  # EOF once the parent closes its end
                 os._exit(0)
-            kids.append(pid)
-        print(sorted(os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids))
+        os.close(r)
+        codes = [os.waitstatus_to_exitcode(os.wait()[1])]
+        os.close(w)
+        codes += [os.waitstatus_to_exitcode(os.wait()[1]) for _ in range(2)]
+        print(sorted(codes))
         """
         for cold in (False, True):
             res = r.run(snip(code), cold=cold, use_cache=False)
@@ -373,7 +387,6 @@ def test_each_run_has_a_loopback_of_its_own(runner):
     """TCP on 127.0.0.1 works inside a run (torch.distributed's gloo needs it: 06:ddp-prefix
     failed in the first sandbox), but a run listening there is unreachable from a concurrent one,
     which can bind the same port itself."""
-    known = set(os.listdir(runner.sandbox.runs_root))
     a_code = """
     import socket, time
     s = socket.socket()
@@ -382,12 +395,7 @@ def test_each_run_has_a_loopback_of_its_own(runner):
     open("listening", "w").write("yes")
     time.sleep(600)
     """
-    stop = threading.Event()
-    out = {}
-    t = threading.Thread(target=lambda: out.setdefault("a", runner.run(snip(a_code, timeout=600), use_cache=False, cancel=stop)))
-    t.start()
-    try:
-        wait_until(lambda: any(os.path.exists(os.path.join(runner.sandbox.runs_root, n, "run", "listening")) for n in set(os.listdir(runner.sandbox.runs_root)) - known), "run A listens")
+    with background_run(runner, a_code, "listening") as a:
         b_code = """
         import socket
         c = socket.socket()
@@ -404,9 +412,7 @@ def test_each_run_has_a_loopback_of_its_own(runner):
         """
         res = runner.run(snip(b_code), use_cache=False)
         assert "A unreachable: ConnectionRefusedError" in res.actual and "own loopback ok" in res.actual, res.actual
-    finally:
-        stop.set()
-        t.join(60)
+    assert a.result.status == "cancelled"
     gloo = """
     import torch.distributed as dist, torch.nn as nn
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)

@@ -245,9 +245,8 @@ def test_run_with_file_runs_the_learners_file_as_the_snippet_and_compares(tmp_pa
 
 def test_quitting_while_an_edited_snippet_runs_leaves_no_process(tmp_path, term_factory):  # noqa: F811
     """The edited code runs through the same runner: q kills it and the warm runner's zygote."""
-    import time
-
-    from test_app_quit_midrun import _alive, _course
+    from process_support import wait_until
+    from test_app_quit_midrun import _alive, _course, _started_pids
 
     pidfile = tmp_path / "pids"
     course = _course(tmp_path / "course", pidfile, cold=False)
@@ -260,20 +259,13 @@ def test_quitting_while_an_edited_snippet_runs_leaves_no_process(tmp_path, term_
     term.send("# edited\r")  # a change on the first line
     term.read_until("# edited", since=at)  # the editor has it
     term.send("\x12")  # Ctrl+R
-    deadline = time.monotonic() + 60
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        term.drain(0.1)
-    pid, ppid = (int(x) for x in pidfile.read_text().split())
-    assert _alive(pid)
+    pid, ppid = _started_pids(term, pidfile)
     # quit from inside the editor (Ctrl+R kept the edit): Ctrl+C is a priority key, whatever has
     # the focus; Esc then q would race the editor's closing (a q it still gets is typed, no quit)
     term.send("\x03")
     assert term.wait() == 0
-    deadline = time.monotonic() + 10
-    while (_alive(pid) or _alive(ppid)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(pid), "the edited snippet's process outlived the app"
-    assert not _alive(ppid), "the warm runner's zygote outlived the app"
+    wait_until(lambda: not _alive(pid), "the edited snippet's process ended with the app", cap=60)
+    wait_until(lambda: not _alive(ppid), "the warm runner's zygote ended with the app", cap=60)
     import sqlite3
 
     [db] = (tmp_path / "home").rglob("progress.sqlite3")

@@ -92,11 +92,15 @@ class TestRouteReadBreakResume:
         async with started(tmp_path / "p.sqlite3", size=(80, 24)) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
             assert store.chapter_progress("01").furthest_break == 0
-            for _ in range(40):  # scroll until the reader marks the banner reached (what the learner sees)
+            body = screen.body
+            for _ in range(60):  # a row at a time (each key waited for) until the banner is in view
+                y = body.scroll_y
                 await pilot.press("down")
-                if screen.banner(1) is not None and "已记下" in widget_text(screen.banner(1)):
+                await wait_for(pilot, lambda: body.scroll_y > y, what="scrolled one row")
+                if screen.banner(1) is not None and screen.banner(1) in screen.visible_banners():
                     break
-            assert "已记下" in widget_text(screen.banner(1))
+            assert screen.banner(1) in screen.visible_banners(), "the banner never came into view"
+            await wait_for(pilot, lambda: "已记下" in widget_text(screen.banner(1)), what="the banner marked on screen")
             await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1 stored")
 
     @sync

@@ -84,8 +84,14 @@ def _replace_paths(text: str, run_dir: str | None) -> str:
             if os.path.basename(base).startswith("tc-run-"):
                 # the snippet's own HOME and TMPDIR sit beside its run directory: ../home, ../tmp
                 text = text.replace(base + "/", "../")
-    for path, token in _environment_paths():
-        text = text.replace(path, token)
+    pairs = _environment_paths()
+    if pairs:
+        # one pass, longest path first, and only a whole path: with sys.prefix == "/p", the "/p" of
+        # "/p/bin/python3" is the prefix, the "/p" of "/python3" or "/x/p" or "/px" is not
+        tokens = dict(pairs)
+        alternatives = "|".join(re.escape(path) for path, _ in pairs)
+        pattern = rf"(?<![A-Za-z0-9_.~/-])(?:{alternatives})(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
+        text = re.sub(pattern, lambda m: tokens[m.group(0)], text)
     return text
 
 
