@@ -1,0 +1,81 @@
+"""What chapter 00, the help screen (``?``) and the README tell a learner about the app, checked
+against the real app (review-00: F1–F12). Each test drives the app through Textual's Pilot on the
+fixture course with a real store and a real (cold) runner, or runs the CLI as a subprocess, and
+asserts on what the learner sees."""
+
+from __future__ import annotations
+
+from torchcourse.tui.reader import ReaderScreen
+from torchcourse.tui.widgets.snippet import SnippetView
+
+from test_tui_support import build_app, open_reader, run_app, screen_text, sync, wait_for, widget_text
+
+
+def view_of(screen: ReaderScreen, snippet_id: str) -> SnippetView:
+    return next(v for v in screen.query(SnippetView) if v.snippet.id == snippet_id)
+
+
+def actual_panel(view: SnippetView) -> str:
+    return widget_text(view.query_one(".outputs .actual"))
+
+
+async def edit_and_run(pilot, screen: ReaderScreen, view: SnippetView, code: str) -> None:
+    """``e`` on ``view``, replace its code with ``code``, Ctrl+R, wait for the result, Esc."""
+    from torchcourse.tui.widgets.editor import SnippetEditor
+
+    view.focus()
+    await wait_for(pilot, lambda: screen.focused is view, what=f"#{view.snippet.id} focused")
+    await pilot.press("e")
+    await wait_for(pilot, lambda: bool(view.query(SnippetEditor)) and screen.focused is view.query(SnippetEditor).first().area, what="the editor")
+    view.query(SnippetEditor).first().area.load_text(code)
+    await pilot.press("ctrl+r")
+    await wait_for(pilot, lambda: view.state == "done" and getattr(view.result, "edited", False), what="the edited run")
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: not view.query(SnippetEditor), what="the editor closed")
+    view.focus()
+    await wait_for(pilot, lambda: screen.focused is view, what=f"#{view.snippet.id} focused again")
+
+
+RAISES_IN_F = "def inner():\n    return {}['missing']\n\ninner()\n"
+
+
+# -- F1: o after an edited run -------------------------------------------------------------
+
+
+@sync
+async def test_o_after_an_edited_run_never_run_as_the_book_expands_its_own_frames(tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (110, 40), notifications=True) as pilot:
+        screen = await open_reader(pilot, "02")
+        view = view_of(screen, "zero")
+        await edit_and_run(pilot, screen, view, RAISES_IN_F)
+        folded = actual_panel(view)
+        assert "KeyError: 'missing'" in folded and "  ..." in folded and "line 2, in inner" not in folded
+        assert "o 展开调用栈" in folded
+        await pilot.press("o")
+        await wait_for(pilot, lambda: "line 2, in inner" in actual_panel(view), what="the edited run's frames")
+        shown = actual_panel(view)
+        assert "完整调用栈（o 收起）" in shown and "KeyError: 'missing'" in shown
+        assert "屏幕上没有可以展开的调用栈" not in " ".join(n.message for n in app._notifications)
+        await pilot.press("o")  # folds again: the marked panel of the edited run
+        await wait_for(pilot, lambda: "line 2, in inner" not in actual_panel(view), what="folded again")
+        assert actual_panel(view) == folded
+
+
+@sync
+async def test_o_after_a_book_run_then_an_edited_run_never_shows_the_book_runs_traceback(tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (110, 40), notifications=True) as pilot:
+        screen = await open_reader(pilot, "02")
+        view = view_of(screen, "twice")
+        view.focus()
+        await wait_for(pilot, lambda: screen.focused is view, what="#twice focused")
+        await pilot.press("x")  # the book's code: a RuntimeError with frames
+        await wait_for(pilot, lambda: view.state == "done" and view.result is not None, what="the book run")
+        assert view.result.frames and "RuntimeError" in view.result.frames
+        await edit_and_run(pilot, screen, view, RAISES_IN_F)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: "完整调用栈" in actual_panel(view), what="frames expanded")
+        shown = actual_panel(view)
+        assert "KeyError: 'missing'" in shown and "line 2, in inner" in shown
+        assert "RuntimeError" not in shown and "Trying to backward" not in shown
