@@ -79,3 +79,34 @@ async def test_o_after_a_book_run_then_an_edited_run_never_shows_the_book_runs_t
         shown = actual_panel(view)
         assert "KeyError: 'missing'" in shown and "line 2, in inner" in shown
         assert "RuntimeError" not in shown and "Trying to backward" not in shown
+
+
+# -- F4: s names the place the way home's 继续 line does ------------------------------------
+
+LONG_PART = "\n\n".join(f"第 {i} 段：盒子、说明书、内存，这三个词会反复出现，读到这里你已经知道盒子是什么了。" for i in range(1, 31))
+
+
+@sync
+async def test_s_mid_part_names_the_section_home_then_shows_not_the_chapters_start(tmp_path):
+    from test_tui_support import edited_course, home
+
+    root = edited_course(tmp_path, "<!-- break: 看完了一块内存 -->", f"## 再说盒子 {{#more}}\n\n{LONG_PART}\n\n<!-- break: 看完了一块内存 -->")
+    app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+    async with run_app(app, store, (100, 24), notifications=True) as pilot:
+        screen = await open_reader(pilot, "01")
+        def mid_part() -> bool:  # the section's heading scrolled off, its break not yet on screen
+            text = screen_text(app)
+            return "第 1 段" not in text and "第 20 段" in text and "看完了一块内存" not in text
+
+        for _ in range(60):
+            if mid_part():
+                break
+            await pilot.press("j")
+        assert mid_part(), screen_text(app)
+        await pilot.press("s")
+        start = await home(pilot, app)
+        notes = [n.message for n in app._notifications if n.message.startswith("已保存")]
+        assert notes, [n.message for n in app._notifications]
+        assert "本章开头" not in notes[-1] and "§再说盒子" in notes[-1], notes[-1]
+        await wait_for(pilot, lambda: "继续 (c)：01 盒子：一块内存 · §再说盒子" in screen_text(app), what="home's 继续 line")
+        assert start is app.screen
