@@ -167,7 +167,9 @@ EDITED_VERDICTS = {
 def edited_verdict(result) -> str:
     status = getattr(result, "status", "error")
     head = EDITED_VERDICTS.get(status, f"✏️ 代码已改动 · {status}")
-    message = getattr(result, "message", "") or ""
+    from torchcourse.tui.widgets.snippet import learner_words
+
+    message = learner_words(getattr(result, "message", "") or "")  # as the book's runs say it (review-00)
     if status in ("error", "skipped") and message:
         head = f"{head}：{message}"
         if status == "skipped" and "GPU" in message:
