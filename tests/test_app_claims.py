@@ -110,3 +110,58 @@ async def test_s_mid_part_names_the_section_home_then_shows_not_the_chapters_sta
         assert "本章开头" not in notes[-1] and "§再说盒子" in notes[-1], notes[-1]
         await wait_for(pilot, lambda: "继续 (c)：01 盒子：一块内存 · §再说盒子" in screen_text(app), what="home's 继续 line")
         assert start is app.screen
+
+
+# -- F3: torchcourse progress states the rule the app counts by ---------------------------
+
+
+def test_progress_cli_states_the_reading_credit_rule_the_app_uses(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from torchcourse.progress.reading import CODE_WEIGHT, SEEN_SHARE
+
+    env = {**os.environ, "TORCHCOURSE_HOME": str(tmp_path / "home")}
+    r = subprocess.run([sys.executable, "-m", "torchcourse", "progress"], cwd=Path(__file__).resolve().parents[1],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    # the rule of progress/reading.py and tui/readcredit.py: time held at the course's pace,
+    # code and output at half weight, a part counts at nine tenths of its characters
+    assert (SEEN_SHARE, CODE_WEIGHT) == (0.9, 0.5)
+    assert "每分钟 170 字" in r.stdout and "代码和输出按一半算" in r.stdout and "九成读过" in r.stdout
+    assert "三分之一" not in r.stdout and "行在屏幕上停留过" not in r.stdout
+    assert "按 n 跳到断点只记下读到哪里，不算读过" in r.stdout
+
+
+# -- the edited run's verdict speaks to the learner, like the book's runs -------------------
+
+
+@sync
+async def test_edited_run_that_raises_another_error_says_it_in_the_learners_words(tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (110, 40)) as pilot:
+        screen = await open_reader(pilot, "02")
+        view = view_of(screen, "twice")  # raises=RuntimeError in the book
+        await edit_and_run(pilot, screen, view, RAISES_IN_F)
+        verdict = widget_text(view.query_one(".verdict"))
+        assert "代码已改动" in verdict
+        assert "书上这段代码应该以 RuntimeError 报错结束，这次抛出的却是 KeyError" in verdict, verdict
+        assert "代码块声明了" not in verdict and "raises=" not in verdict
+
+
+# -- [ at the route's first chapter: "路线 D 上没有上一章了" (a space after the route's id) ----
+
+
+@sync
+async def test_no_previous_chapter_notice_keeps_a_space_after_the_route_id(tmp_path):
+    import re
+
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (100, 30), notifications=True) as pilot:
+        await open_reader(pilot, "01")  # the first chapter of route D, the default
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: any("没有上一章" in n.message for n in app._notifications), what="the notice")
+        note = next(n.message for n in app._notifications if "没有上一章" in n.message)
+        assert re.match(r"路线 [A-Z] 上没有上一章了", note), note
