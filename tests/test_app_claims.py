@@ -165,3 +165,22 @@ async def test_no_previous_chapter_notice_keeps_a_space_after_the_route_id(tmp_p
         await wait_for(pilot, lambda: any("没有上一章" in n.message for n in app._notifications), what="the notice")
         note = next(n.message for n in app._notifications if "没有上一章" in n.message)
         assert re.match(r"路线 [A-Z] 上没有上一章了", note), note
+
+
+# -- F2: the break banner says what its keys do ---------------------------------------------
+
+
+@sync
+async def test_break_banner_says_n_jumps_to_the_next_break_and_it_does(tmp_path):
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (100, 30)) as pilot:
+        screen = await open_reader(pilot, "01")
+        first, second = screen.banner(1), screen.banner(2)
+        words = widget_text(first).split("\n")[1]
+        assert "n 跳到下一个断点" in words and "空格/PgDn 继续下一段" in words, words
+        assert "s 保存并回到首页" in words
+        await pilot.press("n")
+        await wait_for(pilot, lambda: first.reached, what="break 1 reached")
+        await pilot.press("n")  # from break 1: the next break, not the next part's first line
+        await wait_for(pilot, lambda: second.reached, what="break 2 reached")
+        assert "🛑 断点 2/2" in screen_text(app)
