@@ -184,3 +184,73 @@ async def test_break_banner_says_n_jumps_to_the_next_break_and_it_does(tmp_path)
         await pilot.press("n")  # from break 1: the next break, not the next part's first line
         await wait_for(pilot, lambda: second.reached, what="break 2 reached")
         assert "🛑 断点 2/2" in screen_text(app)
+
+
+# -- F6: ? lists every key a learner can press, read from the screens' own bindings -------
+
+
+def _help_sections(text: str) -> dict[str, str]:
+    import re
+
+    parts = re.split(r"【(.+?)】", text)
+    return {name: body for name, body in zip(parts[1::2], parts[2::2])}
+
+
+@sync
+async def test_help_lists_the_quiz_the_lookup_box_and_the_restore_confirmation_keys(tmp_path):
+    from torchcourse.tui.keys import key_name
+    from torchcourse.tui.screens.dialogs import HelpScreen
+    from torchcourse.tui.screens.lookup import LookupScreen
+    from torchcourse.tui.screens.quiz import QUIZ_BINDINGS
+    from torchcourse.tui.widgets.editor import ConfirmRestore
+
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (100, 60)) as pilot:
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        sections = _help_sections(widget_text(app.screen.query_one("#help-table")))
+        for scope, bindings, typed in (("测验", QUIZ_BINDINGS, ()), ("报错反查", LookupScreen.BINDINGS, ("q",)),
+                                       ("恢复原文", ConfirmRestore.BINDINGS, ())):
+            assert scope in sections, sorted(sections)
+            body = sections[scope]
+            for b in bindings:
+                for key in (k.strip() for k in b.key.split(",")):
+                    if key in typed:
+                        continue
+                    shown = "1-9" if key.isdigit() else key_name(key)
+                    assert shown in body.split(), (scope, key, body)
+        lookup = sections["报错反查"]
+        for key in ("Enter", "Shift+Enter", "Tab", "Esc"):
+            assert key in lookup, key
+        quiz = sections["测验"]
+        for key in ("1-9", "空格", "r", "y", "n", "Enter", "PgUp", "PgDn", "Esc"):
+            assert key in quiz, key
+
+
+# -- F8, F9: what Esc and q really do, in the help -----------------------------------------
+
+
+@sync
+async def test_q_in_a_dialog_closes_it_and_esc_after_a_link_goes_back_to_its_chapter_as_the_help_says(tmp_path):
+    from torchcourse.tui.screens.dialogs import HelpScreen
+
+    app, store = build_app(tmp_path / "p.sqlite3")
+    async with run_app(app, store, (100, 40)) as pilot:
+        screen = await open_reader(pilot, "01")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        global_keys = _help_sections(widget_text(app.screen.query_one("#help-table")))["全局"]
+        assert "对话框" in global_keys.split("\n  q", 1)[1].split("\n  ", 1)[0]  # q's row says so
+        assert "链接" in global_keys.split("\n  Esc", 1)[1].split("\n  ", 1)[0]  # Esc's row
+        await pilot.press("q")  # closes the help, the app keeps running
+        await wait_for(pilot, lambda: app.screen is screen, what="back in the reader")
+        assert app.is_running
+        screen.action_follow_link("02#divide")  # what a click on the link runs
+        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == "02", what="the link's chapter")
+        await wait_for(pilot, lambda: app.screen.loaded, what="02 loaded")
+        from textual.widgets import Button
+
+        end = app.screen.query_one("#end-home", Button)  # 02 is the last written chapter of route D
+        assert "Esc" not in str(end.label), end.label  # Esc would not go home here
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == "01", what="back to 01")

@@ -56,4 +56,5 @@ class ChapterEnd(Vertical):
             if self.next_title:
                 yield Button(f"下一章 ▶ {self.next_title} (])", id="end-next", action="screen.next_chapter", compact=True)
             else:
-                yield Button("回到首页 (Esc)", id="end-home", action="screen.back", compact=True)
+                # no "(Esc)": after a link Esc goes back to the link's chapter (review-00 F8)
+                yield Button("回到首页", id="end-home", action="screen.back", compact=True)
