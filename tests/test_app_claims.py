@@ -254,3 +254,28 @@ async def test_q_in_a_dialog_closes_it_and_esc_after_a_link_goes_back_to_its_cha
         assert "Esc" not in str(end.label), end.label  # Esc would not go home here
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == "01", what="back to 01")
+
+
+# -- F5: chapter 00's minutes are course.toml's targets, as it says --------------------------
+
+
+def test_chapter_00_minutes_tables_state_course_toml_targets():
+    import re
+    from pathlib import Path
+
+    from torchcourse import paths
+    from torchcourse.course import load_course
+
+    course = load_course(paths.shipped_content_dir())
+    text = (Path(course.root) / course.chapter("00").file).read_text(encoding="utf-8")
+    assert "下表是写作前定的目标分钟" in text
+    target = {ch.id: ch.target_minutes for ch in course.chapters}
+    rows = dict(re.findall(r"^\| (\w+) \| [^|]+ \| (\d+) \| [^|]+ \|$", text, flags=re.M))
+    assert set(rows) == set(target), rows
+    assert {cid: int(m) for cid, m in rows.items()} == target
+    book = [cid for cid in target if cid != "A"]
+    assert f"00–10 合计约 {sum(target[c] for c in book)} 分钟" in text
+    routes = {r.id: r.chapters for r in course.routes}
+    assert f"三章 {sum(target[c] for c in routes['A'] if c != 'A')} 分钟，加附录 {sum(target[c] for c in routes['A'])} |" in text
+    for rid in ("B", "C", "D"):
+        assert re.search(rf"^\| {rid} \|.*\| {sum(target[c] for c in routes[rid])} 分钟 \|$", text, flags=re.M), rid
