@@ -210,7 +210,7 @@ async def test_help_lists_the_quiz_the_lookup_box_and_the_restore_confirmation_k
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         sections = _help_sections(widget_text(app.screen.query_one("#help-table")))
         for scope, bindings, typed in (("测验", QUIZ_BINDINGS, ()), ("报错反查", LookupScreen.BINDINGS, ("q",)),
-                                       ("恢复原文", ConfirmRestore.BINDINGS, ())):
+                                       ("u 的确认框", ConfirmRestore.BINDINGS, ())):
             assert scope in sections, sorted(sections)
             body = sections[scope]
             for b in bindings:

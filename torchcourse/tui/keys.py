@@ -23,7 +23,7 @@ class Key(NamedTuple):  # immutable, and cheaper to define at start-up than a fr
     display: str | None = None  # how the key is written for people
 
 
-SCOPES = ("全局", "首页", "阅读", "改代码", "测验", "报错反查", "恢复原文")
+SCOPES = ("全局", "首页", "阅读", "改代码", "测验", "报错反查", "u 的确认框")
 
 KEYS: tuple[Key, ...] = (
     # global
@@ -118,7 +118,7 @@ QUIZ_WORDS = {
 }
 LOOKUP_WORDS = {
     "dismiss_dialog": "关闭报错反查",
-    "first": "跳到最相关的那一节（和回车一样）",
+    "first": "有结果时跳到最相关的那一节（像回车）",
 }
 # keys the paste box handles itself (torchcourse/tui/screens/lookup.py PasteBox), not bindings
 LOOKUP_BOX_ROWS = (
@@ -184,7 +184,7 @@ def key_table() -> list[tuple[str, str, str]]:
     rows += binding_rows("测验", QUIZ_BINDINGS, QUIZ_WORDS)
     rows += [("报错反查", key, words) for key, words in LOOKUP_BOX_ROWS]
     rows += binding_rows("报错反查", LookupScreen.BINDINGS, LOOKUP_WORDS, skip=("q",))  # the box types q
-    rows += binding_rows("恢复原文", ConfirmRestore.BINDINGS, RESTORE_WORDS)
+    rows += binding_rows("u 的确认框", ConfirmRestore.BINDINGS, RESTORE_WORDS)
     return rows
 
 
