@@ -135,7 +135,8 @@ def _status(row: dict) -> str:
     return "未开始"
 
 
-def format_summary(data: dict) -> str:
+def format_summary(data: dict, cpm: int = 170) -> str:
+    """``cpm``: the course's chars_per_minute (the reading-credit rule names it)."""
     lines = []
     route = data["route"]
     if route is None:
@@ -158,10 +159,11 @@ def format_summary(data: dict) -> str:
         lines.append(f"上次读到：{label}{where}")
     if data["total_minutes"]:
         planned = "，未写的章按目标计" if data["planned_minutes"] else ""
-        lines.append(
-            f"阅读：已读约 {data['read_minutes']}/{data['total_minutes']} 分钟"
-            f"（和首页一样只算真正读过的段：约九成的行在屏幕上停留过，或待够它预计时间的三分之一；按 n 跳过的不算{planned}）"
-        )
+        from torchcourse.progress.reading import HOW_IT_COUNTS
+
+        # the rule the app counts by, in the words of its own help (review-00 F3)
+        lines.append(f"阅读：已读约 {data['read_minutes']}/{data['total_minutes']} 分钟（和首页的算法相同{planned}）")
+        lines.append("  " + HOW_IT_COUNTS.format(cpm=cpm))
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")
@@ -193,7 +195,7 @@ def cmd_progress(args) -> int:
     if getattr(args, "json", False):
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
-        print(format_summary(data))
+        print(format_summary(data, course.chars_per_minute if course is not None else 170))
     return 0
 
 

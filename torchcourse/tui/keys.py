@@ -17,13 +17,13 @@ class Key(NamedTuple):  # immutable, and cheaper to define at start-up than a fr
     action: str  # action name on the screen/app
     label: str  # short label for the footer
     description: str  # one line for the help screen
-    scope: str  # "全局" | "首页" | "阅读" | "改代码"
+    scope: str  # "全局" | "首页" | "阅读" | "改代码" (the other SCOPES come from their screens' bindings)
     show: bool = True  # shown in the footer
     priority: bool = False
     display: str | None = None  # how the key is written for people
 
 
-SCOPES = ("全局", "首页", "阅读", "改代码")
+SCOPES = ("全局", "首页", "阅读", "改代码", "测验", "报错反查", "u 的确认框")
 
 KEYS: tuple[Key, ...] = (
     # global
@@ -32,8 +32,8 @@ KEYS: tuple[Key, ...] = (
     Key("e", "lookup", "报错反查", "粘贴一段报错原文，找到讲它的那一节（阅读页里 e 是改代码，反查用 Ctrl+P）", "全局", show=False),
     Key("v", "review", "复习", "做今天到期的复习题（首页的「📝 复习」一行显示今天到期几题）", "全局", show=False),
     Key("ctrl+p", "command_palette", "命令", "命令面板：按名字打开章节、切换路线、反查报错", "全局", show=False, display="Ctrl+P"),
-    Key("escape", "back", "返回", "返回上一页（阅读页返回首页）", "全局", show=False, display="Esc"),
-    Key("q", "quit", "退出", "退出（进度随时已保存）", "全局"),
+    Key("escape", "back", "返回", "返回上一页：跟着链接打开的章回到链接所在的那一章（你离开的那一行），否则阅读页回到首页；对话框里是关闭", "全局", show=False, display="Esc"),
+    Key("q", "quit", "退出", "退出（进度随时已保存）；在对话框（帮助、目录、链接列表…）里 q 只关闭对话框", "全局"),
     Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢", "全局", show=False, priority=True, display="Ctrl+C"),
     # home
     Key("c", "continue", "继续", "回到上次停下的地方继续读（退出时屏幕顶上那一行；章节改过就回到最近的断点）", "首页"),
@@ -53,7 +53,7 @@ KEYS: tuple[Key, ...] = (
     Key("a", "run_all", "全部运行", "依次运行本章所有代码块，最后给出汇总", "阅读"),
     Key("z", "cancel_run", "取消运行", "取消正在运行的代码块", "阅读", show=False),
     Key("e", "edit_snippet", "改代码", "在原处改选中（或屏幕上第一个）代码块：Ctrl+R 运行并和书上的输出对比，Esc 保存并退出；改过的代码块会标出来", "阅读", show=False),
-    Key("o", "toggle_frames", "调用栈", "展开（再按收起）代码块实际输出里报错的完整调用栈：平时每层 File …, line N 折成一行 “  ...”", "阅读", show=False),
+    Key("o", "toggle_frames", "调用栈", "展开（再按收起）代码块实际输出里报错的完整调用栈：平时所有 File …, line N 帧一起折成一行 “  ...”", "阅读", show=False),
     Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
     Key("m", "quiz", "测验", "本章的检查点测验（j、k 像 less 和 vim 一样滚动，不会打开测验）", "阅读"),
     # scrolling like less / vim: none of these opens a dialog
@@ -95,11 +95,96 @@ def bindings(scope: str) -> list[Binding]:
     return out
 
 
+# What the keys of the screens whose bindings live with them do, by action (``pick`` or the
+# whole action string ``self_grade(True)``). :func:`key_table` reads those screens' real
+# BINDINGS, so a key added there shows up in the help (with its footer label until it is
+# worded here), and one removed there leaves it (review-00 F6).
+QUIZ_WORDS = {
+    "pick": "选这个编号的选项（多选题按几个就勾几个，再按一次取消）",
+    "cursor": "在选项间移动",
+    "toggle": "勾选或取消光标所在的选项",
+    "submit": "提交答案（填空题在输入框里写好再回车）",
+    "reveal": "开放题：看参考答案",
+    "reveal_enter": "开放题：看参考答案",
+    "self_grade(True)": "开放题看过参考答案后自评：我答对了",
+    "self_grade(False)": "开放题看过参考答案后自评：没答对",
+    "next": "看完解析，下一题",
+    "results": "最后一题之后：看结果",
+    "choose": "上次没做完时：选接着做还是重新开始",
+    "goto_missed": "结果页：打开答错那题讲的小节",
+    "back": "返回",
+    "page": "滚动题目",
+    "leave": "离开测验（答过的题已记下）",
+}
+LOOKUP_WORDS = {
+    "dismiss_dialog": "关闭报错反查",
+    "first": "有结果时跳到最相关的那一节（像回车）",
+}
+# keys the paste box handles itself (torchcourse/tui/screens/lookup.py PasteBox), not bindings
+LOOKUP_BOX_ROWS = (
+    ("Enter", "有结果时跳到最相关的那一节；还没有结果时换行"),
+    ("Shift+Enter", "换行（终端分得出 Shift+Enter 时）"),
+    ("Tab", "到结果列表挑别的候选（↑↓ 选，回车跳过去）"),
+)
+RESTORE_WORDS = {
+    "answer(True)": "恢复成书上的原文（改动丢掉）",
+    "answer(False)": "不恢复，保留你的改动",
+}
+_KEY_NAMES = {
+    "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn", "escape": "Esc", "enter": "Enter",
+    "space": "空格", "tab": "Tab", "shift+enter": "Shift+Enter", "question_mark": "?",
+}
+
+
+def key_name(key: str) -> str:
+    """A Textual key name as the help writes it (``ctrl+j`` → ``Ctrl+J``)."""
+    if key in _KEY_NAMES:
+        return _KEY_NAMES[key]
+    if "+" in key:
+        *mods, last = key.split("+")
+        return "+".join([*(m.capitalize() for m in mods), last.upper() if len(last) == 1 else last.capitalize()])
+    return key
+
+
+def binding_rows(scope: str, bindings, words: dict[str, str], skip: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    """One help row per key of ``bindings`` (a screen's BINDINGS), keys that do the same thing on
+    one row (1-9 for the digits); ``skip``: keys not to list (a text box types them)."""
+    by_key: dict[str, list[str]] = {}
+    for b in bindings:
+        word = words.get(b.action) or words.get(b.action.split("(")[0]) or b.description
+        for key in (k.strip() for k in b.key.split(",")):
+            if key in skip:
+                continue
+            said = by_key.setdefault(key, [])
+            if word not in said:
+                said.append(word)
+    by_words: dict[tuple[str, ...], list[str]] = {}
+    for key, said in by_key.items():
+        by_words.setdefault(tuple(said), []).append(key)
+    rows = []
+    for said, group in by_words.items():
+        if len(group) > 1 and all(k.isdigit() for k in group):
+            shown = f"{min(group)}-{max(group)}"
+        else:
+            shown = " ".join(key_name(k) for k in group)
+        rows.append((scope, shown, "；".join(said)))
+    return rows
+
+
 def key_table() -> list[tuple[str, str, str]]:
-    """(scope, key as written, description) for every key, in help-screen order."""
+    """(scope, key as written, description) for every key, in help-screen order: :data:`KEYS`,
+    then the quiz's, the error lookup's and the restore confirmation's, read from their screens."""
     rows = [(k.scope, display_key(k), k.description) for k in KEYS]
     rows.insert(next(i for i, r in enumerate(rows) if r[0] == "阅读") + 5, ("阅读", "↑ ↓ PgUp PgDn Home End", "滚动正文（空格、b 翻页，j、k 一行，像 less）"))
     rows.insert(next(i for i, r in enumerate(rows) if r[0] == "首页") + 3, ("首页", "↑ ↓ Tab", "↑↓ 在一个列表里移动（路线列表到底就停住），Tab 换到下一个列表"))
+    from torchcourse.tui.screens.lookup import LookupScreen
+    from torchcourse.tui.screens.quiz import QUIZ_BINDINGS
+    from torchcourse.tui.widgets.editor import ConfirmRestore
+
+    rows += binding_rows("测验", QUIZ_BINDINGS, QUIZ_WORDS)
+    rows += [("报错反查", key, words) for key, words in LOOKUP_BOX_ROWS]
+    rows += binding_rows("报错反查", LookupScreen.BINDINGS, LOOKUP_WORDS, skip=("q",))  # the box types q
+    rows += binding_rows("u 的确认框", ConfirmRestore.BINDINGS, RESTORE_WORDS)
     return rows
 
 

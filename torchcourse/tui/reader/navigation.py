@@ -67,9 +67,9 @@ class Navigation:
         ch = neighbour(app.course, app.store, self.chapter.id, step)
         if ch is None:
             route = current_route(app.course, app.store)
-            name = f"路线 {route.id}" if route is not None else "这份课程"
+            name = f"路线 {route.id} 上" if route is not None else "这份课程里"  # a space after the id (review-00)
             skipped = "（还没写好的章节会跳过）" if unwritten_in_route(app.course, route) else ""
-            self.screen.notify(f"{name}上没有" + ("下一章" if step > 0 else "上一章") + f"了{skipped}。")
+            self.screen.notify(f"{name}没有" + ("下一章" if step > 0 else "上一章") + f"了{skipped}。")
             return
         app.open_chapter(ch.id)
 

@@ -17,7 +17,7 @@ from torchcourse.tui.readcredit import ReadingTracker
 from torchcourse.tui.reader.blocks import PartView
 from torchcourse.tui.reader.layout import ChapterLayout
 from torchcourse.tui.reader.positions import Positions
-from torchcourse.tui.summary import chapter_digest
+from torchcourse.tui.summary import chapter_digest, resume_where
 from torchcourse.tui.widgets.banner import BreakBanner
 
 
@@ -90,15 +90,14 @@ class ReadingPlace:
         """``s``: the furthest break on screen reached, the place saved, back home with a note of it."""
         visible = self.positions.visible_banners()
         if visible:
-            k = max(b.index for b in visible)
-            self.reach(k)
-            where = f"断点 {k}/{self.layout.breaks}"
-        else:
-            pv = self.positions.part_at_top()
-            where = f"第 {pv + 1} 段里" if pv else "本章开头"
+            self.reach(max(b.index for b in visible))
+        place = self.current_place()
         if not self.save_place():
             return
         app = self.screen.app
+        # the words home's 继续 line uses for the same place (review-00 F4: "本章开头" mid-chapter)
+        where = resume_where(app.course, app.store, (self.chapter.id, *place)) if place else "开头"
+        where = "本章开头" if where == "开头" else where
         app.go_home()
         app.notify(f"已保存：{self.chapter.id} {self.chapter.title} · {where}。下次按 c 从这里继续。")
 

@@ -23,7 +23,7 @@ class BreakBanner(Static):
 
     def _text(self) -> tuple[str, str]:
         mark = "  ✔ 已记下" if self.reached else ""
-        return f"🛑 断点 {self.index}/{self.total} · {self.label}{mark}", "可以在这里停下：s 停在这里（保存并回到首页） · n 继续下一段"
+        return f"🛑 断点 {self.index}/{self.total} · {self.label}{mark}", "可以在这里停下：s 保存并回到首页 · 空格/PgDn 继续下一段 · n 跳到下一个断点"  # n jumps (review-00 F2)
 
     def refresh_text(self, layout: bool = True) -> None:
         self.update("\n".join(self._text()), layout=layout)
@@ -56,4 +56,5 @@ class ChapterEnd(Vertical):
             if self.next_title:
                 yield Button(f"下一章 ▶ {self.next_title} (])", id="end-next", action="screen.next_chapter", compact=True)
             else:
-                yield Button("回到首页 (Esc)", id="end-home", action="screen.back", compact=True)
+                # no "(Esc)": after a link Esc goes back to the link's chapter (review-00 F8)
+                yield Button("回到首页", id="end-home", action="screen.back", compact=True)

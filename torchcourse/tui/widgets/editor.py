@@ -167,7 +167,9 @@ EDITED_VERDICTS = {
 def edited_verdict(result) -> str:
     status = getattr(result, "status", "error")
     head = EDITED_VERDICTS.get(status, f"✏️ 代码已改动 · {status}")
-    message = getattr(result, "message", "") or ""
+    from torchcourse.tui.widgets.snippet import learner_words
+
+    message = learner_words(getattr(result, "message", "") or "")  # as the book's runs say it (review-00)
     if status in ("error", "skipped") and message:
         head = f"{head}：{message}"
         if status == "skipped" and "GPU" in message:
@@ -188,8 +190,9 @@ REMOVED = "$text-error on $error-muted"
 ADDED = "$text-success on $success-muted"
 
 
-def marked_pair(expected: str | None, actual: str) -> tuple[Content, Content]:
-    """Expected and actual output, line by line, with the differing lines marked (- / +)."""
+def marked_pair(expected: str | None, actual: str, *, frames: bool = False) -> tuple[Content, Content]:
+    """Expected and actual output, line by line, with the differing lines marked (- / +);
+    ``frames``: the run has traceback frames that ``o`` expands (the head says so)."""
     from torchcourse.runner.normalize import normalize
 
     exp = normalize(expected, side="expected").rstrip("\n") if expected else ""
@@ -204,7 +207,7 @@ def marked_pair(expected: str | None, actual: str) -> tuple[Content, Content]:
         for line in act_lines[j1:j2]:
             right.append(Content("  " + line) if tag == "equal" else Content.styled("+ " + line, ADDED))
     head_l = Content.styled("书上的预期输出\n", "bold $text-muted")
-    head_r = Content.styled("改动后的实际输出\n", "bold $text-muted")
+    head_r = Content.styled("改动后的实际输出（o 展开调用栈）\n" if frames else "改动后的实际输出\n", "bold $text-muted")
     body_l = Content("\n").join(left) if left else Content("（书上没有记录预期输出）")
     body_r = Content("\n").join(right) if right else Content("（没有输出）")
     return head_l + body_l, head_r + body_r

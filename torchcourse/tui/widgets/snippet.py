@@ -116,7 +116,7 @@ class SnippetView(Vertical, can_focus=True):
         self._timer = None
         self._pair: tuple[Static, Static] | None = None  # (expected, actual) once it ran
         self._lines: dict[str, Static] = {}  # the verdict / diff lines once mounted
-        self._actual_text = ""  # the actual output as compared (tracebacks' frames as ``  ...``)
+        self._actual_text: str | Content = ""  # the actual output as compared (tracebacks' frames as ``  ...``); an edited run's marked panel
         self._frames = ""  # the same with the real frames (walk L6), "" when there are none
         self.frames_shown = False  # ``o`` shows the frames in the actual panel
         if snippet.gpu:
@@ -209,8 +209,12 @@ class SnippetView(Vertical, can_focus=True):
 
     def _actual_content(self) -> Content:
         """The actual panel: the output as compared, or (``o``) with its traceback's real frames."""
+        edited = isinstance(self._actual_text, Content)  # an edited run: the marked panel
         if self._frames and self.frames_shown:
-            return Content.assemble(("实际输出 · 完整调用栈（o 收起）\n", "bold $text-muted"), visible(self._frames.rstrip("\n")))
+            head = "改动后的实际输出" if edited else "实际输出"
+            return Content.assemble((f"{head} · 完整调用栈（o 收起）\n", "bold $text-muted"), visible(self._frames.rstrip("\n")))
+        if edited:
+            return self._actual_text
         head = "实际输出（o 展开调用栈）\n" if self._frames else "实际输出\n"
         return Content.assemble((head, "bold $text-muted"), self._actual_text)
 
@@ -298,9 +302,14 @@ class SnippetView(Vertical, can_focus=True):
         if getattr(result, "edited", False):  # the learner's code: marked lines, "code was changed"
             from torchcourse.tui.widgets.editor import edited_verdict, marked_pair
 
-            shown = actual if status in ("match", "mismatch", "error", "timeout") and actual else ""
-            left, right = marked_pair(self.snippet.expected, shown)
-            self._outputs().update(right)
+            ran = status in ("match", "mismatch", "error", "timeout")
+            shown = actual if ran and actual else ""
+            frames = getattr(result, "frames", "") if ran else ""
+            frames = frames if isinstance(frames, str) else ""
+            left, right = marked_pair(self.snippet.expected, shown, frames=bool(frames))
+            # ``o`` expands this run's own frames, never an earlier (book) run's (review-00 F1)
+            self._actual_text, self._frames, self.frames_shown = right, frames, False
+            self._outputs().update(self._actual_content())
             self._pair[0].update(left)
             self.fit_outputs()
             self._line("verdict").update(Content(edited_verdict(result)))
