@@ -4,11 +4,34 @@ package (docs/mutation.md) showed no test pinned: each test names the mutants it
 from __future__ import annotations
 
 import json
+import sqlite3
+import sys
 import threading
 
 import pytest
 
 from torchcourse.progress import StoreError, open_store
+from torchcourse.progress import store as store_mod
+
+
+@pytest.fixture(autouse=True)
+def only_busy_is_retried(monkeypatch):
+    """Every test here fails at once when open_store's retry loop is handed an error that is not
+    SQLITE_BUSY (5) or SQLITE_LOCKED (6) to retry — a state, not a wait: kills store.py:252 and
+    :293 (`in` -> `not in`: a corrupt file retried until the 30 s deadline, then called busy)."""
+    real = store_mod._connect
+
+    def connect(path):
+        try:
+            return real(path)
+        except store_mod._Busy as exc:
+            cause = exc.__cause__
+            code = cause.sqlite_errorcode & 0xFF if isinstance(cause, sqlite3.Error) and cause.sqlite_errorcode else None
+            if code not in (5, 6):
+                pytest.fail(f"open_store would retry {cause!r} (SQLite code {code}): only a busy or locked database is retried")
+            raise
+
+    monkeypatch.setattr(store_mod, "_connect", connect)
 
 
 @pytest.fixture
@@ -137,6 +160,33 @@ def test_a_database_error_inside_a_read_names_the_file(store, tmp_path):
     assert store.get_route() == "B"
 
 
+def _open_watching_move_aside(path):
+    """open_store(path) on a thread; fails as soon as _move_aside's loop has counted past more
+    names than the directory holds (each round must try a new name, so it can go round at most
+    once per file there: past that it never ends — store.py:330 deleted)."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["result"] = open_store(path)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the test's thread
+            out["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    while t.is_alive():
+        frame = sys._current_frames().get(t.ident)
+        while frame is not None and frame.f_code is not store_mod._move_aside.__code__:
+            frame = frame.f_back
+        if frame is not None:
+            n, entries = frame.f_locals.get("n", 0), len(list(path.parent.iterdir()))
+            assert n <= entries + 2, f"_move_aside has counted to {n} with {entries} files in the directory: it never tries a new name"
+        t.join(0.01)
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
 def test_a_second_corrupt_file_never_replaces_the_first_one_moved_aside(tmp_path):
     # kills _move_aside's numbering (store.py:330-331: the loop's name and counter)
     from datetime import datetime, timedelta
@@ -152,7 +202,7 @@ def test_a_second_corrupt_file_never_replaces_the_first_one_moved_aside(tmp_path
     for n in range(2):
         garbage = f"garbage {n} ".encode() * 400
         path.write_bytes(garbage)
-        s, notice = open_store(path)
+        s, notice = _open_watching_move_aside(path)
         s.close()
         moved = [p for p in tmp_path.iterdir() if p.read_bytes() == garbage]
         assert len(moved) == 1 and str(moved[0]) in notice, moved
@@ -598,3 +648,115 @@ def test_an_import_takes_a_choice_order_of_exactly_a_hundred(store, tmp_path):
     f = _export(tmp_path, answers=[{**_ANSWER, "shown": order}])
     assert store.import_json(f)["answers"] == 1
     assert [a.shown for a in store.answers()] == [tuple(order)]
+
+
+# -- opening while another process holds the lock (issue 38, h38a) -------------------------------
+
+
+def test_a_foreign_database_locked_at_the_first_look_is_looked_at_again_and_refused_untouched(tmp_path, monkeypatch):
+    # kills store.py:253 (`raise _Busy` deleted in _foreign_reason: a check that met a lock
+    # would count as passed, and the file would be migrated once the lock went) and :382
+    # (`delay = 0.01` deleted: the first retry's sleep is a NameError). Another program's
+    # database (rollback journal) is exclusively locked while open_store first looks at it;
+    # the lock goes as soon as that look is over — sequenced on the look itself, not timed.
+    # The look must count as "busy", be retried, and the second look refuse the file as not
+    # ours, leaving it as it was. The first look's busy wait is shortened (0.3 s), the retry
+    # deadline is not (it was fixed when open_store began).
+    path = tmp_path / "p.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE notes (x)")
+    other.execute("INSERT INTO notes VALUES ('mine')")
+    other.execute("BEGIN EXCLUSIVE")
+    real = store_mod._foreign_reason
+    looks: list[str] = []
+
+    def look(p):
+        first = not looks
+        if first:
+            monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_S", 0.3)
+        try:
+            why = real(p)
+            looks.append(f"returned {why!r}")
+            return why
+        except store_mod._Busy:
+            looks.append("busy")
+            raise
+        finally:
+            if first:
+                monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_S", 30.0)
+                other.execute("ROLLBACK")
+
+    monkeypatch.setattr(store_mod, "_foreign_reason", look)
+    try:
+        with pytest.raises(StoreError) as info:
+            open_store(path)
+    finally:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+    assert looks[0] == "busy", looks
+    assert str(info.value) == (f"{path} 是一个 SQLite 数据库，但不是 torchcourse 的进度库（它已有别的表：notes）。"
+                               "文件没有被改动；请移走它，或者把环境变量 TORCHCOURSE_HOME 指向别的目录。")
+    try:
+        assert [r[0] for r in other.execute("SELECT name FROM sqlite_master")] == ["notes"]
+        assert other.execute("SELECT x FROM notes").fetchall() == [("mine",)]
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    finally:
+        other.close()
+
+
+def test_five_minutes_without_scrolling_is_where_reading_time_stops(tmp_path):
+    # kills reading.py:16 (IDLE_CAP_S 300.0 -> 601.0), read by tui/readcredit.py: a page that
+    # needs 400 s of reading, left on screen for 1000 s with no scroll, is credited the first
+    # 300 s only (75 % of it: not read); scrolling again starts a new five minutes. The tracker
+    # runs on a screen stand-in (its blocks, its view, the course's pace) and a fake clock.
+    from types import SimpleNamespace
+
+    from torchcourse.progress.reading import IDLE_CAP_S
+    from torchcourse.tui.readcredit import ReadingTracker
+
+    now = [0.0]
+    saved: list[str] = []
+    class Block:
+        _read_chars = 400.0  # 400 characters at 60 a minute: 400 s
+
+    block = Block()
+    part = SimpleNamespace(index=0, children=[block])
+    screen = SimpleNamespace(
+        loaded=True, is_current=True, chapter=SimpleNamespace(id="03"),
+        body=SimpleNamespace(scroll_y=0, scrollable_content_region=SimpleNamespace(height=10)),
+        blocks_in=lambda top, bottom: [(0, block, 1)], part_tops=lambda: [(part, 0)],
+        app=SimpleNamespace(course=SimpleNamespace(chars_per_minute=60), save_progress=lambda what, fn: saved.append(what)))
+
+    class Tracker(ReadingTracker):
+        clock = staticmethod(lambda: now[0])
+
+    t = Tracker(screen)
+    t.account()  # the page is on screen from t = 0
+    now[0] = 1000.0
+    assert t.account() == [] and saved == []
+    assert t.part_share(0) == pytest.approx(300.0 / 400.0)
+    assert IDLE_CAP_S == 300.0  # the five minutes the docstring and the home's note promise
+    now[0] = 1001.0
+    t.scrolled()  # back at the page: the clock counts again
+    now[0] = 1001.0 + 61.0
+    assert t.account() == [0]  # 300 s + 61 s of 400 s: past 90 %, the part is read
+    assert saved == ["03 章第 1 段的阅读记录"]
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+def test_a_file_where_the_data_directory_should_be_is_named_as_in_the_way(tmp_path, depth):
+    # a file in place of the data directory (depth 0) or of one of its parents (depth 2) was
+    # reported as "…（只读或没有权限）：已经存在" (bug 3a). The learner is told plainly that a file
+    # is in the way, which one, and what to do; the file is left as it was. Kills store.py:198's
+    # old form (the mkdir failure's own message deleted: the write probe that followed reported
+    # the same directory with another reason) — the message is now the mkdir failure's own.
+    blocker = tmp_path / "home"
+    blocker.write_text("not a directory", encoding="utf-8")
+    directory = blocker / "a" / "b" if depth else blocker
+    with pytest.raises(StoreError) as info:
+        open_store(directory / "progress.sqlite3")
+    where = "进度目录的位置上" if not depth else f"进度目录 {directory} 的路径上"
+    assert str(info.value) == (f"无法创建进度目录 {directory}：{where}已经有一个文件 {blocker}，它不是目录。"
+                               "请把这个文件移走或改名（里面的内容不会被动过），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。")
+    assert "只读" not in str(info.value)
+    assert blocker.read_text(encoding="utf-8") == "not a directory"

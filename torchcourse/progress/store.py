@@ -191,10 +191,28 @@ def _readonly_message(directory: Path, detail: object) -> str:
     )
 
 
+def _file_in_the_way(directory: Path) -> Path | None:
+    """The directory itself or the nearest of its parents that exists but is not a directory."""
+    for p in (directory, *directory.parents):
+        try:
+            if p.exists():
+                return None if p.is_dir() else p
+        except OSError:
+            return None
+    return None
+
+
 def _check_writable_dir(directory: Path) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        blocker = _file_in_the_way(directory)
+        if blocker is not None:
+            where = "进度目录的位置上" if blocker == directory else f"进度目录 {directory} 的路径上"
+            raise StoreError(
+                f"无法创建进度目录 {directory}：{where}已经有一个文件 {blocker}，它不是目录。"
+                f"请把这个文件移走或改名（里面的内容不会被动过），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。"
+            ) from None
         raise StoreError(_readonly_message(directory, os_reason(exc))) from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
