@@ -543,21 +543,14 @@ def test_a_directory_where_the_database_should_be_is_moved_aside_as_unreadable(t
     assert (moved[0] / "keep.txt").read_text(encoding="utf-8") == "mine"
 
 
-@pytest.mark.parametrize("tables, clash", [(["settings"], "settings"), ("all", "settings"), (["quiz_attempts"], "quiz_attempts")])
-def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_path, tables, clash):
-    # kills store.py:297 (`existed and code in (CANTOPEN, IOERR)` -> `or`: any error on an
-    # existing file would move it aside as unreadable) and :232 (`tables <= _ALL_OUR_TABLES` ->
-    # `<`: a version-0 file holding exactly our table names would be called a database with
-    # "别的表", other tables, which it has not). The migration cannot create a table that exists:
-    # the file is refused with SQLite's reason, under its own path, its tables and version
-    # unchanged (only its journal mode is: _connect switches it to WAL before migrating). With
-    # only quiz_attempts (made by the last migration) the first five migrations run and create
-    # their tables before the clash: all of it is rolled back. (store.py:321, the migration's
-    # own ROLLBACK deleted, passes this too: _connect closes the connection on every error, and
-    # closing rolls the transaction back — equivalent.) Also kills :299's negated condition (the
-    # error would be reported as a read-only data directory).
-    import sqlite3
-
+@pytest.mark.parametrize("tables", [["settings"], "all", ["quiz_attempts"], ["runs", "snippet_edits"]])
+def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_path, tables):
+    # bug 3b: a version-0 file that already holds some of our tables failed with SQLite's raw
+    # "table settings already exists" (after being switched to WAL). It is refused before
+    # anything touches it, named, with what to do; the file stays byte for byte. No torchcourse
+    # leaves such a file (the schema is made in one transaction that sets the version last), and
+    # every migration would stop at one of those tables. Kills store.py:232's `<=` -> `<` (a
+    # file holding exactly our tables would be called one with "别的表", other tables).
     from torchcourse.progress import store as store_mod
 
     names = sorted(store_mod._ALL_OUR_TABLES) if tables == "all" else tables
@@ -567,16 +560,44 @@ def test_a_half_made_file_the_migration_cannot_take_is_refused_untouched(tmp_pat
         c.execute(f"CREATE TABLE {name} (x)")
     c.commit()
     c.close()
+    before = path.read_bytes()
     with pytest.raises(StoreError) as info:
         open_store(path)
-    assert str(info.value) == f"无法打开进度库 {path}：table {clash} already exists"
+    assert str(info.value) == (f"进度库 {path} 没有建完：它的结构版本是 0，却已经有 torchcourse 的表 {', '.join(sorted(names))}，"
+                               "本程序不能在它上面接着建表。文件没有被改动；请把它移走或改名（torchcourse 会新建一个空的进度库），"
+                               "或者把环境变量 TORCHCOURSE_HOME 指向别的目录。")
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["p.sqlite3"]
+
+
+def test_a_file_whose_upgrade_stops_half_way_is_refused_with_sqlites_reason_and_kept(tmp_path):
+    # kills store.py:297 (`existed and code in (CANTOPEN, IOERR)` -> `or`: any error on an
+    # existing file would move it aside as unreadable) and :299's negated condition (the error
+    # would be reported as a read-only data directory). A real version-3 database that also has
+    # a table snippet_edits of its own: the upgrade to version 4 cannot create it. The file is
+    # refused under its own path with SQLite's reason; its rows and version stay (the upgrade is
+    # one transaction, rolled back).
+    from torchcourse.progress.schema import MIGRATIONS
+
+    path = tmp_path / "p.sqlite3"
+    c = sqlite3.connect(path, isolation_level=None)
+    for v in range(3):
+        MIGRATIONS[v](c)
+    c.execute("PRAGMA user_version = 3")
+    c.execute("INSERT INTO chapters (course_id, chapter_id, furthest_break) VALUES ('torchcourse', '02', 3)")
+    c.execute("CREATE TABLE snippet_edits (x)")
+    c.close()
+    with pytest.raises(StoreError) as info:
+        open_store(path)
+    assert str(info.value) == f"无法打开进度库 {path}：table snippet_edits already exists"
     c = sqlite3.connect(path)
     try:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 0
-        assert sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master")) == names
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert c.execute("SELECT chapter_id, furthest_break FROM chapters").fetchall() == [("02", 3)]
+        assert "parts_read" not in {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
     finally:
         c.close()
-    assert [p.name for p in tmp_path.iterdir()] == ["p.sqlite3"]
+    assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []
 
 
 def test_a_part_index_given_as_text_is_stored_as_its_number(store):
@@ -760,3 +781,51 @@ def test_a_file_where_the_data_directory_should_be_is_named_as_in_the_way(tmp_pa
                                "请把这个文件移走或改名（里面的内容不会被动过），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。")
     assert "只读" not in str(info.value)
     assert blocker.read_text(encoding="utf-8") == "not a directory"
+
+
+def _import_cli(home, f):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, TORCHCOURSE_HOME=str(home), PYTHONPATH=str(repo), COLUMNS="120")
+    return subprocess.run([sys.executable, "-m", "torchcourse", "import", str(f)], cwd=repo, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+
+
+def test_an_import_beyond_a_chapters_break_points_is_refused_and_its_parts_are_bounded(tmp_path):
+    # bug 3c: an export without parts_read and with furthest_break 1 000 000 backfilled a million
+    # rows (about 29 s). `torchcourse import` now checks the open course: a furthest break past
+    # the chapter's own break points is refused naming the item, the value and the count, and
+    # nothing is imported; one at the edge backfills that chapter's parts; a chapter the course
+    # does not have keeps its furthest break and backfills no parts.
+    from torchcourse.course import load_course
+    from torchcourse.paths import content_dir
+
+    n = next(ch for ch in load_course(content_dir(None)).chapters if ch.id == "02").break_points
+    assert n >= 2
+    home = tmp_path / "home"
+    big = _export(tmp_path, chapters=[{"chapter_id": "02", "furthest_break": 1_000_000}])
+    r = _import_cli(home, big)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"{big}: chapters[0].furthest_break：第 02 章只有 {n} 个停顿点，这里却是 1000000，什么都没有导入。" in r.stderr
+    db = next(home.rglob("*.sqlite3"))
+    c = sqlite3.connect(db)
+    try:
+        assert c.execute("SELECT count(*) FROM chapters").fetchone()[0] == 0
+        assert c.execute("SELECT count(*) FROM parts_read").fetchone()[0] == 0
+    finally:
+        c.close()
+    edge = tmp_path / "edge.json"
+    edge.write_text(json.dumps({"format": "torchcourse-progress", "version": 3, "chapters": [
+        {"chapter_id": "02", "furthest_break": n}, {"chapter_id": "zz-not-in-the-course", "furthest_break": 1_000_000}]}), encoding="utf-8")
+    r = _import_cli(home, edge)
+    assert r.returncode == 0, r.stderr
+    c = sqlite3.connect(db)
+    try:
+        assert c.execute("SELECT chapter_id, part_index FROM parts_read ORDER BY part_index").fetchall() == [("02", i) for i in range(n)]
+        assert c.execute("SELECT chapter_id, furthest_break FROM chapters ORDER BY chapter_id").fetchall() == [
+            ("02", n), ("zz-not-in-the-course", 1_000_000)]
+    finally:
+        c.close()
