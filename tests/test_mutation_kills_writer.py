@@ -463,3 +463,37 @@ def test_the_writers_thread_never_keeps_the_program_from_exiting(store):
         assert close(w) == []
 
     asyncio.run(main())
+
+
+def test_writes_still_queued_when_close_begins_are_all_written(store):
+    # kills "the writer drops its queued writes when the app closes" (issue 38; e.g. _serve
+    # returning once _closing is set, writer.py:143): the learner pressed q while a slow write
+    # ran and three more waited; close() must write them all and report nothing unsaved. The
+    # moment is a state: close() is joining the writer's thread (past its notify) while the slow
+    # write still holds — only then is the slow write let go.
+    started, gate = threading.Event(), threading.Event()
+
+    def slow(s):
+        started.set()
+        gate.wait(60)
+        s.reach_break("01", 1)
+
+    w = make(store)
+    try:
+        w.submit("第 1 个停顿点", slow)
+        until_sync("the slow write running", started.is_set, w)
+        w.submit("第 2 个停顿点", lambda s: s.reach_break("01", 2))
+        w.submit("答案", lambda s: s.record_answer("01", "q1", "B", True))
+        w.submit("阅读位置", lambda s: s.set_position("01", 2), key=("place",))
+        out: dict = {}
+        closer = threading.Thread(target=lambda: out.setdefault("unsaved", w.close()), daemon=True)
+        closer.start()
+        until_sync("close() waiting for the writer's thread", lambda: _in_join(closer) or not closer.is_alive())
+        assert w.unsaved() == ["第 1 个停顿点", "第 2 个停顿点", "答案", "阅读位置"]
+    finally:
+        gate.set()
+    until_sync("close() returned", lambda: not closer.is_alive(), never=lambda: stuck(w, closer))
+    assert out["unsaved"] == []
+    assert store.chapter_progress("01").furthest_break == 2
+    assert [(a.question_id, a.answer) for a in store.answers("01")] == [("q1", "B")]
+    assert store.last_position() == ("01", 2)
