@@ -121,16 +121,25 @@ def until_sync(what: str, pred, w: ProgressWriter | None = None, never=None) -> 
 
 
 def close(w: ProgressWriter) -> list[str]:
-    """``w.close()`` on a thread of its own, failing as soon as it can never return."""
+    """``w.close()`` on a thread of its own, failing as soon as it can never return, and when
+    the writer's thread ended with an exception (a traceback on the learner's terminal at exit:
+    writer.py:144, the return of an empty queue at close deleted)."""
     out: dict = {}
-    closer = threading.Thread(target=lambda: out.setdefault("unsaved", w.close()), daemon=True)
-    closer.start()
-    end = time.monotonic() + LAST_RESORT_S
-    while closer.is_alive():
-        why = stuck(w, closer)
-        assert not why, f"close() can never return: {why}"
-        assert time.monotonic() < end, "close() never returned"
-        closer.join(0.01)
+    died: list[str] = []
+    hook = threading.excepthook
+    threading.excepthook = lambda a: died.append(f"{a.thread.name if a.thread else '?'}: {a.exc_type.__name__}: {a.exc_value}")
+    try:
+        closer = threading.Thread(target=lambda: out.setdefault("unsaved", w.close()), daemon=True)
+        closer.start()
+        end = time.monotonic() + LAST_RESORT_S
+        while closer.is_alive():
+            why = stuck(w, closer)
+            assert not why, f"close() can never return: {why}"
+            assert time.monotonic() < end, "close() never returned"
+            closer.join(0.01)
+    finally:
+        threading.excepthook = hook
+    assert not died, f"a thread ended with an exception: {died}"
     assert "unsaved" in out, "close() raised"
     return out["unsaved"]
 
@@ -459,8 +468,9 @@ def test_the_writers_thread_never_keeps_the_program_from_exiting(store):
         w = make(store)
         w.submit("路线", lambda s: s.set_route("A"))
         await until("written", w.idle, w)
-        assert w._thread.daemon
-        assert close(w) == []
+        thread = w._thread
+        assert close(w) == []  # first: a failing mutant must not leave a thread that blocks the exit
+        assert thread.daemon
 
     asyncio.run(main())
 
@@ -497,3 +507,64 @@ def test_writes_still_queued_when_close_begins_are_all_written(store):
     assert store.chapter_progress("01").furthest_break == 2
     assert [(a.question_id, a.answer) for a in store.answers("01")] == [("q1", "B")]
     assert store.last_position() == ("01", 2)
+
+
+def test_a_store_without_a_file_is_written_through_and_left_open(store, tmp_path):
+    # kills writer.py:131 (`self._writer = self.store` deleted: a store without a file got no
+    # writer store at all) and :108 (`and` -> `or`: close() closed the app's own store when the
+    # writer wrote through it)
+    from torchcourse.progress.store import Store, _connect
+
+    fileless = Store(_connect(tmp_path / "q.sqlite3"), None)
+    try:
+        async def main():
+            w = make(fileless)
+            w.submit("路线", lambda s: s.set_route("G"))
+            await until("written", w.idle, w)
+            assert close(w) == []
+
+        asyncio.run(main())
+        assert fileless.get_route() == "G"  # still open, and written
+    finally:
+        fileless.close()
+
+
+def test_attach_on_the_loop_lets_a_writer_made_elsewhere_report_back(store):
+    # kills writer.py:58 (attach's loop assignment deleted): the app makes its writer before its
+    # event loop runs and attaches it once it does; a first write submitted from a worker thread
+    # must then still report back on the loop
+    done: list[str] = []
+    w = make(store)
+
+    async def main():
+        w.attach()
+        await asyncio.to_thread(w.submit, "路线", lambda s: s.set_route("H"), done=lambda r: done.append("H"))
+        await until("reported on the loop", lambda: done, w)
+        assert close(w) == []
+
+    asyncio.run(main())
+    assert done == ["H"] and store.get_route() == "H"
+
+
+def test_a_failed_write_is_tried_again_within_a_few_seconds(store):
+    # kills writer.py:23 (RETRY_S 3.0 -> 7.0): after a failure the thread waits "a few seconds"
+    # (the module's promise), read from the thread's own wait, not timed
+    started = threading.Event()
+
+    def fails(s):
+        started.set()
+        raise StoreError("磁盘已满")
+
+    w = ProgressWriter(store)
+    w.submit("路线", fails)
+    until_sync("the first try running", started.is_set, w)
+
+    def waiting_timeout():
+        frame = sys._current_frames().get(w._thread.ident)
+        while frame is not None and frame.f_code is not threading.Condition.wait.__code__:
+            frame = frame.f_back
+        return None if frame is None else frame.f_locals.get("timeout")
+
+    until_sync("the thread waiting to try again", lambda: waiting_timeout() is not None, w)
+    assert 0 < waiting_timeout() <= 5.0
+    assert close(w) == ["路线"]
