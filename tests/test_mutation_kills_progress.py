@@ -349,6 +349,14 @@ _ANSWER = {"chapter_id": "02", "question_id": "q", "answer": "a", "correct": Tru
     ({"answers": [{**_ANSWER, "at": "1969-12-31T23:59:59+00:00"}]}, "answers[0].at", "时间 '1969-12-31T23:59:59+00:00' 不在 1970–2999 年之间"),
     ({"answers": [{**_ANSWER, "at": "3000-01-01T00:00:00+00:00"}]}, "answers[0].at", "时间 '3000-01-01T00:00:00+00:00' 不在 1970–2999 年之间"),
     ({"answers": [_ANSWER], "parts_read": [{"chapter_id": "02", "part": -1, "at": "2025-01-01T00:00:00+00:00"}]}, "parts_read[0].part", "应为 0 到 1000000 之间的整数"),
+    # the refusals only the CLI tests reached (their subprocesses are not measured): store.py:985-1046
+    ({"version": 99}, "version", "不认识的版本 99（本程序支持到 4）"),
+    ({"answers": [{**_ANSWER, "question_id": ""}]}, "answers[0].question_id", "应为非空字符串，实际是 ''"),
+    ({"answers": {"a": 1}}, "answers", "应为列表"),
+    ({"route": 3}, "route", "应为字符串，实际是 3"),
+    ({"position": {"chapter": "02"}}, "position", "应为 {\"chapter\": 字符串, \"part\": 整数}，实际是 \"{'chapter': '02'}\""),
+    ({"chapters": [{"chapter_id": "02", "completed": 1}]}, "chapters[0].completed", "应为 true/false，实际是 1"),
+    ({"answers": [{**_ANSWER, "answer": 2}]}, "answers[0].answer", "应为字符串，实际是 2"),
 ])
 def test_an_import_names_the_item_it_refuses(store, tmp_path, data, where, why):
     # kills items()'s "not an object" (store.py:976), the shown check (:1010-1014: each clause),
@@ -829,3 +837,46 @@ def test_an_import_beyond_a_chapters_break_points_is_refused_and_its_parts_are_b
             ("02", n), ("zz-not-in-the-course", 1_000_000)]
     finally:
         c.close()
+
+
+
+def test_a_blocks_reading_weight_counts_code_and_its_output_at_half(tmp_path):
+    # kills reading.py:24-26 (block_chars: the snippet branch, its weight, the sum with the
+    # expected output, prose counted whole) and :70 (home_note's two forms)
+    from torchcourse.progress.reading import block_chars, home_note
+
+    assert block_chars("prose", "张量 是 内存") == 5.0  # white space is not counted
+    assert block_chars("snippet", "x = 1\n", "1") == 0.5 * (3 + 1)
+    assert block_chars("snippet", "x = 1\n") == 1.5  # no expected output
+    assert home_note(170) == "（按 170 字/分：停够的页才算）"
+    assert home_note(170, planned=True) == "（按 170 字/分：停够的页才算；未写的章按目标计）"
+
+
+def test_a_store_used_as_a_context_closes_and_a_missing_import_file_is_named(tmp_path):
+    # kills store.py:437/:440 (__enter__ returning the store, __exit__ closing it) and :868 (an
+    # export file that cannot be read: named, nothing imported)
+    s, _ = open_store(tmp_path / "p.sqlite3")
+    with s as same:
+        assert same is s
+        s.set_route("A")
+    with pytest.raises(StoreError, match="进度库已关闭"):
+        s.get_route()
+    s, _ = open_store(tmp_path / "p.sqlite3")
+    try:
+        missing = tmp_path / "nope.json"
+        with pytest.raises(StoreError) as info:
+            s.import_json(missing)
+        assert str(info.value) == f"无法读取 {missing}：没有这个文件或目录，什么都没有导入。"
+        assert s.get_route() == "A"
+    finally:
+        s.close()
+
+
+def test_an_export_that_cannot_be_written_is_named_and_leaves_no_temporary_file(store, tmp_path):
+    # kills store.py:845-846 (the temporary file removed, the error raised with the target's name)
+    target = tmp_path / "out.json"
+    target.mkdir()  # a directory where the export goes: the rename over it fails
+    with pytest.raises(StoreError) as info:
+        store.export_json(target)
+    assert str(info.value).startswith(f"无法写入 {target}：")
+    assert not list(tmp_path.glob(".out.json.tmp-*")) and target.is_dir()

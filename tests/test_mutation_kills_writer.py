@@ -568,3 +568,28 @@ def test_a_failed_write_is_tried_again_within_a_few_seconds(store):
     until_sync("the thread waiting to try again", lambda: waiting_timeout() is not None, w)
     assert 0 < waiting_timeout() <= 5.0
     assert close(w) == ["路线"]
+
+
+def test_a_failed_write_with_no_one_to_tell_raises_nothing_on_the_loop(store):
+    # kills writer.py:175 (`return` deleted when there is no notify: the failure notice called
+    # None on the event loop, an error in the app's loop instead of a quiet retry)
+    errors: list[str] = []
+    tries = {"n": 0}
+
+    def flaky(s):
+        tries["n"] += 1
+        if tries["n"] == 1:
+            raise StoreError("磁盘已满")
+        s.set_route("K")
+
+    async def main():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: errors.append(ctx.get("message", "?")))
+        w = ProgressWriter(store)  # no notify
+        w.submit("路线", flaky)
+        await until("retried and written", lambda: w.idle() and tries["n"] == 2, w,
+                    never=lambda: errors and f"an error on the loop: {errors[0]}")
+        await asyncio.sleep(0)  # one more turn: the notices posted before the write landed have run
+        assert close(w) == []
+
+    asyncio.run(main())
+    assert errors == [] and store.get_route() == "K"
