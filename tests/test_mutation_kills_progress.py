@@ -32,6 +32,49 @@ def only_busy_is_retried(monkeypatch):
             raise
 
     monkeypatch.setattr(store_mod, "_connect", connect)
+    calls = {"n": 0}
+    counted = store_mod._connect
+
+    def counting(path):
+        calls["n"] += 1
+        return counted(path)
+
+    monkeypatch.setattr(store_mod, "_connect", counting)
+    monkeypatch.setattr(store_mod, "_connect_retrying", _watched_retry_loop(store_mod._connect_retrying, calls))
+
+
+def _watched_retry_loop(real, calls):
+    """``_connect_retrying`` run on a thread of its own and watched: the test fails as soon as
+    the loop is seen going round (its frame at its backward jump, the only way back to the top)
+    before it has tried to connect even once — store.py:385, its `return _connect(path)`
+    deleted, spins there forever calling nothing. In the code the loop goes round only after a
+    connect attempt raised busy."""
+    import dis
+
+    jumps = {i.offset for i in dis.get_instructions(real.__code__) if i.opname == "JUMP_BACKWARD"}
+
+    def watched(path):
+        out: dict = {}
+        before = calls["n"]
+
+        def run():
+            try:
+                out["conn"] = real(path)
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the test's thread
+                out["error"] = exc
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        while t.is_alive():
+            frame = sys._current_frames().get(t.ident)
+            if frame is not None and frame.f_code is real.__code__ and frame.f_lasti in jumps and calls["n"] == before:
+                pytest.fail("open_store's retry loop goes round without ever trying to connect")
+            t.join(0.001)
+        if "error" in out:
+            raise out["error"]
+        return out["conn"]
+
+    return watched
 
 
 @pytest.fixture
@@ -692,7 +735,7 @@ def test_a_foreign_database_locked_at_the_first_look_is_looked_at_again_and_refu
     # ours, leaving it as it was. The first look's busy wait is shortened (0.3 s), the retry
     # deadline is not (it was fixed when open_store began).
     path = tmp_path / "p.sqlite3"
-    other = sqlite3.connect(path, isolation_level=None)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)  # released from open_store's thread
     other.execute("CREATE TABLE notes (x)")
     other.execute("INSERT INTO notes VALUES ('mine')")
     other.execute("BEGIN EXCLUSIVE")
