@@ -144,6 +144,45 @@ def close(w: ProgressWriter) -> list[str]:
     return out["unsaved"]
 
 
+def test_the_writers_thread_waits_for_work_instead_of_spinning(store):
+    # First in the file: on its mutant every later test would block on the writer's lock.
+    # kills writer.py:142 (`self._cv.wait()` deleted: with nothing queued the thread spins in
+    # its inner loop holding the lock, and the next submit() blocks forever). Watched without
+    # taking the lock: the thread seen at that loop's backward jump before it ever called wait()
+    # is spinning (in the code the loop goes back only after a wait returned). The writer's
+    # condition is counted (the writer's own class, its wait() counted) before the thread starts.
+    import dis
+    import inspect
+
+    waits = {"n": 0}
+
+    class Counted(threading.Condition):
+        def wait(self, timeout=None):
+            waits["n"] += 1
+            return super().wait(timeout)
+
+    w = make(store)
+    w._cv = Counted()
+    serve = ProgressWriter._serve.__code__
+    lines, first = inspect.getsourcelines(ProgressWriter._serve)
+    top = first + next(i for i, text in enumerate(lines) if "while not self._jobs" in text)
+    at = {i.offset: i for i in dis.get_instructions(serve)}
+    back = {o for o, i in at.items() if "JUMP_BACKWARD" in i.opname and i.positions.lineno == top}  # the loop's test, at its end
+    assert back, "the inner loop's backward jump not found"
+    w.submit("路线", lambda s: s.set_route("A"))
+    end = time.monotonic() + LAST_RESORT_S
+    while not (waits["n"] and _in_untimed_wait(w._thread)):  # the first write done, the thread waits for the next
+        frame = sys._current_frames().get(w._thread.ident)
+        assert not (frame is not None and frame.f_code is serve and frame.f_lasti in back and waits["n"] == 0), \
+            "the writer's thread spins in its wait loop without waiting (holding the lock: the next submit blocks)"
+        assert time.monotonic() < end and w._thread.is_alive(), "the writer never went idle"
+        time.sleep(0.001)
+    w.submit("阅读位置", lambda s: s.set_position("01", 2))
+    until_sync("the second write landed", w.idle, w)
+    assert close(w) == []
+    assert store.get_route() == "A" and store.last_position() == ("01", 2)
+
+
 def test_queued_writes_land_in_order_and_the_latest_place_wins(store, tmp_path):
     # kills submit's key replacement (writer.py:70-74: the start index, the loop bounds, the key
     # test, the deletion), _serve's order and pop (:145-176), done and landed (:173-176)
