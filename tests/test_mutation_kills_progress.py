@@ -923,3 +923,14 @@ def test_an_export_that_cannot_be_written_is_named_and_leaves_no_temporary_file(
         store.export_json(target)
     assert str(info.value).startswith(f"无法写入 {target}：")
     assert not list(tmp_path.glob(".out.json.tmp-*")) and target.is_dir()
+
+
+def test_a_time_at_the_calendars_end_counts_on_its_utc_day(store, shanghai):
+    # kills store.py:157 (the fallback `return value.date()` deleted): 9999-12-31 23:30 UTC is
+    # past the calendar's end in local time (UTC+8), so the day it counts on is its UTC day —
+    # never None, which the home's activity calendar cannot place
+    from datetime import date, datetime, timezone
+
+    store.record_answer("02", "q", "a", True, at=datetime(9999, 12, 31, 23, 30, tzinfo=timezone.utc))
+    store.record_answer("02", "q", "b", True, at=datetime(2025, 3, 1, 20, 0, tzinfo=timezone.utc))  # 04:00 next day in Shanghai
+    assert store.activity() == {date(2025, 3, 2): 1, date(9999, 12, 31): 1}
