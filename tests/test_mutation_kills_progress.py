@@ -934,3 +934,22 @@ def test_a_time_at_the_calendars_end_counts_on_its_utc_day(store, shanghai):
     store.record_answer("02", "q", "a", True, at=datetime(9999, 12, 31, 23, 30, tzinfo=timezone.utc))
     store.record_answer("02", "q", "b", True, at=datetime(2025, 3, 1, 20, 0, tzinfo=timezone.utc))  # 04:00 next day in Shanghai
     assert store.activity() == {date(2025, 3, 2): 1, date(9999, 12, 31): 1}
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+                    reason="permissions do not stop root: the data directory cannot be refused here")
+def test_a_data_directory_that_cannot_be_made_is_refused_with_the_reason(tmp_path):
+    # kills store.py:216 (the mkdir failure's own message deleted: the write probe would report
+    # the directory with "没有这个文件或目录" instead of the real reason); skipped as root
+    import os
+
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    os.chmod(parent, 0o500)
+    try:
+        with pytest.raises(StoreError) as info:
+            open_store(parent / "data" / "p.sqlite3")
+    finally:
+        os.chmod(parent, 0o700)
+    assert str(info.value).startswith(f"无法写入进度目录 {parent / 'data'}（只读或没有权限）：")
+    assert "没有这个文件或目录" not in str(info.value)
