@@ -829,7 +829,7 @@ def test_a_file_where_the_data_directory_should_be_is_named_as_in_the_way(tmp_pa
         open_store(directory / "progress.sqlite3")
     where = "进度目录的位置上" if not depth else f"进度目录 {directory} 的路径上"
     assert str(info.value) == (f"无法创建进度目录 {directory}：{where}已经有一个文件 {blocker}，它不是目录。"
-                               "请把这个文件移走或改名（里面的内容不会被动过），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。")
+                               "请把这个文件移走或改名（torchcourse 没有改动它），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。")
     assert "只读" not in str(info.value)
     assert blocker.read_text(encoding="utf-8") == "not a directory"
 

@@ -211,7 +211,7 @@ def _check_writable_dir(directory: Path) -> None:
             where = "进度目录的位置上" if blocker == directory else f"进度目录 {directory} 的路径上"
             raise StoreError(
                 f"无法创建进度目录 {directory}：{where}已经有一个文件 {blocker}，它不是目录。"
-                f"请把这个文件移走或改名（里面的内容不会被动过），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。"
+                f"请把这个文件移走或改名（torchcourse 没有改动它），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。"
             ) from None
         raise StoreError(_readonly_message(directory, os_reason(exc))) from None
     try:
