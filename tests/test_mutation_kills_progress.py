@@ -953,3 +953,67 @@ def test_a_data_directory_that_cannot_be_made_is_refused_with_the_reason(tmp_pat
         os.chmod(parent, 0o700)
     assert str(info.value).startswith(f"无法写入进度目录 {parent / 'data'}（只读或没有权限）：")
     assert "没有这个文件或目录" not in str(info.value)
+
+
+def test_a_current_database_opens_while_another_process_is_writing_to_it(tmp_path, monkeypatch):
+    # kills store.py:335 (_migrate's `return` for a database already at the current version
+    # deleted: every open would take the write lock, so opening while another torchcourse
+    # writes — the app and `torchcourse progress` at once — would wait for it, here past the
+    # shortened busy timeout into "一直被另一个进程占用")
+    path = tmp_path / "p.sqlite3"
+    s, _ = open_store(path)
+    s.set_route("B")
+    s.close()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process's write transaction, held
+        other.execute("INSERT INTO settings (course_id, key, value) VALUES ('x', 'k', 'v')")
+        monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_S", 0.3)
+        s, notice = open_store(path)
+        try:
+            assert notice is None and s.get_route() == "B"
+        finally:
+            s.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def _descriptors_on(path):
+    import os
+
+    fds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                fds.append(fd)
+        except OSError:
+            pass
+    return fds
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="needs /proc to see open descriptors")
+def test_a_refused_database_is_not_left_open(tmp_path):
+    # kills store.py:317 and :329 (conn.close() deleted on the error paths: a refused file —
+    # an upgrade that stops half way, one written by a newer torchcourse — stayed open for as
+    # long as the error was kept, e.g. while the app shows it)
+    from torchcourse.progress.schema import CURRENT_VERSION, MIGRATIONS
+
+    clash = tmp_path / "clash.sqlite3"
+    c = sqlite3.connect(clash, isolation_level=None)
+    for v in range(3):
+        MIGRATIONS[v](c)
+    c.execute("PRAGMA user_version = 3")
+    c.execute("CREATE TABLE snippet_edits (x)")
+    c.close()
+    newer = tmp_path / "newer.sqlite3"
+    s, _ = open_store(newer)
+    s.close()
+    c = sqlite3.connect(newer)
+    c.execute(f"PRAGMA user_version = {CURRENT_VERSION + 1}")
+    c.close()
+    for path, words in ((clash, "already exists"), (newer, "更新版本")):
+        with pytest.raises(StoreError) as info:
+            open_store(path)
+        assert words in str(info.value)
+        assert _descriptors_on(path) == [], f"{path.name} is still open after it was refused"
