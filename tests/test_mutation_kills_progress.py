@@ -422,28 +422,38 @@ def test_an_import_takes_answers_at_the_edges_of_the_calendar_and_their_order(st
     assert got == [(datetime(1970, 1, 1, tzinfo=timezone.utc), (1, 0, 2)), (datetime(2999, 12, 31, tzinfo=timezone.utc), None)]
 
 
-@pytest.mark.parametrize("read", ["last_position", "all_progress", "parts_read", "edits", "answers", "get_route"])
+_READS = {
+    "get_route": lambda s: s.get_route(), "chapter_place": lambda s: s.chapter_place("02"),
+    "placed_chapters": lambda s: s.placed_chapters(), "position_route": lambda s: s.position_route(),
+    "reading_place": lambda s: s.reading_place(), "last_position": lambda s: s.last_position(),
+    "chapter_progress": lambda s: s.chapter_progress("02"), "all_progress": lambda s: s.all_progress(),
+    "parts_read": lambda s: s.parts_read(), "open_attempt": lambda s: s.open_attempt("02"),
+    "answers": lambda s: s.answers(), "runs": lambda s: s.runs(), "edit": lambda s: s.edit("02", "s"),
+    "edits": lambda s: s.edits(), "activity": lambda s: s.activity(), "export_data": lambda s: s.export_data(),
+}
+
+
+@pytest.mark.parametrize("read", sorted(_READS))
 def test_a_read_never_waits_for_another_connections_write(store, tmp_path, read):
-    # kills store.py:524, :582, :608, :727 (False->True: a read taking the write lock): the app
-    # reads on its UI thread while the writer's transaction is open; a read that waited for the
-    # write lock would freeze the screen for up to the 30 s busy timeout
+    # kills `_tx(False)` -> `_tx(True)` in every read method (store.py:475-796: a read taking the
+    # write lock): the app reads on its UI thread while the writer's transaction is open; a read
+    # that waited for the write lock would freeze the screen for up to the 30 s busy timeout.
+    # No clock: the store's connection is told not to wait at all (busy_timeout 0), so a read
+    # that asks for the write lock fails at once, while a WAL read answers from the last commit.
     import sqlite3
 
     store.reach_break("02", 1)
+    store.set_position("02", 1, line=3, route="A")
     holder = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("INSERT INTO settings (course_id, key, value) VALUES (?, 'route', 'Z')", (store.course_id,))
-    out: dict = {}
-    t = threading.Thread(target=lambda: out.setdefault("value", getattr(store, read)()), daemon=True)
+    store._conn.execute("PRAGMA busy_timeout = 0")
     try:
-        t.start()
-        t.join(10)  # a read in WAL mode answers from the last commit at once
-        assert not t.is_alive(), f"{read}() waited for another connection's write"
+        value = _READS[read](store)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-        t.join(60)
-    assert out["value"] != "Z"  # the uncommitted write is not seen
+    assert value != "Z"  # the uncommitted write is not seen
 
 
 # -- write methods take the write lock when their transaction begins (issue 38, h38c) ------------
@@ -460,13 +470,20 @@ _WRITES = {
     "finish_attempt": (lambda s, tmp: s.finish_attempt(1), lambda s: s.open_attempt("02") is None),
     "record_run": (lambda s, tmp: s.record_run("02", "s1", "pass"), lambda s: [r.verdict for r in s.runs("02")] == ["pass"]),
     "import_json": (lambda s, tmp: s.import_json(_route_import(tmp)), lambda s: s.get_route() == "B" and s.chapter_progress("04").furthest_break == 2),
+    "set_position": (lambda s, tmp: s.set_position("02", 3), lambda s: s.last_position() == ("02", 3)),
+    "reach_break": (lambda s, tmp: s.reach_break("02", 2), lambda s: s.chapter_progress("02").furthest_break == 2),
+    "set_completed": (lambda s, tmp: s.set_completed("02"), lambda s: s.chapter_progress("02").completed),
+    "record_answer": (lambda s, tmp: s.record_answer("02", "q", "B", True), lambda s: [a.answer for a in s.answers("02")] == ["B"]),
+    "save_edit": (lambda s, tmp: s.save_edit("02", "s", "x = 1\n"), lambda s: s.edit("02", "s") == "x = 1\n"),
+    "delete_edit": (lambda s, tmp: s.delete_edit("02", "s"), lambda s: s.edit("02", "s") is None),
+    "reset": (lambda s, tmp: s.reset("02"), lambda s: s.chapter_progress("02").furthest_break == 0),
 }
 
 
 @pytest.mark.parametrize("method", sorted(_WRITES))
 def test_no_other_connection_writes_inside_a_write_methods_transaction(store, tmp_path, method):
-    # kills store.py:453 (set_route), :594 (mark_part_read), :633 (start_attempt), :645
-    # (finish_attempt), :683 (record_run), :856 (import_json): _tx(True) -> _tx(False). A write
+    # kills _tx(True) -> _tx(False) in every write method (store.py:479-958; h38a added
+    # set_position, reach_break, set_completed, record_answer, save_edit, delete_edit, reset). A write
     # method's transaction must hold the write lock from its BEGIN: with a deferred BEGIN another
     # process (a second torchcourse on the same data directory) can commit between the method's
     # reads and its writes, and the method's first write then fails at once with
@@ -479,6 +496,10 @@ def test_no_other_connection_writes_inside_a_write_methods_transaction(store, tm
 
     if method == "finish_attempt":
         store.start_attempt("02", 7)
+    if method == "delete_edit":
+        store.save_edit("02", "s", "x = 0\n")
+    if method == "reset":
+        store.reach_break("02", 1)
     other = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None, timeout=0)
     tried: list[str] = []
 
@@ -1017,3 +1038,17 @@ def test_a_refused_database_is_not_left_open(tmp_path):
             open_store(path)
         assert words in str(info.value)
         assert _descriptors_on(path) == [], f"{path.name} is still open after it was refused"
+
+
+def test_all_progress_is_keyed_and_named_by_chapter(store):
+    # kills store.py:610 (both `r[0]` -> `r[1]`: the map keyed, or each record named, by its
+    # furthest break instead of its chapter)
+    from torchcourse.progress.store import ChapterProgress
+
+    store.reach_break("02", 3)
+    store.reach_break("04", 1)
+    store.set_completed("04")
+    got = store.all_progress()
+    assert list(got) == ["02", "04"]
+    assert got["02"] == ChapterProgress("02", 3, False, None)
+    assert got["04"].chapter_id == "04" and got["04"].furthest_break == 1 and got["04"].completed
