@@ -1052,3 +1052,19 @@ def test_all_progress_is_keyed_and_named_by_chapter(store):
     assert list(got) == ["02", "04"]
     assert got["02"] == ChapterProgress("02", 3, False, None)
     assert got["04"].chapter_id == "04" and got["04"].furthest_break == 1 and got["04"].completed
+
+
+def test_runs_and_answers_come_back_oldest_first_whatever_order_they_were_written_in(store):
+    # kills store.py:721 (runs()' ORDER BY deleted: rows came back in the order written) and the
+    # same for answers(): an import or the writer's queue can write an older row after a newer one
+    # (ids sorted against time: the table's index would give them in id order)
+    from datetime import datetime, timezone
+
+    late, early = datetime(2026, 3, 2, tzinfo=timezone.utc), datetime(2026, 3, 1, tzinfo=timezone.utc)
+    store.record_run("02", "a-late", "pass", at=late)
+    store.record_run("02", "z-early", "fail", at=early)
+    store.record_answer("02", "a-late", "B", True, at=late)
+    store.record_answer("02", "z-early", "A", False, at=early)
+    assert [r.snippet_id for r in store.runs("02")] == ["z-early", "a-late"]
+    assert [r.snippet_id for r in store.runs()] == ["z-early", "a-late"]
+    assert [a.question_id for a in store.answers("02")] == ["z-early", "a-late"]
