@@ -1068,3 +1068,16 @@ def test_runs_and_answers_come_back_oldest_first_whatever_order_they_were_writte
     assert [r.snippet_id for r in store.runs("02")] == ["z-early", "a-late"]
     assert [r.snippet_id for r in store.runs()] == ["z-early", "a-late"]
     assert [a.question_id for a in store.answers("02")] == ["z-early", "a-late"]
+
+
+def test_an_export_into_a_missing_directory_is_named_and_the_runs_keep_their_fields(store, tmp_path):
+    # kills store.py:845 (`missing_ok=True` -> False: the temporary file was never made, so
+    # removing it raised a raw FileNotFoundError instead of the message) and :816 (`r[1]` ->
+    # `r[2]`: an exported run's snippet id replaced by its verdict)
+    target = tmp_path / "missing" / "out.json"
+    with pytest.raises(StoreError) as info:
+        store.export_json(target)
+    assert str(info.value) == f"无法写入 {target}：没有这个文件或目录"
+    store.record_run("02", "s1", "pass")
+    (run,) = store.export_data()["runs"]
+    assert (run["chapter_id"], run["snippet_id"], run["verdict"]) == ("02", "s1", "pass")
