@@ -1081,3 +1081,15 @@ def test_an_export_into_a_missing_directory_is_named_and_the_runs_keep_their_fie
     store.record_run("02", "s1", "pass")
     (run,) = store.export_data()["runs"]
     assert (run["chapter_id"], run["snippet_id"], run["verdict"]) == ("02", "s1", "pass")
+
+
+def test_an_imported_completed_chapter_keeps_when_it_was_completed(store, tmp_path):
+    # kills store.py:907 (the condition negated: a completed chapter imported without its time,
+    # and a time taken for a chapter that is not completed)
+    f = _export(tmp_path, chapters=[
+        {"chapter_id": "02", "furthest_break": 2, "completed": True, "completed_at": "2026-01-05T10:00:00+00:00"},
+        {"chapter_id": "03", "furthest_break": 1, "completed": False, "completed_at": "2026-01-06T10:00:00+00:00"}],
+        parts_read=[])
+    store.import_json(f)
+    assert store.chapter_progress("02").completed_at == "2026-01-05T10:00:00.000000+00:00"
+    assert store.chapter_progress("03").completed_at is None
