@@ -860,6 +860,24 @@ def test_a_file_where_the_data_directory_should_be_is_named_as_in_the_way(tmp_pa
     assert blocker.read_text(encoding="utf-8") == "not a directory"
 
 
+def test_an_import_backfills_parts_only_for_the_chapters_it_is_given_counts_for(store, tmp_path):
+    # the store's side of bug 3c, in process (before the CLI test below, so that a mutant of the
+    # bound fails here at once rather than backfilling 50 000 rows there): with break counts,
+    # a chapter beyond its count is refused and one the course has not gets no parts; without
+    # them (the library's own callers), every chapter's parts up to its furthest break
+    f = _export(tmp_path, chapters=[{"chapter_id": "02", "furthest_break": 2}, {"chapter_id": "99", "furthest_break": 3}])
+    with pytest.raises(StoreError) as info:
+        store.import_json(f, break_counts={"02": 1})
+    assert str(info.value) == f"{f}: chapters[0].furthest_break：第 02 章只有 1 个停顿点，这里却是 2，什么都没有导入。"
+    assert store.all_progress() == {}
+    store.import_json(f, break_counts={"02": 2})
+    assert store.parts_read() == {"02": {0, 1}}
+    assert store.chapter_progress("99").furthest_break == 3
+    store.reset()
+    store.import_json(f)
+    assert store.parts_read() == {"02": {0, 1}, "99": {0, 1, 2}}
+
+
 def _import_cli(home, f):
     import os
     import subprocess
@@ -896,14 +914,14 @@ def test_an_import_beyond_a_chapters_break_points_is_refused_and_its_parts_are_b
         c.close()
     edge = tmp_path / "edge.json"
     edge.write_text(json.dumps({"format": "torchcourse-progress", "version": 3, "chapters": [
-        {"chapter_id": "02", "furthest_break": n}, {"chapter_id": "zz-not-in-the-course", "furthest_break": 1_000_000}]}), encoding="utf-8")
+        {"chapter_id": "02", "furthest_break": n}, {"chapter_id": "zz-not-in-the-course", "furthest_break": 50_000}]}), encoding="utf-8")
     r = _import_cli(home, edge)
     assert r.returncode == 0, r.stderr
     c = sqlite3.connect(db)
     try:
         assert c.execute("SELECT chapter_id, part_index FROM parts_read ORDER BY part_index").fetchall() == [("02", i) for i in range(n)]
         assert c.execute("SELECT chapter_id, furthest_break FROM chapters ORDER BY chapter_id").fetchall() == [
-            ("02", n), ("zz-not-in-the-course", 1_000_000)]
+            ("02", n), ("zz-not-in-the-course", 50_000)]
     finally:
         c.close()
 
