@@ -1116,3 +1116,13 @@ def test_an_imported_completed_chapter_keeps_when_it_was_completed(store, tmp_pa
     store.import_json(f)
     assert store.chapter_progress("02").completed_at == "2026-01-05T10:00:00.000000+00:00"
     assert store.chapter_progress("03").completed_at is None
+
+
+def test_an_imported_break_record_starts_at_break_one(store, tmp_path):
+    # kills store.py:1064 (the lowest break index 1 -> 2): break 1 is a real break point, 0 is none
+    at = "2026-01-05T10:00:00+00:00"
+    store.import_json(_export(tmp_path, breaks=[{"chapter_id": "02", "break_index": 1, "at": at}]))
+    assert store.export_data()["breaks"] == [{"chapter_id": "02", "break_index": 1, "at": "2026-01-05T10:00:00.000000+00:00"}]
+    with pytest.raises(StoreError) as info:
+        store.import_json(_export(tmp_path, breaks=[{"chapter_id": "02", "break_index": 0, "at": at}]))
+    assert "breaks[0].break_index：应为 1 到 1000000 之间的整数，实际是 '0'" in str(info.value)
