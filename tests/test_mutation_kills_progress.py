@@ -1126,3 +1126,49 @@ def test_an_imported_break_record_starts_at_break_one(store, tmp_path):
     with pytest.raises(StoreError) as info:
         store.import_json(_export(tmp_path, breaks=[{"chapter_id": "02", "break_index": 0, "at": at}]))
     assert "breaks[0].break_index：应为 1 到 1000000 之间的整数，实际是 '0'" in str(info.value)
+
+
+def test_a_streak_counts_consecutive_days_and_its_loop_ends(store):
+    # kills store.py:790 (`day -= timedelta(days=1)` deleted: the loop never ends), watched on a
+    # thread: a streak can never count more days than there are active days, so a count past
+    # that is a loop going round on the same day — a state, not a wait
+    from datetime import date, datetime, timedelta, timezone
+
+    today = date(2026, 3, 10)
+    for back in (0, 1, 2, 4):
+        day = today - timedelta(days=back)
+        store.record_run("02", "s", "pass", at=datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc))
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("n", store.streak(today)), daemon=True)
+    t.start()
+    while t.is_alive():
+        frame = sys._current_frames().get(t.ident)
+        while frame is not None and frame.f_code is not store_mod.Store.streak.__code__:
+            frame = frame.f_back
+        if frame is not None:
+            assert frame.f_locals.get("n", 0) <= 4, "streak() counted past the active days: its loop does not move to the day before"
+        t.join(0.001)
+    assert out["n"] == 3
+
+
+def test_a_reached_break_remembers_the_route_it_was_read_on(store):
+    # kills store.py:585 (reach_break's position_route deleted) and :501 (`max(0, …)` -> 1: a
+    # place at the very top of its part kept as offset 1)
+    store.set_route("B")
+    store.reach_break("02", 1)
+    assert store.position_route() == "B"
+    store.set_position("02", 1, line=4, offset=0)
+    assert store.reading_place()["offset"] == 0
+
+
+def test_export_and_import_take_a_path_given_as_text(store, tmp_path):
+    # kills store.py:836 and :864 (`path = Path(path)` deleted: a str has no with_name)
+    store.set_route("C")
+    out = str(tmp_path / "out.json")
+    store.export_json(out)
+    other, _ = open_store(tmp_path / "q.sqlite3")
+    try:
+        other.import_json(out)
+        assert other.get_route() == "C"
+    finally:
+        other.close()
