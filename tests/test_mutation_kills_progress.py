@@ -1172,3 +1172,10 @@ def test_export_and_import_take_a_path_given_as_text(store, tmp_path):
         assert other.get_route() == "C"
     finally:
         other.close()
+
+
+def test_an_imported_chapter_without_a_break_reached_is_taken_at_zero(store, tmp_path):
+    # kills store.py:1035 (both 0 -> 1: a missing furthest_break read as 1, an explicit 0 refused)
+    store.import_json(_export(tmp_path, chapters=[{"chapter_id": "02", "completed": False}, {"chapter_id": "03", "furthest_break": 0}], parts_read=[]))
+    assert store.chapter_progress("02").furthest_break == 0 and store.chapter_progress("03").furthest_break == 0
+    assert set(store.all_progress()) == {"02", "03"}
