@@ -1179,3 +1179,15 @@ def test_an_imported_chapter_without_a_break_reached_is_taken_at_zero(store, tmp
     store.import_json(_export(tmp_path, chapters=[{"chapter_id": "02", "completed": False}, {"chapter_id": "03", "furthest_break": 0}], parts_read=[]))
     assert store.chapter_progress("02").furthest_break == 0 and store.chapter_progress("03").furthest_break == 0
     assert set(store.all_progress()) == {"02", "03"}
+
+
+def test_a_database_path_that_leads_nowhere_is_named(tmp_path):
+    # kills store.py:300 (the connect failure's own message deleted: a raw UnboundLocalError
+    # instead): the database path is a symbolic link into a directory that does not exist, so
+    # SQLite cannot create the file although the data directory itself is writable
+    path = tmp_path / "p.sqlite3"
+    path.symlink_to(tmp_path / "gone" / "p.sqlite3")
+    with pytest.raises(StoreError) as info:
+        open_store(path)
+    assert str(info.value).startswith(f"无法打开进度库 {path}：")
+    assert path.is_symlink() and not (tmp_path / "gone").exists()
