@@ -6,7 +6,9 @@ pinned; each test names the mutants it kills. The tests wait for states, never f
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
+import time
 
 import pytest
 
@@ -21,12 +23,165 @@ def store(tmp_path):
     s.close()
 
 
-async def until(what: str, pred, timeout: float = 20.0) -> None:  # 20 s: a broken writer fails the test before the mutation run's 30 s timeout
+LAST_RESORT_S = 120.0  # never what ends a broken writer's test: the state checks below end it first
+
+
+def _in_untimed_wait(thread: threading.Thread) -> bool:
+    """``thread`` is blocked in ``Condition.wait()`` with no timeout (read from its own frames)."""
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code is threading.Condition.wait.__code__:
+            return frame.f_locals.get("timeout") is None
+        frame = frame.f_back
+    return False
+
+
+def _in_join(thread: threading.Thread) -> bool:
+    """``thread`` is inside ``Thread.join`` (close() got past its notify and waits for the writer)."""
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code is threading.Thread.join.__code__:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def make(store, **kw) -> ProgressWriter:
+    """A ProgressWriter for a test that expects no write to fail: without a ``notify`` of the
+    test's own, its failure notices are kept in ``w.unexpected`` and :func:`stuck` reports the
+    first one (a writer that fails every write retries forever: that is not waiting)."""
+    unexpected: list[str] = []
+    kw.setdefault("notify", lambda msg, **_: unexpected.append(msg))
+    w = ProgressWriter(store, **kw)
+    w.unexpected = unexpected
+    return w
+
+
+def stuck(w: ProgressWriter, closer: threading.Thread | None = None) -> str | None:
+    """Why the writer can never make progress by itself from now on, or None.
+
+    Read under the writer's own condition lock, so the writer's thread is either outside it or
+    inside ``wait()`` having released it; a thread still among the condition's waiters has not
+    been notified. The code only waits without a timeout when nothing is queued and close() has
+    not begun, and every submit() and close() notifies in the same locked block: a thread that
+    waits unnotified, without a timeout, with writes queued (or with close() already joining it)
+    will wait forever. So will writes queued behind a thread that never started or has ended."""
+    if getattr(w, "unexpected", None):
+        return f"a write failed: {w.unexpected[0]}"
+    with w._cv:
+        queued = len(w._jobs)
+        thread = w._thread
+        if thread is None or not thread.is_alive():
+            if queued and closer is None and not w._closing:
+                return f"{queued} write(s) queued and the writer's thread {'was never started' if thread is None else 'has ended'}"
+            return None  # close() of a writer whose thread has ended returns at once
+        idle = bool(w._cv._waiters) and _in_untimed_wait(thread)
+        if idle and queued:
+            return f"the writer's thread waits without a timeout, unnotified, with {queued} write(s) queued"
+        if idle and closer is not None and _in_join(closer):
+            return "close() waits for the writer's thread, which waits without a timeout, unnotified"
+    return None
+
+
+def quiet(w: ProgressWriter) -> bool:
+    """Nothing queued and the writer's thread waits unnotified with no timeout (or is gone): it
+    has made every post to the event loop it will make until something new is submitted."""
+    with w._cv:
+        if w._jobs:
+            return False
+        thread = w._thread
+        return thread is None or not thread.is_alive() or (bool(w._cv._waiters) and _in_untimed_wait(thread))
+
+
+async def until(what: str, pred, w: ProgressWriter | None = None, never=None) -> None:
+    """Wait for ``pred()``; fail as soon as the writer ``w`` is stuck (:func:`stuck`), or when
+    ``pred()`` is still false one turn of the event loop after ``w`` was quiet (:func:`quiet`)
+    or ``never()`` named a state the code cannot be in before ``pred()`` holds: that turn ran
+    every callback the writer had posted by then."""
     loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
+    end = loop.time() + LAST_RESORT_S
+    doomed = None
     while not pred():
+        why = doomed or (stuck(w) if w is not None else None)
+        assert not why, f"never happened: {what} ({why})"
         assert loop.time() < end, f"never happened: {what}"
+        doomed = (never() if never is not None else None) or (
+            w is not None and quiet(w) and "the writer has written everything and is idle; its callbacks have all run")
         await asyncio.sleep(0.01)
+
+
+def until_sync(what: str, pred, w: ProgressWriter | None = None, never=None) -> None:
+    """:func:`until` for a test with no event loop."""
+    end = time.monotonic() + LAST_RESORT_S
+    while not pred():
+        why = (stuck(w) if w is not None else None) or (never() if never is not None else None)
+        assert not why, f"never happened: {what} ({why})"
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.01)
+
+
+def close(w: ProgressWriter) -> list[str]:
+    """``w.close()`` on a thread of its own, failing as soon as it can never return, and when
+    the writer's thread ended with an exception (a traceback on the learner's terminal at exit:
+    writer.py:144, the return of an empty queue at close deleted)."""
+    out: dict = {}
+    died: list[str] = []
+    hook = threading.excepthook
+    threading.excepthook = lambda a: died.append(f"{a.thread.name if a.thread else '?'}: {a.exc_type.__name__}: {a.exc_value}")
+    try:
+        closer = threading.Thread(target=lambda: out.setdefault("unsaved", w.close()), daemon=True)
+        closer.start()
+        end = time.monotonic() + LAST_RESORT_S
+        while closer.is_alive():
+            why = stuck(w, closer)
+            assert not why, f"close() can never return: {why}"
+            assert time.monotonic() < end, "close() never returned"
+            closer.join(0.01)
+    finally:
+        threading.excepthook = hook
+    assert not died, f"a thread ended with an exception: {died}"
+    assert "unsaved" in out, "close() raised"
+    return out["unsaved"]
+
+
+def test_the_writers_thread_waits_for_work_instead_of_spinning(store):
+    # First in the file: on its mutant every later test would block on the writer's lock.
+    # kills writer.py:142 (`self._cv.wait()` deleted: with nothing queued the thread spins in
+    # its inner loop holding the lock, and the next submit() blocks forever). Watched without
+    # taking the lock: the thread seen at that loop's backward jump before it ever called wait()
+    # is spinning (in the code the loop goes back only after a wait returned). The writer's
+    # condition is counted (the writer's own class, its wait() counted) before the thread starts.
+    import dis
+    import inspect
+
+    waits = {"n": 0}
+
+    class Counted(threading.Condition):
+        def wait(self, timeout=None):
+            waits["n"] += 1
+            return super().wait(timeout)
+
+    w = make(store)
+    w._cv = Counted()
+    serve = ProgressWriter._serve.__code__
+    lines, first = inspect.getsourcelines(ProgressWriter._serve)
+    top = first + next(i for i, text in enumerate(lines) if "while not self._jobs" in text)
+    at = {i.offset: i for i in dis.get_instructions(serve)}
+    back = {o for o, i in at.items() if "JUMP_BACKWARD" in i.opname and i.positions.lineno == top}  # the loop's test, at its end
+    assert back, "the inner loop's backward jump not found"
+    w.submit("路线", lambda s: s.set_route("A"))
+    end = time.monotonic() + LAST_RESORT_S
+    while not (waits["n"] and _in_untimed_wait(w._thread)):  # the first write done, the thread waits for the next
+        frame = sys._current_frames().get(w._thread.ident)
+        assert not (frame is not None and frame.f_code is serve and frame.f_lasti in back and waits["n"] == 0), \
+            "the writer's thread spins in its wait loop without waiting (holding the lock: the next submit blocks)"
+        assert not w._failed, "the first write failed"  # a writer that cannot write retries forever (writer.py:38, :136)
+        assert time.monotonic() < end and w._thread.is_alive(), "the writer never went idle"
+        time.sleep(0.001)
+    w.submit("阅读位置", lambda s: s.set_position("01", 2))
+    until_sync("the second write landed", w.idle, w)
+    assert close(w) == []
+    assert store.get_route() == "A" and store.last_position() == ("01", 2)
 
 
 def test_queued_writes_land_in_order_and_the_latest_place_wins(store, tmp_path):
@@ -45,9 +200,9 @@ def test_queued_writes_land_in_order_and_the_latest_place_wins(store, tmp_path):
         return "head-result"
 
     async def main():
-        w = ProgressWriter(store, landed=lambda: landed.append(store.get_route()))
+        w = make(store, landed=lambda: landed.append(store.get_route()))
         w.submit("阅读位置（01 章）", head, done=done.append, key=("place", "01"))
-        await until("the head write running", started.is_set)
+        await until("the head write running", started.is_set, w)
         # the same key as the running head: queued behind it, the head is not replaced
         w.submit("阅读位置（01 章）", lambda s: (ran.append("p01"), s.set_position("01", 3)), key=("place", "01"))
         w.submit("阅读位置（02 章）", lambda s: (ran.append("p02a"), s.set_position("02", 1)), key=("place", "02"))
@@ -58,8 +213,9 @@ def test_queued_writes_land_in_order_and_the_latest_place_wins(store, tmp_path):
         assert w.unsaved() == ["阅读位置（01 章）", "阅读位置（01 章）", "路线", "阅读位置（02 章）"]
         assert not w.idle() and not landed
         gate.set()
-        await until("every write landed and reported", lambda: w.idle() and len(done) == 2 and landed)
-        assert w.close() == []
+        await until("every write landed and reported", lambda: w.idle() and len(done) == 2 and landed, w,
+                    never=lambda: len(ran) != len(set(ran)) and f"a write ran twice: {ran}")
+        assert close(w) == []
         return w
 
     asyncio.run(main())
@@ -88,16 +244,17 @@ def test_a_failed_write_is_named_kept_retried_and_reported_saved(store):
     async def main():
         w = ProgressWriter(store, notify=lambda msg, title=None, **kw: notices.append((msg, title)))
         w.submit("第 02 章的答案", flaky)
-        await until("the first try running", started.is_set)
+        await until("the first try running", started.is_set, w, never=lambda: notices and f"a failure told before the first try: {notices[0][0]}")
         w.submit("路线", lambda s: s.set_route("C"))
         w.submit("第 1 个停顿点", lambda s: s.reach_break("02", 1))
         gate.set()
-        await until("the failure told", lambda: notices)
+        await until("the failure told", lambda: notices, w, never=lambda: tries["n"] > 1 and "retried before the failure was told")
         assert store.answers("02") == [] and store.get_route() is None  # nothing behind it jumped the queue
         assert w.unsaved() == ["第 02 章的答案", "路线", "第 1 个停顿点"]
         w.submit("阅读位置", lambda s: s.set_position("02", 1), key=("place",))  # wakes the retry early
-        await until("all written", lambda: w.idle() and len(notices) == 2)
-        assert w.close() == []
+        await until("all written", lambda: w.idle() and len(notices) == 2, w,
+                    never=lambda: tries["n"] > 2 and f"the write was tried {tries['n']} times")
+        assert close(w) == []
 
     asyncio.run(main())
     assert notices[0] == ("第 02 章的答案（连同之后的 2 项）没有保存：磁盘已满。这些进度先留在内存里，程序会自动再试。", "进度没有保存")
@@ -112,14 +269,17 @@ def test_a_lone_failed_write_names_only_itself_and_close_reports_it_unsaved(stor
     # return of what is still unsaved (:99-112); a closed writer takes no new write (:67-68)
     notices: list[str] = []
 
+    tries = {"n": 0}
+
     def broken(s):
+        tries["n"] += 1
         raise StoreError("数据库被锁住")
 
     async def main():
         w = ProgressWriter(store, notify=lambda msg, **kw: notices.append(msg))
         w.submit("第 03 章的答案", broken)
-        await until("the failure told", lambda: notices)
-        unsaved = await asyncio.to_thread(w.close)
+        await until("the failure told", lambda: notices, w, never=lambda: tries["n"] > 1 and "retried before the failure was told")
+        unsaved = await asyncio.to_thread(close, w)
         with pytest.raises(RuntimeError):
             w.submit("路线", lambda s: s.set_route("A"))
         return unsaved
@@ -136,10 +296,10 @@ def test_the_writer_writes_through_its_own_connection_to_the_same_file(store, tm
     seen: list[tuple] = []
     try:
         async def main():
-            w = ProgressWriter(other)
+            w = make(other)
             w.submit("路线", lambda s: (s is other, s.path, s.course_id, s.set_route("D")), done=seen.append)
-            await until("written", lambda: w.idle() and seen)
-            assert w.close() == []
+            await until("written", lambda: w.idle() and seen, w)
+            assert close(w) == []
 
         asyncio.run(main())
         assert seen == [(False, other.path, "c2", None)]
@@ -160,13 +320,13 @@ def test_reads_see_the_queued_route_and_place_until_they_land(store):
         gate.wait(60)
 
     async def main():
-        w = ProgressWriter(store)
+        w = make(store)
         view = PendingView(store, w)
         assert view.get_route() == "A" and view.last_position() == ("01", 2)  # nothing pending: the store
         view.pending_route = "B"  # set, but no route job queued: the store still answers
         assert view.get_route() == "A"
         w.submit("慢", slow)
-        await until("the slow write running", started.is_set)
+        await until("the slow write running", started.is_set, w)
         w.submit("路线", lambda s: s.set_route("B"), key=("route",))
         view.pending_place = {"chapter": "03", "part": 5, "line": 40, "offset": 2, "digest": "d3", "route": "B"}
         w.submit("阅读位置（03 章）", lambda s: s.set_position("03", 5, line=40, offset=2, digest="d3", route="B"), key=("place", "03"))
@@ -180,11 +340,11 @@ def test_reads_see_the_queued_route_and_place_until_they_land(store):
         assert view.answers() == []  # everything else: the real store
         assert store.get_route() == "A" and store.last_position() == ("01", 2)
         gate.set()
-        await until("written", w.idle)
+        await until("written", w.idle, w)
         view.pending_place["part"], view.pending_place["route"] = 9, "X"  # no longer pending: the store's rows answer
         assert view.reading_place()["part"] == 5 and view.chapter_place("03")["part"] == 5
         assert view.position_route() == "B" and view.last_position() == ("03", 5)
-        assert w.close() == []
+        assert close(w) == []
 
     asyncio.run(main())
 
@@ -193,14 +353,15 @@ def test_a_writer_made_outside_the_loop_or_first_fed_from_a_thread_still_reports
     # kills writer.py:50 (the loop not taken in __init__: a first submit from a worker thread
     # could not find it) and :65 (negated: a writer made before the loop ran never took it)
     done: list[str] = []
-    early = ProgressWriter(store)  # no running loop yet: it takes the loop at its first submit
+    early = make(store)  # no running loop yet: it takes the loop at its first submit
 
     async def main():
-        late = ProgressWriter(store)  # made on the loop
+        late = make(store)  # made on the loop
         await asyncio.to_thread(late.submit, "路线", lambda s: s.set_route("E"), done=lambda r: done.append("late"))
         early.submit("位置", lambda s: s.set_position("02", 1), done=lambda r: done.append("early"))
-        await until("both reported", lambda: sorted(done) == ["early", "late"], timeout=15)  # a mutant never posts: fail, not time out
-        assert late.close() == [] and early.close() == []
+        await until("late reported", lambda: "late" in done, late)  # a mutant never posts: fails once the writer is idle
+        await until("early reported", lambda: "early" in done, early)
+        assert close(late) == [] and close(early) == []
 
     asyncio.run(main())
     assert store.get_route() == "E" and store.last_position() == ("02", 1)
@@ -224,16 +385,12 @@ def test_a_writer_without_a_loop_survives_a_failed_write_and_names_two(store):
 
     w = ProgressWriter(store, notify=lambda msg, **kw: notices.append(msg))  # no event loop at all
     w.submit("路线", flaky)
-    assert started.wait(60)
+    until_sync("the first try running", started.is_set, w, never=lambda: w._failed and "a write failed before the first try ran")
     w.submit("位置", lambda s: s.set_position("02", 1))
     gate.set()
-    import time
-
-    end = time.monotonic() + 20
-    while not w.idle():  # the failed write is retried (RETRY_S later) and both land
-        assert time.monotonic() < end, "the writer stopped after a failed write with no loop"
-        time.sleep(0.02)
-    assert w.close() == []
+    until_sync("the failed write retried (RETRY_S later) and both landed", w.idle, w,
+               never=lambda: tries["n"] > 2 and f"the write was tried {tries['n']} times")
+    assert close(w) == []
     assert store.get_route() == "F" and store.last_position() == ("02", 1)
     assert notices == []  # nowhere to show them without a loop
 
@@ -244,11 +401,11 @@ def test_a_writer_without_a_loop_survives_a_failed_write_and_names_two(store):
         tries["n"] = 0
         w2 = ProgressWriter(store, notify=lambda msg, **kw: shown.append(msg))
         w2.submit("路线", flaky)
-        await until("the first try running", started.is_set)
+        await until("the first try running", started.is_set, w2, never=lambda: shown and f"a failure told before the first try: {shown[0]}")
         w2.submit("位置", lambda s: s.set_position("03", 1))
         gate.set()
-        await until("the failure told", lambda: shown)
-        assert w2.close() == []
+        await until("the failure told", lambda: shown, w2, never=lambda: tries["n"] > 1 and "retried before the failure was told")
+        assert close(w2) == []
         return shown
 
     assert asyncio.run(main())[0] == "路线（连同之后的 1 项）没有保存：磁盘已满。这些进度先留在内存里，程序会自动再试。"
@@ -266,13 +423,15 @@ def test_a_queued_place_not_yet_taken_by_the_writer_is_replaced_by_the_next_one(
     ran: list[str] = []
 
     async def main():
-        w = ProgressWriter(store)
+        w = make(store)
+        w.submit("路线", lambda s: s.set_route("A"))  # one write done first: its end clears "running" (writer.py:163)
+        await until("the first write landed", lambda: quiet(w) and store.get_route() == "A", w)
         with w._cv:
             w.submit("阅读位置（01 章）", lambda s: (ran.append("old"), s.set_position("01", 1)), key=("place", "01"))
             w.submit("阅读位置（01 章）", lambda s: (ran.append("new"), s.set_position("01", 5)), key=("place", "01"))
             assert w.pending("place") == [("place", "01")]
             assert w.unsaved() == ["阅读位置（01 章）"]
-        assert w.close() == []
+        assert close(w) == []
 
     asyncio.run(main())
     assert ran == ["new"]
@@ -286,9 +445,9 @@ def test_closing_the_writer_closes_its_own_connection_and_keeps_the_apps(store, 
     given: list = []
 
     async def main():
-        w = ProgressWriter(store)
+        w = make(store)
         w.submit("路线", lambda s: (given.append(s), s.set_route("D")))
-        assert w.close() == []
+        assert close(w) == []
 
     asyncio.run(main())
     assert len(given) == 1 and given[0] is not store
@@ -296,3 +455,183 @@ def test_closing_the_writer_closes_its_own_connection_and_keeps_the_apps(store, 
         given[0].get_route()
     assert store.get_route() == "D"
 
+
+
+# -- waking and replacing (issue 38, h38a) ----------------------------------------------------------
+
+
+def test_a_write_submitted_to_an_idle_writer_wakes_it(store):
+    # kills writer.py:83 (submit's notify_all deleted): once the first write has landed the
+    # thread waits for the next one; a write submitted then must wake it. On the mutant the
+    # thread waits unnotified with the write queued, which :func:`stuck` reports at once.
+    async def main():
+        w = make(store)
+        w.submit("路线", lambda s: s.set_route("A"))
+        await until("the writer idle after the first write", lambda: quiet(w) and store.get_route() == "A", w)
+        w.submit("阅读位置", lambda s: s.set_position("01", 2))
+        await until("the second write landed", w.idle, w)
+        assert close(w) == []
+
+    asyncio.run(main())
+    assert store.get_route() == "A" and store.last_position() == ("01", 2)
+
+
+def test_a_queued_place_right_behind_the_running_write_is_replaced(store):
+    # kills writer.py:75 (`1 if running ... else 0` -> 2): behind a running write, the queued
+    # place at index 1 (the first not yet taken) is still replaced by a newer one of its key
+    ran: list[str] = []
+    started, gate = threading.Event(), threading.Event()
+
+    def slow(s):
+        started.set()
+        gate.wait(60)
+
+    async def main():
+        w = make(store)
+        try:
+            w.submit("慢", slow)
+            await until("the slow write running", started.is_set, w)
+            w.submit("阅读位置（01 章）", lambda s: (ran.append("old"), s.set_position("01", 1)), key=("place", "01"))
+            w.submit("阅读位置（01 章）", lambda s: (ran.append("new"), s.set_position("01", 4)), key=("place", "01"))
+            assert w.pending("place") == [("place", "01")]
+        finally:
+            gate.set()
+        await until("written", w.idle, w)
+        assert close(w) == []
+
+    asyncio.run(main())
+    assert ran == ["new"] and store.last_position() == ("01", 4)
+
+
+def test_the_writers_thread_never_keeps_the_program_from_exiting(store):
+    # kills writer.py:81 (daemon=True -> False): a program that ends without close() (a crash
+    # path, a test) must not hang at exit joining an idle writer thread
+    async def main():
+        w = make(store)
+        w.submit("路线", lambda s: s.set_route("A"))
+        await until("written", w.idle, w)
+        thread = w._thread
+        assert close(w) == []  # first: a failing mutant must not leave a thread that blocks the exit
+        assert thread.daemon
+
+    asyncio.run(main())
+
+
+def test_writes_still_queued_when_close_begins_are_all_written(store):
+    # kills "the writer drops its queued writes when the app closes" (issue 38; e.g. _serve
+    # returning once _closing is set, writer.py:143): the learner pressed q while a slow write
+    # ran and three more waited; close() must write them all and report nothing unsaved. The
+    # moment is a state: close() is joining the writer's thread (past its notify) while the slow
+    # write still holds — only then is the slow write let go.
+    started, gate = threading.Event(), threading.Event()
+
+    def slow(s):
+        started.set()
+        gate.wait(60)
+        s.reach_break("01", 1)
+
+    w = make(store)
+    try:
+        w.submit("第 1 个停顿点", slow)
+        until_sync("the slow write running", started.is_set, w)
+        w.submit("第 2 个停顿点", lambda s: s.reach_break("01", 2))
+        w.submit("答案", lambda s: s.record_answer("01", "q1", "B", True))
+        w.submit("阅读位置", lambda s: s.set_position("01", 2), key=("place",))
+        out: dict = {}
+        closer = threading.Thread(target=lambda: out.setdefault("unsaved", w.close()), daemon=True)
+        closer.start()
+        until_sync("close() waiting for the writer's thread", lambda: _in_join(closer) or not closer.is_alive())
+        assert w.unsaved() == ["第 1 个停顿点", "第 2 个停顿点", "答案", "阅读位置"]
+    finally:
+        gate.set()
+    until_sync("close() returned", lambda: not closer.is_alive(), never=lambda: stuck(w, closer))
+    assert out["unsaved"] == []
+    assert store.chapter_progress("01").furthest_break == 2
+    assert [(a.question_id, a.answer) for a in store.answers("01")] == [("q1", "B")]
+    assert store.last_position() == ("01", 2)
+
+
+def test_a_store_without_a_file_is_written_through_and_left_open(store, tmp_path):
+    # kills writer.py:131 (`self._writer = self.store` deleted: a store without a file got no
+    # writer store at all) and :108 (`and` -> `or`: close() closed the app's own store when the
+    # writer wrote through it)
+    from torchcourse.progress.store import Store, _connect
+
+    fileless = Store(_connect(tmp_path / "q.sqlite3"), None)
+    try:
+        async def main():
+            w = make(fileless)
+            w.submit("路线", lambda s: s.set_route("G"))
+            await until("written", w.idle, w)
+            assert close(w) == []
+
+        asyncio.run(main())
+        assert fileless.get_route() == "G"  # still open, and written
+    finally:
+        fileless.close()
+
+
+def test_attach_on_the_loop_lets_a_writer_made_elsewhere_report_back(store):
+    # kills writer.py:58 (attach's loop assignment deleted): the app makes its writer before its
+    # event loop runs and attaches it once it does; a first write submitted from a worker thread
+    # must then still report back on the loop
+    done: list[str] = []
+    w = make(store)
+
+    async def main():
+        w.attach()
+        await asyncio.to_thread(w.submit, "路线", lambda s: s.set_route("H"), done=lambda r: done.append("H"))
+        await until("reported on the loop", lambda: done, w)
+        assert close(w) == []
+
+    asyncio.run(main())
+    assert done == ["H"] and store.get_route() == "H"
+
+
+def test_a_failed_write_is_tried_again_within_a_few_seconds(store):
+    # kills writer.py:23 (RETRY_S 3.0 -> 7.0): after a failure the thread waits "a few seconds"
+    # (the module's promise), read from the thread's own wait, not timed
+    started = threading.Event()
+
+    def fails(s):
+        started.set()
+        raise StoreError("磁盘已满")
+
+    w = ProgressWriter(store)
+    w.submit("路线", fails)
+    until_sync("the first try running", started.is_set, w)
+
+    def waiting_timeout():
+        frame = sys._current_frames().get(w._thread.ident)
+        while frame is not None and frame.f_code is not threading.Condition.wait.__code__:
+            frame = frame.f_back
+        return None if frame is None else frame.f_locals.get("timeout")
+
+    until_sync("the thread waiting to try again", lambda: waiting_timeout() is not None, w)
+    assert 0 < waiting_timeout() <= 5.0
+    assert close(w) == ["路线"]
+
+
+def test_a_failed_write_with_no_one_to_tell_raises_nothing_on_the_loop(store):
+    # kills writer.py:175 (`return` deleted when there is no notify: the failure notice called
+    # None on the event loop, an error in the app's loop instead of a quiet retry)
+    errors: list[str] = []
+    tries = {"n": 0}
+
+    def flaky(s):
+        tries["n"] += 1
+        if tries["n"] == 1:
+            raise StoreError("磁盘已满")
+        s.set_route("K")
+
+    async def main():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: errors.append(ctx.get("message", "?")))
+        w = ProgressWriter(store)  # no notify
+        w.submit("路线", flaky)
+        await until("retried and written", lambda: w.idle() and tries["n"] == 2, w,
+                    never=lambda: errors and f"an error on the loop: {errors[0]}")
+        await asyncio.sleep(0)  # one more turn: the notices posted before the write landed have run
+        assert close(w) == []
+
+    asyncio.run(main())
+    assert errors == [] and store.get_route() == "K"

@@ -326,7 +326,9 @@ def test_unwritable_location_raises_store_error_naming_directory(tmp_path):
     blocker.write_text("x")
     with pytest.raises(StoreError) as info:
         open_store(blocker / "data" / "p.sqlite3")
-    assert str(blocker / "data") in str(info.value) and "无法写入进度目录" in str(info.value)
+    # a file in the way is named as such (not "只读或没有权限：已经存在"), the file itself included
+    assert str(blocker / "data") in str(info.value) and "无法创建进度目录" in str(info.value)
+    assert f"已经有一个文件 {blocker}，它不是目录" in str(info.value)
 
 
 def test_closed_store_raises_store_error(tmp_path):

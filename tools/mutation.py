@@ -56,8 +56,10 @@ REPO = Path(__file__).resolve().parent.parent
 # package -> [(source file, functions or None for the whole file, that file's own tests)]
 RUNNER_CACHE_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "cache or torch or timeouts_are_never or mutation_kills"]
 RUNNER_CHILD_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
-PROGRESS_TESTS = ["tests/test_progress_store.py", "tests/test_progress_courses.py", "tests/test_hostile_store.py", "tests/test_progress_processes.py",
-                  "tests/test_mutation_kills_progress.py"]
+# the mutation-kill files first: their state checks fail a mutant in seconds, and `-x` stops the
+# run there before a test that can only wait for a write that never lands (a timeout, not a kill)
+PROGRESS_TESTS = ["tests/test_mutation_kills_progress.py", "tests/test_progress_store.py", "tests/test_progress_courses.py",
+                  "tests/test_hostile_store.py", "tests/test_progress_processes.py"]
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py", "tests/test_quiz_check.py",
               "tests/test_quiz_order.py", "tests/test_mutation_kills_quiz.py"]
 COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py", "tests/test_mutation_kills_course.py"]
@@ -71,7 +73,7 @@ PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "progress": [
         ("torchcourse/progress/store.py", None, PROGRESS_TESTS),
         ("torchcourse/progress/reading.py", None, PROGRESS_TESTS),
-        ("torchcourse/tui/writer.py", None, ["tests/test_hostile_writes.py", "tests/test_mutation_kills_writer.py"]),
+        ("torchcourse/tui/writer.py", None, ["tests/test_mutation_kills_writer.py", "tests/test_hostile_writes.py"]),
     ],
     "quiz": [(f"torchcourse/quiz/{n}.py", None, QUIZ_TESTS) for n in ("grading", "bank", "review", "order", "tells")],
     "course": [(f"torchcourse/course/{n}.py", None, COURSE_TESTS) for n in ("chapter", "links", "loader")],

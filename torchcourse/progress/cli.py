@@ -276,6 +276,15 @@ def _isatty(stream) -> bool:
         return False
 
 
+def _break_counts(args) -> dict[str, int] | None:
+    """The open course's chapters and their break points (an import's bounds); None when the
+    course cannot be loaded (a note says so)."""
+    course = course_or_none(args)
+    if course is None:
+        return None
+    return {ch.id: ch.break_points for ch in course.chapters if ch.available}
+
+
 def cmd_import(args) -> int:
     if args.file == "-":  # the counterpart of `export -`
         text = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
@@ -291,10 +300,12 @@ def cmd_import(args) -> int:
             _err("torchcourse import: 标准输入是空的，什么都没有导入。用法：torchcourse import - < 导出的文件.json")
             return 1
         source, where = Path("<标准输入>"), "标准输入"
-        counts = _with_store(args, lambda store: store.import_json(source, text=text))
+        bounds = _break_counts(args)
+        counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds))
     else:
         where = str(Path(args.file).resolve())
-        counts = _with_store(args, lambda store: store.import_json(Path(args.file)))
+        bounds = _break_counts(args)
+        counts = _with_store(args, lambda store: store.import_json(Path(args.file), break_counts=bounds))
     if counts is _FAILED:
         return 1
     print(

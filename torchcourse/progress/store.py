@@ -191,10 +191,28 @@ def _readonly_message(directory: Path, detail: object) -> str:
     )
 
 
+def _file_in_the_way(directory: Path) -> Path | None:
+    """The directory itself or the nearest of its parents that exists but is not a directory."""
+    for p in (directory, *directory.parents):
+        try:
+            if p.exists():
+                return None if p.is_dir() else p
+        except OSError:
+            return None
+    return None
+
+
 def _check_writable_dir(directory: Path) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        blocker = _file_in_the_way(directory)
+        if blocker is not None:
+            where = "进度目录的位置上" if blocker == directory else f"进度目录 {directory} 的路径上"
+            raise StoreError(
+                f"无法创建进度目录 {directory}：{where}已经有一个文件 {blocker}，它不是目录。"
+                f"请把这个文件移走或改名（torchcourse 没有改动它），或者把环境变量 TORCHCOURSE_HOME 指向别的目录。"
+            ) from None
         raise StoreError(_readonly_message(directory, os_reason(exc))) from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
@@ -229,8 +247,16 @@ def _foreign_reason(path: Path) -> str | None:
         tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         ro.execute("COMMIT")
         if version == 0:
-            if tables <= _ALL_OUR_TABLES:  # ours, half-created by a process that died or is at it: _connect migrates under the lock
+            if not tables:  # new, or another process is creating its schema right now (not committed: not seen)
                 return None
+            if tables <= _ALL_OUR_TABLES:
+                # the schema is made in one transaction that sets the version last, so no torchcourse
+                # leaves these committed at version 0, and every migration would stop at one of them
+                raise StoreError(
+                    f"进度库 {path} 没有建完：它的结构版本是 0，却已经有 torchcourse 的表 {', '.join(sorted(tables))}，"
+                    f"本程序不能在它上面接着建表。文件没有被改动；请把它移走或改名（torchcourse 会新建一个空的进度库），"
+                    f"或者把环境变量 TORCHCOURSE_HOME 指向别的目录。"
+                )
             return f"它已有别的表：{', '.join(sorted(tables))[:200]}"
         if version > CURRENT_VERSION:
             return None  # reported by _connect as "written by a newer torchcourse"
@@ -819,7 +845,7 @@ class Store:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"无法写入 {path}：{os_reason(exc)}") from exc
 
-    def import_json(self, path: Path, text: str | None = None) -> dict:
+    def import_json(self, path: Path, text: str | None = None, break_counts: dict[str, int] | None = None) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.
 
         furthest_break: the larger; completed: either; answers, runs and breaks: added unless
@@ -828,7 +854,10 @@ class Store:
         of that snippet (a local edit is never overwritten). The whole file is validated before
         anything is written. Returns how many rows were merged: {"chapters", "answers", "runs",
         "breaks", "edits"}. ``text``: the file's content already read (``import -`` reads stdin),
-        ``path`` then only names it in messages.
+        ``path`` then only names it in messages. ``break_counts``: the open course's chapters and
+        their number of break points; a furthest break beyond its chapter's is refused, and a file
+        without ``parts_read`` backfills parts only for chapters the course has (without it, every
+        chapter's parts up to its furthest break).
         """
         import json
 
@@ -851,6 +880,14 @@ class Store:
                 f"{path}：这是课程 {rows['course']!r} 的进度，当前课程是 {self.course_id!r}，什么都没有导入。"
                 f"用 --content 打开那门课程再导入。"
             )
+        if break_counts is not None:
+            for i, ch in enumerate(rows["chapters"]):
+                n = break_counts.get(ch["chapter_id"])
+                if n is not None and ch["furthest_break"] > n:
+                    raise StoreError(
+                        f"{path}: chapters[{i}].furthest_break：第 {ch['chapter_id']} 章只有 {n} 个停顿点，"
+                        f"这里却是 {ch['furthest_break']}，什么都没有导入。"
+                    )
         cid = self.course_id
         counts = {"chapters": 0, "answers": 0, "runs": 0, "breaks": 0, "edits": 0}
         with self._tx(True) as c:
@@ -906,7 +943,8 @@ class Store:
             if parts is None:
                 parts = [
                     {"chapter_id": ch["chapter_id"], "part": i, "at": ch["completed_at"] or _iso(None)}
-                    for ch in rows["chapters"] for i in backfill_parts(ch["furthest_break"], ch["completed"])
+                    for ch in rows["chapters"] if break_counts is None or ch["chapter_id"] in break_counts
+                    for i in backfill_parts(ch["furthest_break"], ch["completed"])
                 ]
             for pr in parts:
                 c.execute(
