@@ -375,3 +375,227 @@ def test_a_comment_between_a_snippet_and_its_output_parts_them_in_this_order(tmp
     # the output is refused where it stands; the snippet is found without one when the next block closes it
     assert problems(course) == [(line_of(text, "```output"), "```output block does not follow a ```python snippet"),
                                 (line_of(text, "{#s}"), "snippet #s has no ```output block after it")]
+
+
+# ----------------------------------------------------------------------------- round 2 (issue 38): the loader's edges
+
+
+def test_an_empty_quote_at_the_end_of_a_chapter_is_no_callout_and_no_crash(tmp_path):
+    """A quote with no text at all (a lone ``>``) as the last block: no inline token follows it,
+    so the search for the quote's first text runs to the end of the tokens and stops there."""
+    course, text = load(tmp_path, "", tail=TAIL + "\n>\n")
+    assert course.chapter("01").callouts == []
+    assert problems(course) == []
+
+
+def test_a_planned_chapter_with_a_wrong_target_has_no_minutes_on_its_route(tmp_path):
+    """A wrong target is reported and dropped: the route counts the chapter as 0 minutes, not
+    the bad value (a text would even stop the route's sum)."""
+    toml = COURSE_TOML.replace("target_minutes = 1", 'target_minutes = "30"\nplanned = true')
+    course, got = course_problems(tmp_path / "text", toml)
+    assert got == [(9, "chapter 01: target_minutes must be a positive number of minutes, got '30'")]
+    assert course.chapter("01").target_minutes is None and course.routes[0].minutes == 0
+    course, got = course_problems(tmp_path / "negative", toml.replace('"30"', "-5"))
+    assert got == [(9, "chapter 01: target_minutes must be a positive number of minutes, got -5")]
+    assert course.chapter("01").target_minutes is None and course.routes[0].minutes == 0
+
+
+def test_routes_that_are_not_tables_or_are_inline_tables(tmp_path):
+    top = COURSE_TOML.split("[[routes]]")[0]
+    # routes = "A": a text, not tables: one problem, no route, no crash
+    course, got = course_problems(tmp_path / "text", 'routes = "A"\n' + top)
+    assert got == [(1, "routes must be [[routes]] tables, got 'A'")] and course.routes == []
+    course, got = course_problems(tmp_path / "ints", 'routes = [1, 2]\n' + top)
+    assert got == [(1, "routes must be [[routes]] tables, got [1, 2]")] and course.routes == []
+    # inline tables (no [[routes]] header to point at): the entry's problem is at line 1
+    inline = 'routes = [{id = "A", name = "全部", chapters = ["01"]}, {id = "B", name = "又一条", audience = "测试", chapters = ["01"]}]\n'
+    course, got = course_problems(tmp_path / "inline", inline + top)
+    assert got == [(1, "route entry lacks audience")]
+    assert [(r.id, r.chapters) for r in course.routes] == [("B", ["01"])]
+
+
+def test_a_route_value_of_the_wrong_type_is_named_at_its_own_line(tmp_path):
+    route = COURSE_TOML.split("[[routes]]")[1]
+    top = COURSE_TOML.split("[[routes]]")[0]
+    for key, bad in (("name", "5"), ("audience", "[1]")):
+        toml = top + "[[routes]]" + route.replace(f'{key} = "', f"{key} = {bad}\n#", 1)
+        course, got = course_problems(tmp_path / key, toml)
+        assert got == [(line_of(toml, f"{key} = {bad}"), f"route entry: {key} must be a string, got {bad}")], got
+        assert course.routes == []
+
+
+def _drop_dac_override() -> None:
+    """Run the child as root without the capabilities that ignore file permissions (as in
+    tests/test_progress_processes.py): there a file of mode 000 cannot be read, as for anyone."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def _check_unreadable(root: Path, unreadable: Path):
+    """``torchcourse --content ROOT check`` with ``unreadable`` at mode 000, as a process that
+    file permissions apply to."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, TORCHCOURSE_HOME=str(root.parent / "home"), PYTHONPATH=str(repo), COLUMNS="200")
+    env.pop("TORCHCOURSE_CONTENT", None)
+    unreadable.chmod(0)
+    try:
+        return subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(root), "check", "--json"], cwd=repo, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                              preexec_fn=_drop_dac_override if os.geteuid() == 0 else None)
+    finally:
+        unreadable.chmod(0o644)
+
+
+def test_a_chapter_file_that_cannot_be_read_is_a_problem_at_its_line_1_and_not_available(tmp_path):
+    import json
+
+    course, _ = load(tmp_path, "正文。\n\n")
+    md = course.chapter("01").file
+    r = _check_unreadable(md.parent, md)
+    assert "Traceback" not in r.stderr, r.stderr
+    shape = json.loads(r.stdout)
+    assert [(c["id"], c["available"]) for c in shape["chapters"]] == [("01", False)]
+    assert f"{md}:1: cannot read chapter: [Errno 13] Permission denied: '{md}'" in shape["problems"], shape["problems"]
+
+
+def test_a_course_toml_that_cannot_be_read_is_a_problem_at_its_line_1(tmp_path):
+    import json
+
+    course, _ = load(tmp_path, "正文。\n\n")
+    toml = course.root / "course.toml"
+    r = _check_unreadable(course.root, toml)
+    assert "Traceback" not in r.stderr, r.stderr
+    shape = json.loads(r.stdout)
+    assert shape["chapters"] == []
+    assert shape["problems"] == [f"{toml}:1: cannot read course.toml: [Errno 13] Permission denied: '{toml}'"]
+
+
+def test_a_chapters_stamp_follows_its_file_and_is_none_when_it_is_gone(tmp_path):
+    from torchcourse.course.loader import chapter_stamp
+
+    course, text = load(tmp_path, "正文。\n\n")
+    ch = course.chapter("01")
+    first = chapter_stamp(ch)
+    st = ch.file.stat()
+    assert first == (st.st_size, st.st_mtime_ns, st.st_ino)
+    ch.file.write_text(text + "又一句。\n", encoding="utf-8")
+    assert chapter_stamp(ch) != first and chapter_stamp(ch)[0] == ch.file.stat().st_size
+    ch.file.unlink()
+    assert chapter_stamp(ch) is None
+
+
+def _settled_copy(tmp_path: Path, fixture: str = "quizcourse") -> Path:
+    """A fixture course copied, its files dated an hour back (a snapshot trusts only settled files)."""
+    import os
+    import shutil
+    import time
+
+    root = tmp_path / "course"
+    shutil.copytree(Path(__file__).parent / "fixtures" / fixture, root, ignore=shutil.ignore_patterns("bad"))
+    when = time.time() - 3600
+    for p in root.rglob("*"):
+        if p.is_file():
+            os.utime(p, (when, when))
+    return root
+
+
+def _served_from_snapshot(course) -> bool:
+    """A course served from its snapshot leaves every written chapter's blocks to be unpickled on
+    first use; one loaded from the chapter cache has them all parsed already."""
+    return not any(c.parsed for c in course.chapters if c.available)
+
+
+def test_parse_pending_snapshots_the_course_it_was_loaded_from(tmp_path):
+    from torchcourse.course import parse_pending
+
+    root = _settled_copy(tmp_path, "tuicourse")
+    cache = tmp_path / "cache"
+    lazy = load_course(root, cache_dir=cache, lazy=True)
+    parse_pending(lazy)
+    again = load_course(root, cache_dir=cache, lazy=True)
+    assert _served_from_snapshot(again)  # the next start is warm: the snapshot is this course's
+    assert [c.id for c in again.chapters] == [c.id for c in lazy.chapters]
+
+
+def test_a_snapshot_carries_nothing_the_process_that_wrote_it_remembered(tmp_path):
+    """``course.memo`` holds what other modules derived from the course (checkpoints parsed by
+    quiz/bank.py, the error index, the reader's split parts). Their code is not in the snapshot's
+    signature (only course.toml, the chapters, the checkpoints and the parser are), so a course
+    served from a snapshot must derive them again, never get them from the process that saved it."""
+    from torchcourse.course import parse_pending
+    from torchcourse.quiz.bank import checkpoint_for
+
+    root = _settled_copy(tmp_path)
+    cache = tmp_path / "cache"
+    lazy = load_course(root, cache_dir=cache, lazy=True)
+    assert checkpoint_for(lazy, "01").questions
+    assert "checkpoints" in lazy.memo
+    parse_pending(lazy)
+    served = load_course(root, cache_dir=cache, lazy=True)
+    assert _served_from_snapshot(served)
+    assert served.memo == {}
+    assert "checkpoints" in lazy.memo  # the course in use keeps its own
+
+
+def test_reloading_a_chapter_forgets_what_was_derived_from_it_and_only_that(tmp_path):
+    """The preview loop reloads one chapter: its split parts and its checkpoint (checked against
+    its snippets) are derived again; the other chapter's split parts stay, and a lazy load's
+    pending snapshot is still written by parse_pending."""
+    from torchcourse.course import parse_pending
+    from torchcourse.course.loader import reload_chapter
+    from torchcourse.quiz.bank import checkpoint_for
+    import os
+    import time
+
+    from torchcourse.tui.segments import course_segments
+
+    root = _settled_copy(tmp_path)
+    cache = tmp_path / "cache"
+    course = load_course(root, cache_dir=cache, lazy=True)
+    one, two = course.chapter("01"), course.chapter("02")
+    old_one = course_segments(course, one, 0)
+    old_two = course_segments(course, two, 0)
+    assert checkpoint_for(course, "01").problems == []
+    # the author renames the snippet a predict question names, and the chapter's first words
+    text = one.file.read_text(encoding="utf-8")
+    assert "{#add" in text
+    one.file.write_text(text.replace("{#add", "{#plus", 1), encoding="utf-8")
+    os.utime(one.file, (time.time() - 60, time.time() - 60))  # settled (a snapshot trusts only those)
+    reload_chapter(course, "01")
+    assert one.parsed
+    assert course_segments(course, one, 0) is not old_one
+    assert course_segments(course, two, 0) is old_two
+    cp = checkpoint_for(course, "01")
+    assert any("snippet 'add' is not a snippet of chapter 01" in p.message for p in cp.problems), [p.message for p in cp.problems]
+    parse_pending(course)
+    assert _served_from_snapshot(load_course(root, cache_dir=cache, lazy=True))
+
+
+def test_a_lazy_chapter_reloaded_before_its_first_use_is_parsed_from_its_new_text(tmp_path):
+    """The preview loop may reload a chapter the lazy start has not parsed yet: it is then parsed
+    (from the new text), never left waiting for a parse of the old one."""
+    from torchcourse.course import parse_pending
+    from torchcourse.course.loader import reload_chapter
+
+    root = _settled_copy(tmp_path)
+    course = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
+    two = course.chapter("02")
+    assert not two.parsed
+    text = two.file.read_text(encoding="utf-8")
+    two.file.write_text(text + "\n```python\nprint(2)\n```\n", encoding="utf-8")
+    found = reload_chapter(course, "02")
+    assert two.parsed
+    line = len(text.splitlines()) + 2
+    expected = [f"{two.file}:{line}: python snippet without an id: write ```python {{#some-id}}",
+                f"{two.file}:{line}: snippet #line{line} has no ```output block after it"]
+    assert [str(p) for p in found] == expected
+    assert parse_pending(course) == 0  # chapter 01 has no problem, 02's are not counted twice
+    assert [str(p) for p in course.problems] == expected
