@@ -599,3 +599,25 @@ def test_a_lazy_chapter_reloaded_before_its_first_use_is_parsed_from_its_new_tex
     assert [str(p) for p in found] == expected
     assert parse_pending(course) == 0  # chapter 01 has no problem, 02's are not counted twice
     assert [str(p) for p in course.problems] == expected
+
+
+def test_reloading_a_chapter_lets_the_error_lookup_see_its_new_outputs(tmp_path):
+    """The error lookup's index is built from the chapters (the appendix rows, or without one the
+    errors the snippets print): after the preview loop reloads a chapter whose snippet now
+    raises, looking the error up finds that chapter's section (found by this test: the index
+    stayed as first built until the app restarted)."""
+    from torchcourse.course.loader import reload_chapter
+    from torchcourse.lookup.errors import lookup_error
+
+    root = _settled_copy(tmp_path)
+    course = load_course(root)
+    message = "ValueError: 新写的一个错误在这里"
+    assert [h for h in lookup_error(course, message) if h.entry.chapter_id == "01"] == []
+    one = course.chapter("01")
+    text = one.file.read_text(encoding="utf-8")
+    snippet = ("```python {#boom raises=ValueError}\nraise ValueError(\"新写的一个错误在这里\")\n```\n\n"
+               "```output\nTraceback (most recent call last):\n  File \"<snippet>\", line 1, in <module>\n" + message + "\n```\n\n")
+    one.file.write_text(text.replace("<!-- break: 中场 -->", snippet + "<!-- break: 中场 -->", 1), encoding="utf-8")
+    assert reload_chapter(course, "01") == []
+    hits = lookup_error(course, message)
+    assert hits and (hits[0].entry.chapter_id, hits[0].entry.anchor) == ("01", "sum"), hits[:1]

@@ -598,6 +598,7 @@ def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
         for key in [k for k in course.memo if isinstance(k, tuple) and len(k) > 1 and k[1] == chapter.id]:
             del course.memo[key]
         course.memo.get("checkpoints", {}).pop(chapter.id, None)
+        course.memo.pop("error_index", None)  # built from every chapter's rows and outputs: this one's may have changed
     for route in course.routes:
         if chapter.id in route.chapters:
             route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
