@@ -621,3 +621,8 @@ def test_reloading_a_chapter_lets_the_error_lookup_see_its_new_outputs(tmp_path)
     assert reload_chapter(course, "01") == []
     hits = lookup_error(course, message)
     assert hits and (hits[0].entry.chapter_id, hits[0].entry.anchor) == ("01", "sum"), hits[:1]
+
+
+def test_a_goal_line_without_the_promise_is_named_at_its_own_line(tmp_path):
+    course, text = load(tmp_path, "正文。\n\n", head=HEAD.replace("🎯 只为测试课程模型", "🎯 别的承诺"))
+    assert problems(course) == [(line_of(text, "🎯"), "the 🎯 line must start with the chapter's promise in course.toml: '只为测试课程模型'")]
