@@ -626,3 +626,16 @@ def test_reloading_a_chapter_lets_the_error_lookup_see_its_new_outputs(tmp_path)
 def test_a_goal_line_without_the_promise_is_named_at_its_own_line(tmp_path):
     course, text = load(tmp_path, "正文。\n\n", head=HEAD.replace("🎯 只为测试课程模型", "🎯 别的承诺"))
     assert problems(course) == [(line_of(text, "🎯"), "the 🎯 line must start with the chapter's promise in course.toml: '只为测试课程模型'")]
+
+
+def test_a_break_marker_inside_a_code_block_is_code_not_a_break_point(tmp_path):
+    course, text = load(tmp_path, "```text\n<!-- break: 不是断点 -->\n```\n\n")
+    ch = course.chapter("01")
+    assert problems(course) == []
+    assert ch.break_points == 1 and [p.break_label for p in ch.parts] == ["断点", None]
+
+
+def test_a_recap_before_the_final_break_point_is_named_at_the_recap(tmp_path):
+    tail = "\n## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n\n<!-- break -->\n"
+    course, text = load(tmp_path, "正文。\n\n", tail=tail)
+    assert problems(course) == [(line_of(text, "## ⚡"), f"the ⚡ recap must come after the final break point (line {line_of(text, '<!-- break -->')})")]
