@@ -639,3 +639,25 @@ def test_a_recap_before_the_final_break_point_is_named_at_the_recap(tmp_path):
     tail = "\n## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n\n<!-- break -->\n"
     course, text = load(tmp_path, "正文。\n\n", tail=tail)
     assert problems(course) == [(line_of(text, "## ⚡"), f"the ⚡ recap must come after the final break point (line {line_of(text, '<!-- break -->')})")]
+
+
+def test_a_line_break_only_python_sees_is_read_as_a_space_and_reported(tmp_path):
+    """U+2028 (LINE SEPARATOR) or a form feed inside a line: str.splitlines() breaks the line there,
+    Markdown does not. Found by this round: a closed fence after one was reported as never closed
+    (the parser read the wrong line). Now the character is read as a space and named at its line;
+    the reload of the preview loop does the same."""
+    from torchcourse.course.loader import reload_chapter
+
+    course, text = load(tmp_path, "a\u2028b\n\n```text\ncode\n```\n\n你\x0c好。\n\n")
+    ch = course.chapter("01")
+
+    def at(needle: str) -> int:  # the line as an editor counts it (at "\n" only)
+        return next(n for n, ln in enumerate(text.split("\n"), 1) if needle in ln)
+
+    assert problems(course) == [
+        (at("a\u2028b"), "U+2028 at column 2 is a line break for some tools and not for others (line numbers would disagree); it is read as a space: remove it, or use a newline"),
+        (at("你\x0c好"), "U+000C at column 2 is a line break for some tools and not for others (line numbers would disagree); it is read as a space: remove it, or use a newline"),
+    ]
+    assert "a b" in ch.source and "\u2028" not in ch.source
+    assert [str(p) for p in reload_chapter(course, "01")] == [str(p) for p in course.problems]
+    assert [s.title for s in ch.sections][:2] == ["第一章", "正文"]
