@@ -286,3 +286,12 @@ def test_chinese_paragraph_broken_across_lines_is_reported_with_its_line(tmp_pat
     )
     problems = [str(p) for p in load_course(tmp_path).problems]
     assert problems == [f"{tmp_path / 'a.md'}:6: Chinese paragraph broken across lines (renders as a space between characters); join the lines"]
+
+
+def test_a_wrong_reading_time_line_names_the_courses_own_reading_speed(tmp_path):
+    """'#一' (2) + '⏱9分钟' (4) + '正文。' (3) = 9 characters at 4 a minute: 2 minutes (the
+    message named 170 characters a minute whatever course.toml said)."""
+    root = _two_chapter_course(tmp_path / "c", "# 一\n\n⏱ 9 分钟\n\n正文。\n", "# 二 {#two}\n\n正文。\n")
+    one = root / "01.md"
+    assert f"{one}:3: the ⏱ line says 9 分钟 but the chapter reads 2 min (computed, 4 characters a minute): the reader shows the computed badge; fix or remove the number" in [
+        str(p) for p in load_course(root).problems]
