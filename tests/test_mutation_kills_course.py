@@ -661,3 +661,28 @@ def test_a_line_break_only_python_sees_is_read_as_a_space_and_reported(tmp_path)
     assert "a b" in ch.source and "\u2028" not in ch.source
     assert [str(p) for p in reload_chapter(course, "01")] == [str(p) for p in course.problems]
     assert [s.title for s in ch.sections][:2] == ["第一章", "正文"]
+
+
+def test_accepting_a_new_output_replaces_the_block_the_loader_found(tmp_path):
+    """``verify --accept`` rewrites a snippet's output block where the loader found it (its line):
+    the file then holds the new output once, never the old block plus a new one."""
+    from torchcourse.runner.accept import rewrite_outputs
+
+    course, text = load(tmp_path, "```python {#s}\nprint(2)\n```\n\n```output\n1\n```\n\n")
+    snip = course.chapter("01").snippet("s")
+    assert snip.expected_line == line_of(text, "```output")
+    assert rewrite_outputs(snip_file := course.chapter("01").file, [(snip, "2")]) == 1
+    assert snip_file.read_text(encoding="utf-8") == text.replace("```output\n1\n```", "```output\n2\n```")
+
+
+def test_a_snippet_followed_straight_by_another_is_reported_without_its_output(tmp_path):
+    course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n```python {#b}\nprint(2)\n```\n\n```output\n2\n```\n\n")
+    assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it")]
+    assert [(s.id, s.expected) for s in course.chapter("01").snippets] == [("a", None), ("b", "2\n")]
+
+
+def test_a_second_output_block_after_one_snippet_is_refused(tmp_path):
+    course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n```output\n1\n```\n\n```output\n2\n```\n\n")
+    second = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "```output"][1]
+    assert problems(course) == [(second, "```output block does not follow a ```python snippet")]
+    assert course.chapter("01").snippet("a").expected == "1\n"
