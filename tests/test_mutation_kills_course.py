@@ -686,3 +686,23 @@ def test_a_second_output_block_after_one_snippet_is_refused(tmp_path):
     second = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "```output"][1]
     assert problems(course) == [(second, "```output block does not follow a ```python snippet")]
     assert course.chapter("01").snippet("a").expected == "1\n"
+
+
+def test_a_snippet_id_with_a_dot_is_named_at_its_fence(tmp_path):
+    course, text = load(tmp_path, snippet_block("", sid="bad.id").replace(" }", "}"))
+    assert problems(course) == [(line_of(text, "{#bad.id"), "snippet id 'bad.id' may use only letters, digits, '-' and '_'")]
+
+
+def test_a_chapter_that_opens_with_a_snippet_keeps_its_output(tmp_path):
+    """The snippet is the file's first token: its output block (the second token) still follows it."""
+    course, text = load(tmp_path, "", head="```python {#a}\nprint(1)\n```\n\n```output\n1\n```\n\n# 第一章\n\n🎯 只为测试课程模型\n\n")
+    assert course.chapter("01").snippet("a").expected == "1\n"
+    assert not any("does not follow" in m for _, m in problems(course)), problems(course)
+
+
+def test_a_quote_between_a_snippet_and_an_output_block_is_reported_in_file_order(tmp_path):
+    """The quote ends the snippet (no output), and the output block after it belongs to nothing:
+    check lists the two problems in the order of the file."""
+    course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n> 引用\n\n```output\n1\n```\n\n")
+    assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it"),
+                                (line_of(text, "```output"), "```output block does not follow a ```python snippet")]
