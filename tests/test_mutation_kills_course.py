@@ -706,3 +706,102 @@ def test_a_quote_between_a_snippet_and_an_output_block_is_reported_in_file_order
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n> 引用\n\n```output\n1\n```\n\n")
     assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it"),
                                 (line_of(text, "```output"), "```output block does not follow a ```python snippet")]
+
+
+def test_web_and_mail_links_are_not_course_links(tmp_path):
+    course, _ = load(tmp_path, "见[文档](https://pytorch.org/docs/stable/)和[来信](mailto:a@example.com)。\n\n")
+    from torchcourse.course.links import link_problems
+
+    assert link_problems(course) == [] and problems(course) == []
+
+
+def test_a_course_without_chars_per_minute_reads_at_170_a_minute(tmp_path):
+    """255 characters: 1.5 minutes at 170 a minute, rounded to 2 (at 171 it would be 1)."""
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "course.toml").write_text(COURSE_TOML.replace("chars_per_minute = 170\n", ""), encoding="utf-8")
+    text = HEAD + TAIL
+    course = load_course_with(root, text)
+    base = course.chapter("01").reading_chars
+    course = load_course_with(root, text.replace("回顾。", "回顾。" + "字" * (255 - base)))
+    assert course.chars_per_minute == 170
+    assert (course.chapter("01").reading_chars, course.chapter("01").minutes) == (255, 2)
+
+
+def load_course_with(root: Path, text: str):
+    (root / "01-one.md").write_text(text, encoding="utf-8")
+    return load_course(root)
+
+
+def test_a_wrong_value_in_an_inline_route_table_is_named_at_line_1(tmp_path):
+    top = COURSE_TOML.split("[[routes]]")[0]
+    inline = 'routes = [{id = "A", name = 5, audience = "测试", chapters = ["01"]}]\n'
+    course, got = course_problems(tmp_path, inline + top)
+    assert got == [(1, "route entry: name must be a string, got 5")]
+
+
+def test_a_snapshot_is_written_for_files_settled_longer_than_two_seconds(tmp_path):
+    """Files last written 3.5 s ago are older than the settle window (SETTLED_S = 2 s): the load
+    snapshots the course (no test waits: the files are dated back)."""
+    import os
+    import time
+
+    course, _ = load(tmp_path, "正文。\n\n")
+    when = time.time() - 3.5
+    for p in course.root.rglob("*"):
+        os.utime(p, (when, when))
+    load_course(course.root, cache_dir=tmp_path / "cache")
+    assert list((tmp_path / "cache" / "course").glob("*.pickle"))
+
+
+def test_a_snapshot_kept_at_another_roots_path_is_not_served(tmp_path):
+    """The snapshot's file name is a CRC32 of the root's path: two roots can share one. A snapshot
+    found there that another root wrote is not served (here: root A's snapshot file copied to
+    where root B's would be)."""
+    import shutil
+
+    from torchcourse.course.loader import _snapshot_path
+
+    a = _settled_copy(tmp_path / "a")
+    b = _settled_copy(tmp_path / "b")
+    toml = b / "course.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('title = "测验用迷你课程"', 'title = "另一门课"'), encoding="utf-8")
+    import os
+    import time
+
+    os.utime(toml, (time.time() - 3600, time.time() - 3600))
+    cache = tmp_path / "cache"
+    load_course(a, cache_dir=cache)
+    shutil.copyfile(_snapshot_path(a, cache), _snapshot_path(b, cache))
+    assert load_course(b, cache_dir=cache).title == "另一门课"
+
+
+def test_a_changed_course_is_snapshotted_again(tmp_path):
+    """After an edit, the next load writes a new snapshot over the old one (the cache folder exists
+    by then), and the load after it is served from it."""
+    import os
+    import time
+
+    root = _settled_copy(tmp_path)
+    cache = tmp_path / "cache"
+    load_course(root, cache_dir=cache)
+    two = root / "02-none.md"
+    two.write_text(two.read_text(encoding="utf-8") + "\n又一句。\n", encoding="utf-8")
+    os.utime(two, (time.time() - 60, time.time() - 60))
+    load_course(root, cache_dir=cache)
+    again = load_course(root, cache_dir=cache, lazy=True)
+    assert _served_from_snapshot(again) and "又一句。" in again.chapter("02").source
+
+
+def test_a_course_with_nothing_written_yet_is_snapshotted_into_a_new_cache_folder(tmp_path):
+    """No chapter is parsed (all planned), so nothing made the cache folder before the snapshot."""
+    import os
+    import time
+
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "course.toml").write_text(COURSE_TOML.replace("target_minutes = 1", "target_minutes = 1\nplanned = true"), encoding="utf-8")
+    when = time.time() - 3600
+    os.utime(root / "course.toml", (when, when))
+    load_course(root, cache_dir=tmp_path / "cache" / "new")
+    assert list((tmp_path / "cache" / "new" / "course").glob("*.pickle"))
