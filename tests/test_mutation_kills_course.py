@@ -805,3 +805,25 @@ def test_a_course_with_nothing_written_yet_is_snapshotted_into_a_new_cache_folde
     os.utime(root / "course.toml", (when, when))
     load_course(root, cache_dir=tmp_path / "cache" / "new")
     assert list((tmp_path / "cache" / "new" / "course").glob("*.pickle"))
+
+
+def test_toml_errors_are_told_in_chinese_with_where_they_are(tmp_path):
+    cases = [
+        ('title = "x"\nchars_per_minute = = 3\n', 2, "TOML 写法有误：这里的值写得不对（字符串要加引号）（第 2 行第 20 列）"),
+        ('title = "x"\ntitle = "y"\n', 2, "TOML 写法有误：同一个键写了两次（第 2 行第 12 列）"),
+        ('title = "x', 1, "TOML 写法有误：字符串缺收尾的引号（在文件末尾）"),
+        ('title = "\\q"\n', 1, "TOML 写法有误：Unescaped '\\' in a string（第 1 行第 12 列）"),  # no Chinese text for it: tomllib's own
+    ]
+    for n, (toml, line, message) in enumerate(cases):
+        _, got = course_problems(tmp_path / str(n), toml)
+        assert got == [(line, message)], got
+
+
+def test_a_course_id_that_is_refused_is_replaced_by_the_folders_own(tmp_path):
+    from torchcourse.course.loader import derived_course_id
+
+    for n, bad in enumerate(('"bad id"', "7")):
+        course, _ = course_problems(tmp_path / str(n), COURSE_TOML.replace('title = "课程模型测试"', f'title = "课程模型测试"\nid = {bad}'))
+        assert course.id == derived_course_id(tmp_path / str(n) / "course")
+    course, _ = course_problems(tmp_path / "none", COURSE_TOML)  # no id at all: the folder's own too
+    assert course.id == derived_course_id(tmp_path / "none" / "course")
