@@ -827,3 +827,31 @@ def test_a_course_id_that_is_refused_is_replaced_by_the_folders_own(tmp_path):
         assert course.id == derived_course_id(tmp_path / str(n) / "course")
     course, _ = course_problems(tmp_path / "none", COURSE_TOML)  # no id at all: the folder's own too
     assert course.id == derived_course_id(tmp_path / "none" / "course")
+
+
+def test_a_reading_speed_of_one_character_a_minute_is_taken(tmp_path):
+    course, got = course_problems(tmp_path, COURSE_TOML.replace("chars_per_minute = 170", "chars_per_minute = 1"))
+    assert got == [] and course.chars_per_minute == 1
+    assert course.chapter("01").minutes == course.chapter("01").reading_chars
+
+
+def test_inline_chapter_tables_are_named_at_line_1(tmp_path):
+    top = 'title = "课程模型测试"\nchapters = [{id = "01", file = "01-one.md", title = "第一章", promise = "只为测试课程模型"}, {id = "02", title = "缺文件"}]\n'
+    course, got = course_problems(tmp_path, top)
+    assert got == [(1, "chapter entry lacks file, promise")]
+    assert [c.id for c in course.chapters] == ["01"]
+
+
+def test_wrong_chapter_values_fall_back_to_their_defaults(tmp_path):
+    chapter = COURSE_TOML.split("[[routes]]")[0]
+    route = "[[routes]]" + COURSE_TOML.split("[[routes]]")[1]
+    cases = [
+        ('title = "第一章"', "title = 1", "chapter 01: title must be a string, got 1", lambda c: c.title == "1"),
+        ("target_minutes = 1", 'target_minutes = 1\nplanned = "yes"', "chapter 01: planned must be true or false, got 'yes'", lambda c: not c.planned and c.available),
+        ("target_minutes = 1", 'target_minutes = 1\nkind = "lesson"', "chapter 01: kind must be 'chapter' or 'appendix', got 'lesson'", lambda c: c.kind == "chapter"),
+    ]
+    for n, (old, new, message, holds) in enumerate(cases):
+        toml = chapter.replace(old, new) + route
+        course, got = course_problems(tmp_path / str(n), toml)
+        assert [m for _, m in got] == [message], got
+        assert holds(course.chapter("01")), n
