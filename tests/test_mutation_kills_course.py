@@ -855,3 +855,39 @@ def test_wrong_chapter_values_fall_back_to_their_defaults(tmp_path):
         course, got = course_problems(tmp_path / str(n), toml)
         assert [m for _, m in got] == [message], got
         assert holds(course.chapter("01")), n
+
+
+def test_a_chinese_line_break_further_down_a_paragraph_is_named_at_its_line(tmp_path):
+    course, text = load(tmp_path, "abc\n第二行的中文\n接着第三行。\n\n")
+    assert problems(course) == [(line_of(text, "第二行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+
+
+def test_a_routes_chapters_given_as_one_text_is_refused(tmp_path):
+    for n, bad, shown in ((0, '"01"', "'01'"), (1, "[1]", "[1]")):
+        toml = COURSE_TOML.replace('chapters = ["01"]', f"chapters = {bad}")
+        course, got = course_problems(tmp_path / str(n), toml)
+        assert got == [(line_of(toml, f"chapters = {bad}"), f"route entry: chapters must be a list of chapter ids (strings), got {shown}")], got
+        assert course.routes == []
+
+
+def test_reloading_one_chapter_keeps_the_other_chapters_problems(tmp_path):
+    from torchcourse.course.loader import reload_chapter
+
+    root = tmp_path / "course"
+    root.mkdir()
+    (root / "course.toml").write_text(COURSE_TOML.replace("[[routes]]", '[[chapters]]\nid = "02"\nfile = "02-two.md"\ntitle = "第二章"\npromise = "二"\n\n[[routes]]'), encoding="utf-8")
+    (root / "01-one.md").write_text(HEAD + "```python\nprint(1)\n```\n\n" + TAIL, encoding="utf-8")
+    (root / "02-two.md").write_text("没有标题\n", encoding="utf-8")
+    course = load_course(root)
+    theirs = [str(p) for p in course.problems if p.file == root / "02-two.md"]
+    assert theirs and any(p.file == root / "01-one.md" for p in course.problems)
+    (root / "01-one.md").write_text(HEAD + TAIL, encoding="utf-8")
+    assert reload_chapter(course, "01") == []
+    assert [str(p) for p in course.problems] == theirs
+
+
+def test_the_loader_module_has_no_other_lazy_names():
+    from torchcourse.course import loader
+
+    assert callable(loader.minutes_for)
+    assert getattr(loader, "no_such_name", "absent") == "absent"
