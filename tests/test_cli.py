@@ -87,6 +87,25 @@ def test_check_json_shape(home):
     assert shape["problems"] == []
 
 
+def test_check_json_prints_minutes_counted_by_hand(tmp_path, home):
+    """Minutes known without the loader's code: '#一' (2) + '读[第二章]再回来。' (10; the link
+    target '(02)' does not count) + 'x=[1]' (5) = 17 characters at 4 a minute: round(4.25) = 4
+    (with the target, 21: 5). The route adds the planned chapter's target (7): 11."""
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "course.toml").write_text(
+        'title = "手数的课"\nchars_per_minute = 4\n\n'
+        '[[chapters]]\nid = "01"\nfile = "01.md"\ntitle = "一"\npromise = "p"\n\n'
+        '[[chapters]]\nid = "02"\nfile = "02.md"\ntitle = "二"\npromise = "p"\nplanned = true\ntarget_minutes = 7\n\n'
+        '[[routes]]\nid = "A"\nname = "全部"\naudience = "测试"\nchapters = ["01", "02"]\n',
+        encoding="utf-8")
+    (root / "01.md").write_text("# 一 {#one}\n\n读[第二章](02)再回来。\n\n```python\nx = [1]\n```\n\n<!-- break -->\n", encoding="utf-8")
+    r = tc("--content", str(root), "check", "--json", home=home)
+    shape = json.loads(r.stdout)
+    assert [(c["id"], c["minutes"]) for c in shape["chapters"]] == [("01", 4), ("02", 7)], r.stderr
+    assert [(x["id"], x["minutes"]) for x in shape["routes"]] == [("A", 11)]
+
+
 def test_progress_on_an_empty_store(home, course):
     r = tc("progress", home=home)
     assert r.returncode == 0, r.stderr

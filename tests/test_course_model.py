@@ -26,6 +26,41 @@ def line_of(path: Path, text: str, nth: int = 1) -> int:
     return hits[nth - 1]
 
 
+def _counted_by_the_rule(source: str) -> int:
+    """The ⏱ count as content/README.md states it, written here independently of
+    ``course.chapter.reading_chars``: every non-whitespace character, except HTML comments,
+    fence delimiter lines, ``{#anchor}`` at a line's end and a course link's target ``(03#a)``."""
+    while "<!--" in source and "-->" in source[source.index("<!--"):]:
+        start = source.index("<!--")
+        source = source[:start] + source[source.index("-->", start) + 3:]
+    kept = []
+    for line in source.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            continue
+        end = line.rstrip()
+        if end.endswith("}") and "{#" in end:
+            anchor = end[end.rindex("{#") + 2:-1]
+            if anchor and all(c.isascii() and (c.isalnum() or c in "_-") for c in anchor):
+                line = end[: end.rindex("{#")]
+        kept.append(line)
+    text = "\n".join(kept)
+    count, i = 0, 0
+    while i < len(text):
+        if text.startswith("](", i):
+            close = text.find(")", i + 2)
+            href = text[i + 2:close] if close != -1 else None
+            chapter, _, anchor = (href or "").partition("#")
+            if href is not None and chapter.isascii() and chapter.isalnum() | (chapter == "") and (
+                    "#" not in href or (anchor and all(c.isascii() and (c.isalnum() or c in "_-") for c in anchor))):
+                count += 1  # the ']' stays: the reader shows the link text
+                i = close + 1
+                continue
+        if not text[i].isspace():
+            count += 1
+        i += 1
+    return count
+
+
 # -- the shipped course -------------------------------------------------------------------
 
 
@@ -44,6 +79,9 @@ def test_shipped_course_shape(shipped):
         "D": ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10"],
     }
     for route in shipped.routes:
+        # a route's time: each written chapter's minutes, each planned one's target
+        assert route.minutes == sum(shipped.chapter(c).minutes if shipped.chapter(c).available else shipped.chapter(c).target_minutes
+                                    for c in route.chapters)
         assert route.minutes == sum(chapter_minutes(shipped.chapter(c)) for c in route.chapters)
         assert route.name and route.audience
     assert all(c.title and c.promise for c in shipped.chapters)
@@ -58,7 +96,9 @@ def test_shipped_written_chapters_follow_the_anatomy(shipped):
         if not ch.available:
             assert ch.target_minutes, ch.id  # planned chapters still carry their target
             continue
-        assert ch.minutes == minutes_for(reading_chars(ch.source), shipped.chars_per_minute), ch.id
+        # counted again by the rule of content/README.md ("Reading time"), not with the loader's code
+        assert ch.reading_chars == _counted_by_the_rule(ch.file.read_text(encoding="utf-8")), ch.id
+        assert ch.minutes == max(1, int(ch.reading_chars / shipped.chars_per_minute + 0.5)), ch.id
         if ch.kind == "chapter":
             assert ch.break_points >= 1, ch.id
             if ch.minutes > 55:
@@ -246,3 +286,12 @@ def test_chinese_paragraph_broken_across_lines_is_reported_with_its_line(tmp_pat
     )
     problems = [str(p) for p in load_course(tmp_path).problems]
     assert problems == [f"{tmp_path / 'a.md'}:6: Chinese paragraph broken across lines (renders as a space between characters); join the lines"]
+
+
+def test_a_wrong_reading_time_line_names_the_courses_own_reading_speed(tmp_path):
+    """'#一' (2) + '⏱9分钟' (4) + '正文。' (3) = 9 characters at 4 a minute: 2 minutes (the
+    message named 170 characters a minute whatever course.toml said)."""
+    root = _two_chapter_course(tmp_path / "c", "# 一\n\n⏱ 9 分钟\n\n正文。\n", "# 二 {#two}\n\n正文。\n")
+    one = root / "01.md"
+    assert f"{one}:3: the ⏱ line says 9 分钟 but the chapter reads 2 min (computed, 4 characters a minute): the reader shows the computed badge; fix or remove the number" in [
+        str(p) for p in load_course(root).problems]

@@ -529,3 +529,18 @@ def test_a_literal_key_with_chinese_at_either_end_of_the_range_is_prose():
 
     assert why(["tensor(一)", "别的"], 0, "x\n") is None  # U+4E00
     assert why(["tensor(\u9fff)", "别的"], 0, "x\n") is None  # U+9FFF
+
+
+def test_the_echo_tell_takes_only_runs_of_four_chinese_characters():
+    """A run of three CJK characters the prompt and the key share (计算图 between two words) is
+    no echo: a run shorter than four characters makes no gram, and the last gram of a longer run
+    is four characters like the others (never a three-character tail)."""
+    from torchcourse.quiz.tells import echoed_by_key
+
+    def echo(prompt, choices):
+        return echoed_by_key(q("single", prompt=prompt, choices=choices, answer=0))
+
+    assert echo("x 计算图 y", ["x 计算图 y", "b", "c"]) == []
+    assert echo("它把计算图释放", ["图释放 z", "清零", "报错"]) == []  # the prompt's last three characters
+    assert echo("它把计算图释放", ["图释放了", "清零", "报错"]) == []  # no four-character run of the prompt
+    assert echo("它把计算图释放", ["算图释放", "清零", "报错"]) == ["算图释放"]  # the prompt's last four: an echo

@@ -398,11 +398,13 @@ def main(argv: list[str] | None = None) -> int:
 
     mutants: list[tuple[Mutant, tuple[str, ...]]] = []
     whole_files = set()
+    originals: dict[str, str] = {}  # the text the mutants were made from (the tree may change during a run)
     for rel, functions, tests in PACKAGES[args.package]:
         if args.file and rel != args.file:
             continue
         if rel in ALWAYS_WHOLE:
             whole_files.add(rel)
+        originals[rel] = (REPO / rel).read_text(encoding="utf-8")
         mutants += [(m, tuple(tests)) for m in mutants_of(REPO / rel, rel, functions)]
     total = len(mutants)
     chosen = mutants
@@ -496,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         def task(mt: tuple[Mutant, tuple[str, ...]]) -> None:
             m, tests = mt
             try:
-                compile(apply((REPO / m.file).read_text(encoding="utf-8"), m), m.file, "exec")
+                compile(apply(originals[m.file], m), m.file, "exec")
             except SyntaxError:
                 with lock:
                     done[0] += 1

@@ -165,7 +165,8 @@ def _plain(text: str) -> str:
     return re.sub(r"[`*_\s]", "", text)
 
 
-def _anatomy(chapter: Chapter, lines: list[str], fence_lines: set[int], breaks: list[tuple[int, str]]) -> list[Problem]:
+def _anatomy(chapter: Chapter, lines: list[str], fence_lines: set[int], breaks: list[tuple[int, str]],
+             chars_per_minute: int) -> list[Problem]:
     """The chapter anatomy of content/README.md: a ``# 标题``, a 🎯 line before the first section,
     a ✅ checkpoint heading, the final break after it, a ⚡ recap after the final break. The ⏱
     badge is the program's: a hand-written ⏱ figure that disagrees with it is a problem."""
@@ -184,7 +185,7 @@ def _anatomy(chapter: Chapter, lines: list[str], fence_lines: set[int], breaks: 
     for i, ln in prose:
         m = _BADGE_RE.search(ln)
         if m and int(m.group("n")) != chapter.minutes:
-            out.append(Problem(path, i + 1, f"the ⏱ line says {m.group('n')} 分钟 but the chapter reads {chapter.minutes} min (computed, 170 characters a minute): the reader shows the computed badge; fix or remove the number"))
+            out.append(Problem(path, i + 1, f"the ⏱ line says {m.group('n')} 分钟 but the chapter reads {chapter.minutes} min (computed, {chars_per_minute} characters a minute): the reader shows the computed badge; fix or remove the number"))
     check = next((i for i, ln in headings if ln.startswith("## ") and "✅" in ln), None)
     recap = next((i for i, ln in headings if ln.startswith("## ") and "⚡" in ln), None)
     if check is None:
@@ -397,7 +398,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     chapter.reading_chars = reading_chars(source)
     chapter.minutes = minutes_for(chapter.reading_chars, chars_per_minute)
     if chapter.kind == "chapter":
-        problems.extend(_anatomy(chapter, lines, fence_lines, breaks))
+        problems.extend(_anatomy(chapter, lines, fence_lines, breaks, chars_per_minute))
     if chapter.kind == "chapter" and not breaks and unclosed is None:  # an unclosed fence hid them
         problems.append(Problem(path, len(lines) or 1, "chapter has no break point; it must end with <!-- break --> after its checkpoint"))
     elif chapter.minutes >= 110 and len(breaks) < 3:  # one message, the stricter rule

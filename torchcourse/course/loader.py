@@ -154,6 +154,30 @@ def decode_text(raw: bytes) -> tuple[str, list[tuple[int, str]]]:
     return raw.decode("utf-8", errors="replace"), bad
 
 
+# str.splitlines() also ends a line at these; Markdown (and an editor) does not. A chapter holding
+# one would have its lines counted two ways (problems named at the wrong line, a closed fence taken
+# for an unclosed one): each is read as a space and reported.
+_ODD_BREAK_RE = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def odd_line_breaks(source: str) -> tuple[str, list[tuple[int, str]]]:
+    """``source`` with every character that only ``str.splitlines`` takes for a line break read
+    as a space, and (1-based line, what) for each line that held one."""
+    if not _ODD_BREAK_RE.search(source):
+        return source, []
+    found = []
+    for n, line in enumerate(re.split(r"\r\n|\r|\n", source), 1):
+        m = _ODD_BREAK_RE.search(line)
+        if m:
+            found.append((n, f"U+{ord(m.group()):04X} at column {m.start() + 1}"))
+    return _ODD_BREAK_RE.sub(" ", source), found
+
+
+def _odd_break_problems(path: Path, found: list[tuple[int, str]]) -> list[Problem]:
+    return [Problem(path, n, f"{what} is a line break for some tools and not for others (line numbers would disagree); "
+                             "it is read as a space: remove it, or use a newline") for n, what in found]
+
+
 def derived_course_id(root: Path) -> str:
     """The identity of a course whose course.toml names none: stable for its folder."""
     import hashlib
@@ -499,6 +523,8 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
             continue
         for bad_line, what in bad_bytes:  # read anyway (as U+FFFD): one problem, no cascade
             problems.append(Problem(file, bad_line, f"not valid UTF-8 ({what}); save the file as UTF-8"))
+        source, odd = odd_line_breaks(source)
+        problems.extend(_odd_break_problems(file, odd))
         problems.extend(_parse_cached(chapter, source, cpm, cache_dir, problems if lazy else None))
         if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
             problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
@@ -589,6 +615,8 @@ def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
     fresh = Chapter(chapter.id, chapter.title, chapter.promise, chapter.file, chapter.kind, True,
                     chapter.target_minutes, chapter.checkpoint, planned=chapter.planned)
     found = [Problem(chapter.file, n, f"not valid UTF-8 ({what}); save the file as UTF-8") for n, what in bad_bytes]
+    source, odd = odd_line_breaks(source)
+    found += _odd_break_problems(chapter.file, odd)
     found += parse_chapter(fresh, source, course.chars_per_minute)
     with _LAZY_LOCK:
         chapter.__dict__.pop("_parse_later", None)
@@ -598,6 +626,7 @@ def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
         for key in [k for k in course.memo if isinstance(k, tuple) and len(k) > 1 and k[1] == chapter.id]:
             del course.memo[key]
         course.memo.get("checkpoints", {}).pop(chapter.id, None)
+        course.memo.pop("error_index", None)  # built from every chapter's rows and outputs: this one's may have changed
     for route in course.routes:
         if chapter.id in route.chapters:
             route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
