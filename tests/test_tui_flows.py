@@ -57,9 +57,11 @@ class TestRouteReadBreakResume:
             await pilot.press("c")
             screen = await open_loaded_reader(pilot, app2, "02")
             banner, body = screen.banner(1), screen.body
-            # the chapter's tail is short: scrolled as far as it goes, with the banner on screen
-            await wait_for(pilot, lambda: body.scroll_y == body.max_scroll_y > 0, what="scrolled to the end")
-            assert banner in screen.visible_banners()
+            # the chapter's tail is short, so the view cannot put the banner at its top: it goes as far
+            # down as it can with the banner on screen (not "exactly at the end": a line composed after
+            # the landing can add a row below the view, seen once in ten runs at load 4)
+            await wait_for(pilot, lambda: body.scroll_y > 0 and banner in screen.visible_banners(), what="landed at the banner")
+            assert body.max_scroll_y - body.scroll_y <= 2, (body.scroll_y, body.max_scroll_y)
             await wait_for(pilot, lambda: "🛑 断点 1/1" in screen_text(app2), what="banner painted")
 
     @sync
