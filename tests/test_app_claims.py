@@ -279,3 +279,25 @@ def test_chapter_00_minutes_tables_state_course_toml_targets():
     assert f"三章 {sum(target[c] for c in routes['A'] if c != 'A')} 分钟，加附录 {sum(target[c] for c in routes['A'])} |" in text
     for rid in ("B", "C", "D"):
         assert re.search(rf"^\| {rid} \|.*\| {sum(target[c] for c in routes[rid])} 分钟 \|$", text, flags=re.M), rid
+
+
+# -- a break reached in an earlier visit is shown as reached when the chapter opens again ----
+
+
+@sync
+async def test_a_break_reached_before_is_marked_when_the_chapter_is_opened_again(tmp_path):
+    db = tmp_path / "p.sqlite3"
+    app, store = build_app(db)
+    async with run_app(app, store, (100, 30)) as pilot:
+        screen = await open_reader(pilot, "01")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1 stored")
+        await pilot.press("q")
+    app, store = build_app(db)
+    async with run_app(app, store, (100, 30)) as pilot:
+        screen = await open_reader(pilot, "01")
+        first, second = screen.banner(1), screen.banner(2)
+        assert "✔ 已记下" in widget_text(first) and "✔ 已记下" not in widget_text(second)
+        # it opens where it was left, at that break: the banner on screen says it was recorded
+        await wait_for(pilot, lambda: first in screen.visible_banners() and screen.body.scroll_y > 0, what="break 1 on screen")
+        await wait_for(pilot, lambda: "🛑 断点 1/2" in screen_text(app) and "✔ 已记下" in screen_text(app), what="the mark painted")

@@ -46,6 +46,7 @@ class ChapterLayout:
         self.target_line = line
         self.start_part = max(0, part)  # p > 0: open at break point p (the start of part p)
         self.edits: dict[str, str] = {}  # the learner's edited snippets (``e``), shown in place of the book's code
+        self.reached_before = 0  # the chapter's furthest break in the store when it opened
         self._mount_lock = asyncio.Lock()
         self._initial_y = 0.0
         self._moved = False
@@ -65,6 +66,10 @@ class ChapterLayout:
         except Exception as exc:
             self.edits = {}
             self.screen.notify(f"读不到改过的代码：{exc}", severity="error")
+        try:  # the breaks reached in earlier visits are shown as reached ("✔ 已记下") again
+            self.reached_before = self.screen.app.store.chapter_progress(self.chapter.id).furthest_break
+        except Exception:
+            self.reached_before = 0  # a store that cannot be read: no break is shown as reached
 
     def first_parts(self) -> Iterator[PartView]:
         """The body's first screen: the segments from where the learner lands, about a screen of them."""
@@ -115,7 +120,7 @@ class ChapterLayout:
         return build_widgets(segs, self.edits)
 
     def banner_widget(self, k: int) -> BreakBanner:
-        return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", id=f"break-{k}")
+        return BreakBanner(k, self.breaks, self.chapter.parts[k - 1].break_label or "", reached=k <= self.reached_before, id=f"break-{k}")
 
     # -- parts --------------------------------------------------------------------------------
 

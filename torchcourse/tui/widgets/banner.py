@@ -11,12 +11,14 @@ from textual.widgets import Button, Label, Static
 class BreakBanner(Static):
     """"🛑 断点 k/N · label"; the screen records progress when it is reached."""
 
-    def __init__(self, index: int, total: int, label: str, **kwargs) -> None:
+    def __init__(self, index: int, total: int, label: str, *, reached: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.index = index  # 1-based break index
         self.total = total
         self.label = label
-        self.reached = False
+        self.reached = reached  # True for a break the store already holds (reached in an earlier visit)
+        if reached:
+            self.add_class("-reached")
 
     def on_mount(self) -> None:
         self.refresh_text()
