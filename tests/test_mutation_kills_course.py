@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from torchcourse.course import load_course
 
 COURSE_TOML = """title = "课程模型测试"
@@ -891,3 +893,22 @@ def test_the_loader_module_has_no_other_lazy_names():
 
     assert callable(loader.minutes_for)
     assert getattr(loader, "no_such_name", "absent") == "absent"
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "100000", "true"])
+def test_a_target_of_no_minutes_or_out_of_range_is_one_problem(tmp_path, bad):
+    # kills loader.py:476 `0 < tm`->`0 <= tm` (a survivor of `--sample 200 --seed 40` on 634a220):
+    # zero minutes is no target, and the author is told at its line
+    from torchcourse import scaffold
+    from torchcourse.check import all_problems
+
+    root = tmp_path / "walk"
+    scaffold.create(root, "walk")
+    toml = root / "course.toml"
+    text = toml.read_text(encoding="utf-8")
+    assert "target_minutes = 4" in text
+    toml.write_text(text.replace("target_minutes = 4", f"target_minutes = {bad}", 1), encoding="utf-8")
+    at = next(i for i, ln in enumerate(toml.read_text(encoding="utf-8").splitlines(), 1) if f"target_minutes = {bad}" in ln)
+    found = [str(p) for p in all_problems(load_course(root))]
+    shown = {"true": "True"}.get(bad, bad)
+    assert found == [f"{toml}:{at}: chapter 01: target_minutes must be a positive number of minutes, got {shown}"], found
