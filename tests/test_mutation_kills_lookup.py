@@ -234,3 +234,156 @@ def test_only_the_last_20000_characters_of_a_paste_are_read():
     assert len(text) == 20_001
     assert "valueerror" not in [m.type for m in messages_of(text)]
     assert "valueerror" in [m.type for m in messages_of(head + "." * (MAX_PASTE - len(head)))]  # exactly 20000: read
+
+
+# ---------------------------------------------------------------------------------------
+# The lookup as the learner sees it: the section a pasted error leads to (where_label, the
+# line `torchcourse why` and the app print), whether it is an answer or only "相近，不确定",
+# and the other wording it was recognised by (A-variants.toml).
+
+import shutil
+
+from torchcourse.lookup import error_entries, errors_in_output, lookup_error, where_label
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "lookupcourse"
+SHAPES_ROW = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+SHAPES_WHERE = "→ 第 01 章 §形状对不上 (01#shape-mismatch)"
+# the addmv wording of a shape mismatch (torch/lib/libtorch_cpu.so holds "size mismatch, got input (")
+ADDMV = "RuntimeError: size mismatch, got input (2), mat (2x3), vec (4)"
+GOOD_VARIANT = f'[[variant]]\nrow = "{SHAPES_ROW}"\ntext = "size mismatch, got input ("\nsource = "torch/lib/libtorch_cpu.so"\n'
+
+
+def fixture_copy(tmp_path: Path, variants: str | None = None) -> Path:
+    root = tmp_path / "lookupcourse"
+    shutil.copytree(FIXTURE, root)
+    if variants is not None:
+        (root / "A-variants.toml").write_text(variants, encoding="utf-8")
+    return root
+
+
+def answers(course, text: str) -> list[tuple[str, bool, str]]:
+    """What the learner is shown for TEXT: (where, an answer rather than a near match, the other wording)."""
+    return [(where_label(course, h.entry), h.sure, h.wording) for h in lookup_error(course, text)]
+
+
+def test_a_wording_of_the_variants_file_leads_to_its_row_and_says_so(tmp_path):
+    assert answers(load_course(fixture_copy(tmp_path / "without")), ADDMV) == []  # no row has these words
+    course = load_course(fixture_copy(tmp_path / "with", GOOD_VARIANT))
+    assert answers(course, ADDMV) == [(SHAPES_WHERE, True, "size mismatch, got input (")]
+    # the row's own message is still found by its own words
+    assert answers(course, "RuntimeError: mat1 and mat2 shapes cannot be multiplied (7x3 and 4x5)") == [(SHAPES_WHERE, True, "")]
+
+
+BAD_VARIANT_FILES = {
+    "not TOML": GOOD_VARIANT + "[[variant]\nrow = 3\n",
+    "variant is a number": "variant = 3\n",
+    "a table that is no array": f'[variant]\nrow = "{SHAPES_ROW}"\ntext = "size mismatch, got input ("\nsource = "x"\n',
+}
+
+
+def test_a_broken_variants_file_leaves_the_rows_themselves_answering(tmp_path):
+    for name, text in BAD_VARIANT_FILES.items():
+        course = load_course(fixture_copy(tmp_path / name.replace(" ", "-"), text))
+        assert answers(course, SHAPES_ROW) == [(SHAPES_WHERE, True, "")], name  # no traceback, the row answers
+        assert answers(course, ADDMV) == [], name  # and no wording of the broken file is used
+
+
+def test_the_good_variants_of_a_file_are_used_beside_the_bad_ones(tmp_path):
+    text = (
+        "[[variant]]\nrow = \"x\"\ntext = 3\nsource = \"s\"\n"  # text is no string
+        "[[variant]]\nrow = \"x\"\ntext = \"no source\"\n"  # a field missing
+        "[[variant]]\nrow = \"x\"\ntext = \"   \"\nsource = \"s\"\n"  # an empty text
+        + GOOD_VARIANT.replace("source =", "note = \"an unknown key: reported by check, the wording still counts\"\nsource =")
+    )
+    course = load_course(fixture_copy(tmp_path, text))
+    assert answers(course, ADDMV) == [(SHAPES_WHERE, True, "size mismatch, got input (")]
+    assert answers(course, "RuntimeError: no source") == []
+
+
+def test_variants_written_as_an_inline_array_are_used(tmp_path):
+    # no "[[variant]]" line to count: `variant = [{…}]` is the same TOML
+    text = f'variant = [{{row = "{SHAPES_ROW}", text = "size mismatch, got input (", source = "torch/lib/libtorch_cpu.so"}}, 3]\n'
+    course = load_course(fixture_copy(tmp_path, text))
+    assert answers(course, ADDMV) == [(SHAPES_WHERE, True, "size mismatch, got input (")]
+
+
+def test_a_variants_file_is_read_only_beside_an_appendix(tmp_path):
+    root = fixture_copy(tmp_path, GOOD_VARIANT)
+    (root / "A-lookup.md").unlink()
+    toml = root / "course.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('kind = "appendix"', 'kind = "appendix"\nplanned = true'), encoding="utf-8")
+    course = load_course(root)
+    # the entries are the snippets' own errors; the variants' rows are appendix rows: unused
+    assert answers(course, ADDMV) == []
+    assert answers(course, SHAPES_ROW) == [(SHAPES_WHERE, True, "")]
+
+
+# ---------------------------------------------------------------------------------------
+# A course without an appendix: its snippets' errors, each pointing at the snippet's section
+
+
+def no_appendix_course(tmp_path: Path, edit=None):
+    root = fixture_copy(tmp_path)
+    (root / "A-lookup.md").unlink()
+    toml = root / "course.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('kind = "appendix"', 'kind = "appendix"\nplanned = true'), encoding="utf-8")
+    if edit:
+        edit(root)
+    return load_course(root)
+
+
+def test_without_an_appendix_each_error_leads_to_its_snippets_section(tmp_path):
+    course = no_appendix_course(tmp_path)
+    assert {e.source for e in error_entries(course)} == {"snippet"}
+    assert answers(course, SHAPES_ROW) == [(SHAPES_WHERE, True, "")]
+    assert answers(course, "RuntimeError: view size is not compatible with input tensor's size and stride") == [
+        ("→ 第 01 章 §view 与 reshape (01#view-vs-reshape)", True, "")]
+
+
+def test_without_an_appendix_a_snippet_before_any_section_leads_to_the_chapters_opening(tmp_path):
+    def drop_heading(root):
+        md = root / "02-graph.md"
+        md.write_text(md.read_text(encoding="utf-8").replace("## 第二次 backward {#second-backward}\n", ""), encoding="utf-8")
+
+    course = no_appendix_course(tmp_path, drop_heading)
+    assert answers(course, "RuntimeError: Trying to backward through the graph a second time") == [
+        ("→ 第 02 章 §计算图 (02#计算图)", True, "")]
+
+
+def test_without_an_appendix_one_error_printed_twice_in_a_section_is_one_answer(tmp_path):
+    def print_twice(root):
+        md = root / "02-graph.md"
+        text = md.read_text(encoding="utf-8")
+        start = text.index("```python {#non-scalar-backward")
+        end = text.index("## 叶子上的就地操作")
+        again = text[start:end].replace("{#non-scalar-backward", "{#non-scalar-again")
+        md.write_text(text[:end] + again + text[end:], encoding="utf-8")
+
+    course = no_appendix_course(tmp_path, print_twice)
+    assert [e.origin for e in error_entries(course) if e.anchor == "non-scalar"] == ["02:non-scalar-backward"]
+    assert answers(course, "RuntimeError: grad can be implicitly created only for scalar outputs") == [
+        ("→ 第 02 章 §非标量输出 (02#non-scalar)", True, "")]
+
+
+# ---------------------------------------------------------------------------------------
+# The errors a snippet's output shows (a course without an appendix answers from them)
+
+
+def test_a_printed_error_does_not_take_the_lines_after_it():
+    # a message of its own ends at its line: what follows is other output, indented or not
+    assert errors_in_output("ValueError: bad value\n  indented output\nplain output\n") == ["ValueError: bad value"]
+
+
+def test_an_empty_message_takes_the_line_below_it_and_not_a_traceback():
+    assert errors_in_output("RuntimeError:\nthe message on its own line\nanother line\n") == [
+        "RuntimeError: the message on its own line"]
+    out = "RuntimeError:\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: inner\n"
+    assert errors_in_output(out) == ["RuntimeError", "ValueError: inner"]
+    # the line taken into a message is not a second error of its own
+    assert errors_in_output("RuntimeError:\nValueError: the real message\n") == ["RuntimeError: ValueError: the real message"]
+
+
+def test_the_error_right_after_a_tab_continued_message_is_found():
+    out = "RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: \"w\".\nValueError: second\n"
+    assert errors_in_output(out) == ['RuntimeError: Error(s) in loading state_dict for Net: Missing key(s) in state_dict: "w".',
+                                     "ValueError: second"]
