@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from torchcourse.course import load_course
 from torchcourse.lookup import search_text
 
@@ -387,3 +389,52 @@ def test_the_error_right_after_a_tab_continued_message_is_found():
     out = "RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: \"w\".\nValueError: second\n"
     assert errors_in_output(out) == ['RuntimeError: Error(s) in loading state_dict for Net: Missing key(s) in state_dict: "w".',
                                      "ValueError: second"]
+
+
+# ---------------------------------------------------------------------------------------
+# A paste as it comes out of a terminal, a chat or a web page: the same answer as the plain text
+
+SHAPES_TB = ("Traceback (most recent call last):\n  File \"train.py\", line 4, in <module>\n    a @ b\n"
+             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)\n")
+
+
+@pytest.fixture(scope="module")
+def fixture_course():
+    return load_course(FIXTURE)
+
+
+@pytest.mark.parametrize("paste", [
+    pytest.param(SHAPES_TB.replace("RuntimeError: mat1", "\x1b[31;1mRuntimeError\x1b[0m: \x1b[1mmat1"), id="ansi-colours"),
+    pytest.param(SHAPES_TB.replace("\n", "\r\n"), id="crlf"),
+    pytest.param(SHAPES_TB.replace("RuntimeError: mat1", "epoch 1:  50%|█████     | 1/2\repoch 1: 100%|██████████| 2/2\rRuntimeError: mat1"),
+                 id="progress-bar-redrawn"),
+    pytest.param(SHAPES_TB.replace("RuntimeError: ", "RuntimeError：").replace(" (32x512 and 256x10)", "（32x512 and 256x10）"),
+                 id="full-width"),
+    pytest.param(SHAPES_TB.replace("RuntimeError: mat1 and mat2", "**RuntimeError**: **mat1** and **mat2**"), id="markdown-bold"),
+    pytest.param("".join(f"[rank0]: {ln}\n" for ln in SHAPES_TB.splitlines()), id="torchrun-rank-prefix"),
+    pytest.param("".join(f"│ {ln:<90} │\n" for ln in SHAPES_TB.splitlines()), id="rich-box"),
+])
+def test_a_decorated_paste_gets_the_plain_texts_answer(fixture_course, paste):
+    assert answers(fixture_course, paste) == answers(fixture_course, SHAPES_TB) == [(SHAPES_WHERE, True, "")]
+
+
+@pytest.fixture(scope="module")
+def real_course():
+    return load_course(Path(__file__).resolve().parents[1] / "content")
+
+
+GETATTR = "AttributeError: 'Net' object has no attribute 'fcc'"
+MULTI_VIEW = "is a view and is being modified inplace. This view is the output of a function that returns multiple views."
+
+
+@pytest.mark.parametrize("plain, paste", [
+    pytest.param(GETATTR, GETATTR.replace(": ", "："), id="full-width-colon"),
+    pytest.param(GETATTR, "**AttributeError**: 'Net' object has no attribute 'fcc'", id="markdown-bold-type"),
+    pytest.param(MULTI_VIEW, "Epoch 1:  50%|█████     | 1/2 loss 0.3\r" + MULTI_VIEW, id="progress-bar-redrawn"),
+    pytest.param(MULTI_VIEW, '[rank0]: Traceback (most recent call last):\n[rank0]:   File "train.py", line 3, in <module>\n[rank0]: '
+                 + MULTI_VIEW, id="torchrun-rank-prefix"),
+])
+def test_a_decorated_paste_gets_the_plain_texts_answers_in_the_course(real_course, plain, paste):
+    plain_answers = answers(real_course, plain)
+    assert plain_answers and all(sure for _, sure, _ in plain_answers)
+    assert answers(real_course, paste) == plain_answers
