@@ -438,3 +438,49 @@ def test_a_decorated_paste_gets_the_plain_texts_answers_in_the_course(real_cours
     plain_answers = answers(real_course, plain)
     assert plain_answers and all(sure for _, sure, _ in plain_answers)
     assert answers(real_course, paste) == plain_answers
+
+
+# ---------------------------------------------------------------------------------------
+# Which of a paste's errors is answered first, and what counts as one message
+
+LEAF_TB = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    w.add_(1)\n'
+           "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.\n")
+LEAF_WHERE = "→ 第 02 章 §叶子上的就地操作 (02#leaf-inplace)"
+
+
+def test_of_two_errors_the_one_that_ended_the_run_is_answered_first(fixture_course):
+    # a caught error printed first, then the traceback that ended the run
+    assert [w for w, _, _ in answers(fixture_course, SHAPES_ROW + "\n" + LEAF_TB)] == [LEAF_WHERE, SHAPES_WHERE]
+
+
+CORRUPT_WHERE = "→ 附录 A §文件不是完整的 checkpoint (A#corrupt-file)"
+
+
+def test_a_debuggers_header_names_the_type_of_the_message_below_it(real_course):
+    # VS Code: "发生异常: UnpicklingError" on a line of its own, the message on the next
+    paste = "发生异常: UnpicklingError\ninvalid load key, 'v'.\n  File \"/home/me/load.py\", line 3, in <module>\n    torch.load(\"ckpt.pt\")\n"
+    assert answers(real_course, paste) == [(CORRUPT_WHERE, True, "")]
+    # the same three words without their type are only a near match
+    assert answers(real_course, "invalid load key, 'v'.") == [(CORRUPT_WHERE, False, "")]
+
+
+STATE_DICT_HEAD = "RuntimeError: Error(s) in loading state_dict for Net:\n"
+
+
+@pytest.mark.parametrize("listed, where", [
+    ('\tMissing key(s) in state_dict: "fc.weight", "fc.bias".\n', "→ 第 06 章 §少了 key，多了 key (06#missing-unexpected)"),
+    ('\tUnexpected key(s) in state_dict: "module.fc.weight", "module.fc.bias".\n', "→ 第 06 章 §module. 前缀 (06#module-prefix)"),
+    ("\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 4]) from checkpoint, the shape in current"
+     " model is torch.Size([3, 4]).\n", "→ 第 06 章 §形状对不上：size mismatch (06#size-mismatch)"),
+])
+@pytest.mark.parametrize("gap", ["", "\n"], ids=["tab-listed", "after-a-blank-line"])
+def test_the_keys_listed_below_a_load_state_dict_error_decide_its_section(real_course, listed, where, gap):
+    assert answers(real_course, STATE_DICT_HEAD + gap + listed) == [(where, True, "")]
+
+
+def test_a_query_in_chinese_is_matched_by_the_causes_word_pairs(fixture_course):
+    # "修改了": of its two pairs, "修改" is in the leaf row's cause (…就地修改): half of them, a near match
+    assert answers(fixture_course, "修改了") == [(LEAF_WHERE, False, "")]
+    # a character standing alone is a word of its own: "叶子" is one of three words here, too few
+    assert answers(fixture_course, "叶子 改 了") == []
+    assert answers(fixture_course, "叶子张量") == [(LEAF_WHERE, False, "")]
