@@ -484,3 +484,13 @@ def test_a_query_in_chinese_is_matched_by_the_causes_word_pairs(fixture_course):
     # a character standing alone is a word of its own: "叶子" is one of three words here, too few
     assert answers(fixture_course, "叶子 改 了") == []
     assert answers(fixture_course, "叶子张量") == [(LEAF_WHERE, False, "")]
+
+
+@pytest.mark.parametrize("message", [
+    "a leaf Variable that requires grad is being used in an in-place operation.",
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed).",
+])
+def test_a_message_without_its_type_wrapped_over_two_lines_gets_the_one_lines_answers(real_course, message):
+    words = message.split()
+    wrapped = " ".join(words[: len(words) // 2]) + "\n" + " ".join(words[len(words) // 2:])
+    assert answers(real_course, wrapped) == answers(real_course, message) != []
