@@ -494,3 +494,26 @@ def test_a_message_without_its_type_wrapped_over_two_lines_gets_the_one_lines_an
     words = message.split()
     wrapped = " ".join(words[: len(words) // 2]) + "\n" + " ".join(words[len(words) // 2:])
     assert answers(real_course, wrapped) == answers(real_course, message) != []
+
+
+COMPILE_WHERE = "→ 第 10 章 §编译过的模型怎么存：_orig_mod. 前缀 (10#compile-state-dict)"
+PREFIX_WHERE = "→ 第 06 章 §module. 前缀 (06#module-prefix)"
+KEYS_WHERE = "→ 第 06 章 §少了 key，多了 key (06#missing-unexpected)"
+
+
+@pytest.mark.parametrize("prefix, where", [("_orig_mod", COMPILE_WHERE), ("module", PREFIX_WHERE)])
+def test_the_prefix_the_unexpected_keys_add_decides_between_compile_and_dataparallel(real_course, prefix, where):
+    listed = (f'\tMissing key(s) in state_dict: "fc.weight", "fc.bias". \n'
+              f'\tUnexpected key(s) in state_dict: "{prefix}.fc.weight", "{prefix}.fc.bias".\n')
+    assert answers(real_course, STATE_DICT_HEAD + listed) == [(where, True, ""), (KEYS_WHERE, True, "")]
+    assert answers(real_course, STATE_DICT_HEAD + listed.split("\n", 1)[1]) == [(where, True, "")]
+
+
+def test_an_appendix_of_a_single_row_answers(tmp_path):
+    root = fixture_copy(tmp_path, GOOD_VARIANT)
+    appendix = root / "A-lookup.md"
+    lines = appendix.read_text(encoding="utf-8").splitlines(keepends=True)
+    appendix.write_text("".join(ln for ln in lines if not ln.startswith("| `") or "mat1 and mat2" in ln), encoding="utf-8")
+    course = load_course(root)
+    assert len(error_entries(course)) == 1
+    assert answers(course, ADDMV) == [(SHAPES_WHERE, True, "size mismatch, got input (")]
