@@ -7,6 +7,7 @@ named in the commit messages.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -517,3 +518,18 @@ def test_an_appendix_of_a_single_row_answers(tmp_path):
     course = load_course(root)
     assert len(error_entries(course)) == 1
     assert answers(course, ADDMV) == [(SHAPES_WHERE, True, "size mismatch, got input (")]
+
+
+@pytest.mark.parametrize("model", ["ResNetClassifier", "MyTinyNet"])
+def test_the_models_class_name_in_a_load_state_dict_error_does_not_change_the_answers(real_course, model):
+    for listed in ['\tMissing key(s) in state_dict: "fc.weight", "fc.bias". \n\tUnexpected key(s) in state_dict: "module.fc.weight", "module.fc.bias".\n',
+                   "\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 4]) from checkpoint, the shape in"
+                   " current model is torch.Size([3, 4]).\n"]:
+        assert answers(real_course, STATE_DICT_HEAD.replace("Net", model) + listed) == answers(real_course, STATE_DICT_HEAD + listed)
+
+
+def test_the_same_error_with_other_numbers_gets_the_same_answer(real_course):
+    for text in ["RuntimeError: mat1 and mat2 must have the same dtype, but got Double and Float",
+                 "RuntimeError: The size of tensor a (4) must match the size of tensor b (7) at non-singleton dimension 0"]:
+        other = re.sub(r"\d+", lambda m: str(int(m.group(0)) * 7 + 13), text)
+        assert answers(real_course, other) == answers(real_course, text) != []
