@@ -533,3 +533,13 @@ def test_the_same_error_with_other_numbers_gets_the_same_answer(real_course):
                  "RuntimeError: The size of tensor a (4) must match the size of tensor b (7) at non-singleton dimension 0"]:
         other = re.sub(r"\d+", lambda m: str(int(m.group(0)) * 7 + 13), text)
         assert answers(real_course, other) == answers(real_course, text) != []
+
+
+@pytest.mark.parametrize("opening, where", [
+    ("UserWarning: Got pickle error when", "→ 第 08 章 §pickle 不了的 collate_fn 与数据集 (08#pickle)"),
+    ("UserWarning: Error detected in SinBackward0.", "→ 第 03 章 §异常检测：从提示走到前向那一行 (03#anomaly)"),
+])
+def test_a_warnings_opening_with_its_type_is_the_answer(real_course, opening, where):
+    # the type that both the paste and the row name counts for the paste: without it, a near match
+    assert answers(real_course, opening) == [(where, True, "")]
+
