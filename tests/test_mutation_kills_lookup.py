@@ -543,3 +543,20 @@ def test_a_warnings_opening_with_its_type_is_the_answer(real_course, opening, wh
     # the type that both the paste and the row name counts for the paste: without it, a near match
     assert answers(real_course, opening) == [(where, True, "")]
 
+
+
+@pytest.mark.parametrize("text, typed", [
+    ("RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+     "RuntimeError: element 0 of tensors doesn't require grad and doesn't have a grad_fn"),
+    ("RuntimeError: cannot register a hook on a tensor that doesn't require gradient",
+     "RuntimeError: can't register a hook on a tensor that does not require gradient"),
+    ("ValueError: loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
+     "ValueError: loaded state dict contains a parameter group that does not match the size of optimizer's group"),
+])
+def test_a_message_typed_with_or_without_contractions_gets_the_same_answers(real_course, text, typed):
+    assert answers(real_course, typed) == answers(real_course, text) != []
+
+
+def test_a_path_in_the_message_does_not_change_the_answers(real_course):
+    text = "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
+    assert answers(real_course, text + " /home/me/proj/runs/ckpt.pt") == answers(real_course, text) != []
