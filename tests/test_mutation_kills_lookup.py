@@ -560,3 +560,21 @@ def test_a_message_typed_with_or_without_contractions_gets_the_same_answers(real
 def test_a_path_in_the_message_does_not_change_the_answers(real_course):
     text = "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
     assert answers(real_course, text + " /home/me/proj/runs/ckpt.pt") == answers(real_course, text) != []
+
+
+def test_a_type_at_most_two_rows_have_is_an_answer_by_itself_a_common_one_is_not(real_course):
+    from torchcourse.course.appendix import ErrorEntry
+    from torchcourse.lookup.errors import prepare
+
+    rows = [ErrorEntry("GradcheckError: Jacobian mismatch for output 0 with respect to input 0", "c", "09", "jacobian", "s", origin="A:1"),
+            ErrorEntry("GradcheckError: Backward is not reentrant", "c", "09", "reentrant", "s", origin="A:2"),
+            ErrorEntry("RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.", "c", "02", "leaf", "s", origin="A:3")]
+    index = prepare(rows)
+    # two rows of the type: both are answers, whatever the words
+    assert [(h.entry.anchor, h.sure) for h in lookup_error(None, "GradcheckError: something else entirely", entries=index)] == [
+        ("jacobian", True), ("reentrant", True)]
+    # the course has three TracerWarning rows: the type alone says nothing
+    assert answers(real_course, "TracerWarning: banana apple orange") == []
+    # the entries may be given as a list as well
+    assert [(h.entry.anchor, h.sure) for h in lookup_error(None, "GradcheckError: something else entirely", entries=rows)] == [
+        ("jacobian", True), ("reentrant", True)]
