@@ -578,3 +578,17 @@ def test_a_type_at_most_two_rows_have_is_an_answer_by_itself_a_common_one_is_not
     # the entries may be given as a list as well
     assert [(h.entry.anchor, h.sure) for h in lookup_error(None, "GradcheckError: something else entirely", entries=rows)] == [
         ("jacobian", True), ("reentrant", True)]
+
+
+JIT_WHERE = "→ 第 10 章 §torch.jit.script 与弃用警告 (10#jit-script)"
+
+
+@pytest.mark.parametrize("paste", [
+    "发生异常: NotSupportedError\nthis function cannot be compiled",
+    '发生异常: NotSupportedError\nkeyword-only arguments with defaults are not supported here\n  File "/home/me/export.py", line 3, in <module>\n'
+    "    torch.jit.script(f)\n",
+    'Exception has occurred: NotSupportedError\nkeyword-only arguments with defaults are not supported here\n  File "/home/me/export.py", line 3, in <module>\n',
+])
+def test_a_debuggers_header_gives_its_type_to_the_message_below(real_course, paste):
+    # torch.jit's NotSupportedError is the type of one row only: named in the header, it is the answer
+    assert answers(real_course, paste) == [(JIT_WHERE, True, "")]
