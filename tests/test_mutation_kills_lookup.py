@@ -592,3 +592,24 @@ JIT_WHERE = "→ 第 10 章 §torch.jit.script 与弃用警告 (10#jit-script)"
 def test_a_debuggers_header_gives_its_type_to_the_message_below(real_course, paste):
     # torch.jit's NotSupportedError is the type of one row only: named in the header, it is the answer
     assert answers(real_course, paste) == [(JIT_WHERE, True, "")]
+
+
+VIEW_ROW = ("RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across"
+            " two contiguous subspaces). Use .reshape(...) instead.")
+VIEW_WHERE = "→ 第 01 章 §view 与 reshape (01#view-vs-reshape)"
+TWICE_TB = ('Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    loss.backward()\n'
+            "RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they"
+            " have already been freed). Saved intermediate values of the graph are freed when you call .backward() or"
+            " autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you"
+            " need to access saved tensors after calling backward.\n")
+TWICE_WHERE = "→ 第 02 章 §第二次 backward (02#second-backward)"
+COPY_WARNING = ("train.py:3: UserWarning: To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone()"
+                " or sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).\n")
+COPY_WHERE = "→ 第 01 章 §拷贝构造的警告 (01#copy-construct)"
+
+
+def test_of_two_full_messages_the_one_that_ended_the_run_comes_first(fixture_course):
+    # both rows match whole: the exception that ended the run decides the order, not the rows' order
+    assert [w for w, _, _ in answers(fixture_course, VIEW_ROW + "\n" + TWICE_TB)] == [TWICE_WHERE, VIEW_WHERE]
+    # a warning printed after it does not end the run
+    assert [w for w, _, _ in answers(fixture_course, TWICE_TB + COPY_WARNING)] == [TWICE_WHERE, COPY_WHERE]
