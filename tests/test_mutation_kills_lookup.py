@@ -613,3 +613,74 @@ def test_of_two_full_messages_the_one_that_ended_the_run_comes_first(fixture_cou
     assert [w for w, _, _ in answers(fixture_course, VIEW_ROW + "\n" + TWICE_TB)] == [TWICE_WHERE, VIEW_WHERE]
     # a warning printed after it does not end the run
     assert [w for w, _, _ in answers(fixture_course, TWICE_TB + COPY_WARNING)] == [TWICE_WHERE, COPY_WHERE]
+
+
+# ---------------------------------------------------------------------------------------
+# No row: where the chapters say the same words (the app's list and `why`'s "正文里有几处出现了同样的话")
+
+from torchcourse.lookup import mentions
+
+MENTION_CHAPTER = """# 第一章
+
+🎯 只为测试搜索
+
+## 对非标量反向 {#non-scalar}
+
+对一个向量直接 backward()，PyTorch 会说：grad can be implicitly created only for scalar outputs。
+
+```python {#peek}
+print("grad can be implicitly created only for scalar outputs")
+```
+
+```output
+grad can be implicitly created only for scalar outputs
+```
+
+## 另一节 {#other}
+
+这一节只有半句：can be implicitly created only 在这里。
+
+## ✅ 检查点
+
+## ⚡ 走神救援
+
+<!-- break -->
+"""
+
+NON_SCALAR = "RuntimeError: grad can be implicitly created only for scalar outputs"
+
+
+def mention_course(tmp_path: Path, chapter: str = MENTION_CHAPTER):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    course = make_course(tmp_path)
+    (course.root / "01-one.md").write_text(chapter, encoding="utf-8")
+    return load_course(course.root)
+
+
+def shown(hits) -> list[tuple[str, str | None, int]]:
+    return [(h.chapter_id, h.anchor, h.line) for h in hits]
+
+
+PROSE = ("01", "non-scalar", line_no(MENTION_CHAPTER, "对一个向量"))
+HALF = ("01", "other", line_no(MENTION_CHAPTER, "半句"))
+
+
+def test_a_message_without_a_row_is_shown_where_the_chapters_say_it_prose_and_output_not_code(tmp_path):
+    course = mention_course(tmp_path)
+    # one hit per section: the prose line (the output below it is the same section); the code line never
+    assert shown(mentions(course, NON_SCALAR)) == [PROSE, HALF]
+    assert shown(mentions(course, NON_SCALAR, limit=1)) == [PROSE]
+    # without the prose line: the output line, never the code line above it
+    course = mention_course(tmp_path / "2", MENTION_CHAPTER.replace("PyTorch 会说：grad can be implicitly created only for scalar outputs", "PyTorch 会报错"))
+    assert shown(mentions(course, NON_SCALAR)) == [("01", "non-scalar", line_no(MENTION_CHAPTER, "```output") + 1), HALF]
+
+
+def test_mentions_need_a_run_of_five_words_of_the_message_three_of_them_not_stop_words(tmp_path):
+    course = mention_course(tmp_path)
+    assert shown(mentions(course, "RuntimeError: can be implicitly created only")) == [PROSE, HALF]  # five words, three not stop words
+    assert mentions(course, "RuntimeError: be implicitly created only") == []  # four words
+    assert mentions(course, "RuntimeError: can be implicitly for only") == []  # not a run of the text
+    # the run may start anywhere in the message
+    assert shown(mentions(course, "RuntimeError: apples can be implicitly created only")) == [PROSE, HALF]
+    assert shown(mentions(course, "RuntimeError: apples pears plums kiwis melons can be implicitly created only")) == [PROSE, HALF]
+    assert mentions(course, "   ") == [] and mentions(course, "\n") == []
