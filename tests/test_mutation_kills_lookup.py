@@ -684,3 +684,15 @@ def test_mentions_need_a_run_of_five_words_of_the_message_three_of_them_not_stop
     assert shown(mentions(course, "RuntimeError: apples can be implicitly created only")) == [PROSE, HALF]
     assert shown(mentions(course, "RuntimeError: apples pears plums kiwis melons can be implicitly created only")) == [PROSE, HALF]
     assert mentions(course, "   ") == [] and mentions(course, "\n") == []
+
+
+def test_a_users_dotted_name_before_a_colon_is_no_error_and_hides_nothing(fixture_course):
+    # "ultralytics.nn.tasks.DetectionModel: …" is the user's class, not an exception: the next line is read
+    paste = "ultralytics.nn.tasks.DetectionModel: building\n" + SHAPES_ROW + "\n"
+    assert answers(fixture_course, paste) == [(SHAPES_WHERE, True, "")]
+
+
+def test_at_most_ten_answers_by_default(real_course):
+    # a keyword many rows have: near matches, ten of them (the app and `why --json` list what they get)
+    assert len(lookup_error(real_course, "tensor")) == 10
+    assert len(lookup_error(real_course, "tensor", limit=50)) > 10
