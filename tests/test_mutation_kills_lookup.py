@@ -638,7 +638,11 @@ grad can be implicitly created only for scalar outputs
 
 ## 另一节 {#other}
 
-这一节只有半句：can be implicitly created only 在这里。
+can be implicitly created only：这一节只有这半句。
+
+## 第三节 {#third}
+
+这里只有后四个词：be implicitly created only 而已。
 
 ## ✅ 检查点
 
@@ -662,7 +666,7 @@ def shown(hits) -> list[tuple[str, str | None, int]]:
 
 
 PROSE = ("01", "non-scalar", line_no(MENTION_CHAPTER, "对一个向量"))
-HALF = ("01", "other", line_no(MENTION_CHAPTER, "半句"))
+HALF = ("01", "other", line_no(MENTION_CHAPTER, "这半句"))
 
 
 def test_a_message_without_a_row_is_shown_where_the_chapters_say_it_prose_and_output_not_code(tmp_path):
