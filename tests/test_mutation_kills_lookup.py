@@ -700,3 +700,54 @@ def test_at_most_ten_answers_by_default(real_course):
     # a keyword many rows have: near matches, ten of them (the app and `why --json` list what they get)
     assert len(lookup_error(real_course, "tensor")) == 10
     assert len(lookup_error(real_course, "tensor", limit=50)) > 10
+
+
+# ---------------------------------------------------------------------------------------
+# How far one message reaches: its continuation lines, and the untyped lines read around it
+
+FILLER = "~ ~ ~"  # a line with no word in it
+
+
+@pytest.mark.parametrize("before, shown_hits", [(7, [PROSE, HALF]), (8, [])], ids=["eighth-line", "ninth-line"])
+def test_a_message_takes_at_most_eight_lines_below_it(tmp_path, before, shown_hits):
+    # the words on the eighth line below the type are still the message's: on the ninth they are not
+    course = mention_course(tmp_path)
+    paste = "RuntimeError: " + "".join(f"\n{FILLER}" for _ in range(before)) + "\ngrad can be implicitly created only for scalar outputs\n"
+    assert shown(mentions(course, paste)) == shown_hits
+
+
+@pytest.mark.parametrize("chars, shown_hits", [(799, [PROSE, HALF]), (800, [])], ids=["799-chars-above", "800-chars-above"])
+def test_a_message_takes_no_more_lines_once_it_has_800_characters_below_it(tmp_path, chars, shown_hits):
+    course = mention_course(tmp_path)
+    lines = ["~" * 200] * 3 + ["~" * (chars - 600)]
+    paste = "RuntimeError: \n" + "\n".join(lines) + "\ngrad can be implicitly created only for scalar outputs\n"
+    assert shown(mentions(course, paste)) == shown_hits
+
+
+def test_an_empty_message_takes_its_text_from_below_a_blank_line(tmp_path):
+    course = mention_course(tmp_path)
+    assert shown(mentions(course, "RuntimeError:\n\ngrad can be implicitly created only for scalar outputs\n")) == [PROSE, HALF]
+    # a message of its own ends at a blank line
+    assert mentions(course, "RuntimeError: ~\n\ngrad can be implicitly created only for scalar outputs\n") == []
+
+
+LEAF_LINE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+@pytest.mark.parametrize("fillers, expected", [(19, [(LEAF_WHERE, True, "")]), (20, [])], ids=["20-lines", "21-lines"])
+def test_of_untyped_lines_the_last_twenty_are_read(fixture_course, fillers, expected):
+    paste = LEAF_LINE + "\n" + "\n".join([FILLER] * fillers) + "\n"
+    assert answers(fixture_course, paste) == expected
+
+
+@pytest.mark.parametrize("fillers, expected", [(11, [(LEAF_WHERE, True, "")]), (12, [])], ids=["12-lines", "13-lines"])
+def test_beside_a_typed_message_the_last_twelve_untyped_lines_are_read(fixture_course, fillers, expected):
+    # the message pasted apart from its type, above other output and an error of no row
+    paste = LEAF_LINE + "\n" + "\n".join([FILLER] * fillers) + "\nFooError: ~\n"
+    assert answers(fixture_course, paste) == expected
+
+
+@pytest.mark.parametrize("line, expected", [("mat1 and mat2 shapes", []), ("mat1 and mat2 shapes.", [(SHAPES_WHERE, True, "")])],
+                         ids=["20-chars", "21-chars"])
+def test_beside_a_typed_message_an_untyped_line_needs_more_than_twenty_characters(fixture_course, line, expected):
+    assert answers(fixture_course, line + "\nFooError: ~\n") == expected
