@@ -751,3 +751,72 @@ def test_beside_a_typed_message_the_last_twelve_untyped_lines_are_read(fixture_c
                          ids=["20-chars", "21-chars"])
 def test_beside_a_typed_message_an_untyped_line_needs_more_than_twenty_characters(fixture_course, line, expected):
     assert answers(fixture_course, line + "\nFooError: ~\n") == expected
+
+
+# ---------------------------------------------------------------------------------------
+# Real reports and half-typed messages on the course's own appendix: which answer comes first,
+# and whether it is an answer or a near match
+
+from test_lookup_reports import load_reports  # noqa: E402  (tests/data/real_reports.txt)
+
+REPORTS = {r["name"]: r for r in load_reports()}
+ANOMALY_WHERE = "→ 第 03 章 §异常检测：从提示走到前向那一行 (03#anomaly)"
+WEIGHTS_ONLY_WHERE = "→ 第 06 章 §读盘：weights_only (06#weights-only)"
+DYNAMO_WHERE = "→ 第 10 章 §torch.compile：不交出去，就地抓图 (10#compile)"
+
+
+@pytest.mark.parametrize("name, where", [
+    # the in-place error pasted with torch's own hint and the anomaly-mode warning after it
+    ("inplace-asstrided-anomaly", ANOMALY_WHERE),
+    # a YOLO checkpoint refused by weights_only, with "Weights only load failed." in the paste
+    ("wo-numpy-reconstruct-win", WEIGHTS_ONLY_WHERE),
+])
+def test_a_real_report_gets_its_section_as_the_first_answer(real_course, name, where):
+    report = REPORTS[name]
+    assert where.endswith(f"({report['label']})")
+    assert answers(real_course, report["text"])[0] == (where, True, "")
+
+
+@pytest.mark.parametrize("name", ["oos-loss-japanese", "oos-loss-target-size-fcn"])
+def test_a_loss_shape_error_of_no_row_gets_no_answer_not_a_row_of_another_type(fixture_course, name):
+    # the fixture's one ValueError-free row of printed errors is no answer to a ValueError of a loss
+    assert answers(fixture_course, REPORTS[name]["text"]) == []
+
+
+def test_a_key_error_is_at_most_near_the_attribute_error_rows(real_course):
+    # KeyError is not AttributeError (nor one of its aliases): the rows about attributes are near matches
+    shown_ = answers(real_course, "KeyError: \"attribute 'weight'")
+    assert shown_ and not any(sure for _, sure, _ in shown_)
+
+
+def test_an_opening_typed_half_with_its_type_is_at_most_near_when_no_word_of_its_own_is_in_it(real_course):
+    assert answers(real_course, "TypeError: cannot assign 'torch.FloatTensor' as")[0][1] is False
+    assert answers(real_course, "RuntimeError: view size is not compatible") == [
+        ("→ 第 01 章 §is_contiguous、view 与 reshape (01#view-vs-reshape)", False, "")]
+    assert answers(real_course, "ValueError: step must") == [("→ 第 01 章 §stride：沿一维走一步，跨过几个元素 (01#stride)", False, "")]
+
+
+def test_the_fixtures_only_view_row_answers_the_same_opening(fixture_course):
+    assert answers(fixture_course, "RuntimeError: view size is not compatible") == [(VIEW_WHERE, True, "")]
+
+
+@pytest.mark.parametrize("text", ["RuntimeError: grad can be", "RuntimeError: mat1 and mat2 shapes", "RuntimeError: shape '[2, 2]' is"])
+def test_a_few_common_words_of_an_opening_answer_nothing(real_course, text):
+    assert answers(real_course, text) == []
+
+
+@pytest.mark.parametrize("inner", [
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+    "RuntimeError: shape '[2, 2]' is invalid for input of size 3",
+])
+def test_dynamos_unsupported_is_answered_by_the_compile_section_whatever_it_wraps(real_course, inner):
+    assert answers(real_course, "torch._dynamo.exc.Unsupported: " + inner)[0] == (DYNAMO_WHERE, True, "")
+
+
+def test_a_users_dotted_class_before_a_colon_is_no_message_of_its_own(tmp_path):
+    # "mynet.TinyNet: …" names the user's class, not an exception: its words are not looked up
+    course = mention_course(tmp_path)
+    assert shown(mentions(course, NON_SCALAR)) == [PROSE, HALF]
+    assert mentions(course, "mynet.TinyNet: grad can be implicitly created only for scalar outputs") == []
+    # a qualified torch type is one: torch._dynamo.exc.Unsupported
+    assert shown(mentions(course, "torch._dynamo.exc.Unsupported: grad can be implicitly created only for scalar outputs")) == [PROSE, HALF]
