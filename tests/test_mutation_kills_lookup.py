@@ -828,3 +828,11 @@ def test_a_users_dotted_class_before_a_colon_is_no_message_of_its_own(tmp_path):
     assert mentions(course, "mynet.TinyNet: grad can be implicitly created only for scalar outputs") == []
     # a qualified torch type is one: torch._dynamo.exc.Unsupported
     assert shown(mentions(course, "torch._dynamo.exc.Unsupported: grad can be implicitly created only for scalar outputs")) == [PROSE, HALF]
+
+
+def test_an_error_caught_in_a_worker_is_answered_by_its_own_row_and_the_workers(own_real_course):
+    # "Caught RuntimeError in DataLoader worker process 0." is the worker row's message whatever the
+    # type it names (the row's own run caught a ZeroDivisionError): the learner gets both sections
+    report = REPORTS["stack-worker-trmisr"]
+    assert answers(own_real_course, report["text"]) == [("→ 附录 A §一批里的样本长短不一 (A#collate-stack)", True, ""),
+                                                        ("→ 第 08 章 §worker 里的报错 (08#worker-error)", True, "")]
