@@ -836,3 +836,14 @@ def test_an_error_caught_in_a_worker_is_answered_by_its_own_row_and_the_workers(
     report = REPORTS["stack-worker-trmisr"]
     assert answers(own_real_course, report["text"]) == [("→ 附录 A §一批里的样本长短不一 (A#collate-stack)", True, ""),
                                                         ("→ 第 08 章 §worker 里的报错 (08#worker-error)", True, "")]
+
+
+def test_mentions_look_up_the_error_that_ended_the_run_not_a_warning_printed_after_it(tmp_path):
+    course = mention_course(tmp_path)
+    assert shown(mentions(course, NON_SCALAR + "\nUserWarning: ~\n")) == [PROSE, HALF]
+
+
+def test_a_debuggers_header_takes_the_message_below_it_not_the_line_above(tmp_path):
+    course = mention_course(tmp_path)
+    paste = "~\n发生异常: RuntimeError\ngrad can be implicitly created only for scalar outputs\n"
+    assert shown(mentions(course, paste)) == [PROSE, HALF]
