@@ -847,3 +847,16 @@ def test_a_debuggers_header_takes_the_message_below_it_not_the_line_above(tmp_pa
     course = mention_course(tmp_path)
     paste = "~\n发生异常: RuntimeError\ngrad can be implicitly created only for scalar outputs\n"
     assert shown(mentions(course, paste)) == [PROSE, HALF]
+
+
+SAME_COUNTER_WHERE = "→ 第 03 章 §只改了没被用到的那一半，也不行 (03#same-counter)"
+
+
+@pytest.mark.parametrize("paste", [
+    "which is output 0 of AsStridedBackward0, is at version 1; expected version 0 instead",
+    "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: "
+    "[torch.FloatTensor [3]], which is output 0 of AsStridedBackward0, is at version 1; expected version 0 instead.",
+])
+def test_the_asstrided_node_of_a_version_error_names_the_view_section(own_real_course, paste):
+    # AsStridedBackward0 is the node of a view's base: the op is the point, unlike ExpBackward0's
+    assert answers(own_real_course, paste)[0] == (SAME_COUNTER_WHERE, True, "")
