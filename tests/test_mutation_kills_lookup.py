@@ -860,3 +860,9 @@ SAME_COUNTER_WHERE = "→ 第 03 章 §只改了没被用到的那一半，也�
 def test_the_asstrided_node_of_a_version_error_names_the_view_section(own_real_course, paste):
     # AsStridedBackward0 is the node of a view's base: the op is the point, unlike ExpBackward0's
     assert answers(own_real_course, paste)[0] == (SAME_COUNTER_WHERE, True, "")
+
+
+def test_a_few_words_typed_with_a_contraction_are_near_the_same_section(real_course):
+    # "isn't" is read as "is not": the keywords still name the leaves section (a near match)
+    assert answers(real_course, "isn't a leaf") == answers(real_course, "is not a leaf") != []
+    assert answers(real_course, "isn't a leaf")[0] == ("→ 第 02 章 §叶子与非叶子 (02#leaves)", False, "")
