@@ -866,3 +866,10 @@ def test_a_few_words_typed_with_a_contraction_are_near_the_same_section(real_cou
     # "isn't" is read as "is not": the keywords still name the leaves section (a near match)
     assert answers(real_course, "isn't a leaf") == answers(real_course, "is not a leaf") != []
     assert answers(real_course, "isn't a leaf")[0] == ("→ 第 02 章 §叶子与非叶子 (02#leaves)", False, "")
+
+
+def test_a_runtime_error_is_not_answered_by_a_warnings_row_at_full_weight(own_real_course):
+    # the report holds the in-place RuntimeError and the anomaly mode's UserWarning; the error's type
+    # is not the warning rows' type, so they count less: two answers, the hint's section and the view's
+    report = REPORTS["inplace-asstrided-anomaly"]
+    assert answers(own_real_course, report["text"]) == [(ANOMALY_WHERE, True, ""), (SAME_COUNTER_WHERE, True, "")]
