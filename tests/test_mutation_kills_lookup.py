@@ -873,3 +873,12 @@ def test_a_runtime_error_is_not_answered_by_a_warnings_row_at_full_weight(own_re
     # is not the warning rows' type, so they count less: two answers, the hint's section and the view's
     report = REPORTS["inplace-asstrided-anomaly"]
     assert answers(own_real_course, report["text"]) == [(ANOMALY_WHERE, True, ""), (SAME_COUNTER_WHERE, True, "")]
+
+
+@pytest.mark.parametrize("paste", [
+    'RuntimeError: Error(s) in loading state_dict for Sequential:\n\tUnexpected key(s) in state_dict: "0.weight", "0.bias".',
+    'Unexpected key(s) in state_dict: "2.weight"',
+])
+def test_unexpected_keys_of_numbered_layers_have_no_prefix_and_are_nearest_the_keys_section(real_course, paste):
+    # "0.weight": a Sequential's layer number is no prefix (module., _orig_mod.) of the keys
+    assert answers(real_course, paste)[0] == (KEYS_WHERE, False, "")
