@@ -882,3 +882,20 @@ def test_a_runtime_error_is_not_answered_by_a_warnings_row_at_full_weight(own_re
 def test_unexpected_keys_of_numbered_layers_have_no_prefix_and_are_nearest_the_keys_section(real_course, paste):
     # "0.weight": a Sequential's layer number is no prefix (module., _orig_mod.) of the keys
     assert answers(real_course, paste)[0] == (KEYS_WHERE, False, "")
+
+
+def code_then_prose_chapter(code_lines: int) -> str:
+    """MENTION_CHAPTER with the message only in CODE_LINES code lines of its first section and in
+    one prose line of the second (its other prose and output lines say something else)."""
+    line = 'print("grad can be implicitly created only for scalar outputs")'
+    return (MENTION_CHAPTER.replace(line, "\n".join([line] * code_lines))
+            .replace("PyTorch 会说：grad can be implicitly created only for scalar outputs", "PyTorch 会报错")
+            .replace("grad can be implicitly created only for scalar outputs\n```\n\n## 另一节", "(略)\n```\n\n## 另一节")
+            .replace("can be implicitly created only：这一节只有这半句。", "grad can be implicitly created only for scalar outputs：这一节。"))
+
+
+def test_mentions_read_twenty_search_hits_of_a_phrase(tmp_path):
+    # twenty code lines hold the words before the one prose line: the prose line is the 21st hit, not read
+    assert mentions(mention_course(tmp_path / "a", code_then_prose_chapter(20)), NON_SCALAR) == []
+    # with one code line fewer it is the 20th hit, and shown
+    assert [a for _, a, _ in shown(mentions(mention_course(tmp_path / "b", code_then_prose_chapter(19)), NON_SCALAR))] == ["other"]
