@@ -899,3 +899,9 @@ def test_mentions_read_twenty_search_hits_of_a_phrase(tmp_path):
     assert mentions(mention_course(tmp_path / "a", code_then_prose_chapter(20)), NON_SCALAR) == []
     # with one code line fewer it is the 20th hit, and shown
     assert [a for _, a, _ in shown(mentions(mention_course(tmp_path / "b", code_then_prose_chapter(19)), NON_SCALAR))] == ["other"]
+
+
+def test_a_rare_type_with_half_its_message_is_the_answer(real_course):
+    # FailOnRecompileLimitHit is one row's type: with some of that row's words it is its answer
+    assert answers(real_course, "torch._dynamo.exc.FailOnRecompileLimitHit: Hard failure") == [
+        ("→ 第 10 章 §守卫与重新编译 (10#recompile)", True, "")]
