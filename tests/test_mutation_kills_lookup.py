@@ -905,3 +905,13 @@ def test_a_rare_type_with_half_its_message_is_the_answer(real_course):
     # FailOnRecompileLimitHit is one row's type: with some of that row's words it is its answer
     assert answers(real_course, "torch._dynamo.exc.FailOnRecompileLimitHit: Hard failure") == [
         ("→ 第 10 章 §守卫与重新编译 (10#recompile)", True, "")]
+
+
+@pytest.mark.parametrize("length, answered", [(2000, True), (2001, False)])
+def test_whether_an_untyped_paste_is_a_few_keywords_is_read_from_its_last_2000_characters(real_course, length, answered):
+    # "xq" is a fourth word only inside the last 2000 characters: then the paste is an error message
+    # (scored as one) rather than three keywords (answered only by a row that has them all)
+    body = " implicitly created scalar"
+    paste = "xq " + "~" * (length - 3 - len(body)) + body
+    assert len(paste) == length
+    assert bool(answers(real_course, paste)) is answered
