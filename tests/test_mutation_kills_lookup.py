@@ -915,3 +915,10 @@ def test_whether_an_untyped_paste_is_a_few_keywords_is_read_from_its_last_2000_c
     paste = "xq " + "~" * (length - 3 - len(body)) + body
     assert len(paste) == length
     assert bool(answers(real_course, paste)) is answered
+
+
+@pytest.mark.parametrize("half", ["Specify retain_graph=True if you need to backward",
+                                  ".backward() or autograd.grad(). Specify retain_graph=True if you need"])
+def test_the_second_half_of_the_second_backward_message_is_its_answer(real_course, half):
+    # five words of the message, from its end: the entry holds them all, and that is the answer
+    assert [(w, sure) for w, sure, _ in answers(real_course, half)] == [("→ 第 02 章 §第二次 backward() (02#second-backward)", True)]
