@@ -922,3 +922,11 @@ def test_whether_an_untyped_paste_is_a_few_keywords_is_read_from_its_last_2000_c
 def test_the_second_half_of_the_second_backward_message_is_its_answer(real_course, half):
     # five words of the message, from its end: the entry holds them all, and that is the answer
     assert [(w, sure) for w, sure, _ in answers(real_course, half)] == [("→ 第 02 章 §第二次 backward() (02#second-backward)", True)]
+
+
+def test_keys_that_both_lists_prefix_alike_are_no_prefix_problem_up_to_the_pastes_last_character(real_course):
+    # module. on the missing and the unexpected keys alike: the model is wrapped on both sides; the
+    # paste ends with the last key's closing quote (no period, no newline), which is still read
+    paste = ('RuntimeError: Error(s) in loading state_dict for DataParallel:\n\tMissing key(s) in state_dict: "module.fc.weight". '
+             '\n\tUnexpected key(s) in state_dict: "module.conv.weight"')
+    assert answers(real_course, paste) == [(KEYS_WHERE, True, "")]
