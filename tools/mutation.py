@@ -63,7 +63,7 @@ PROGRESS_TESTS = ["tests/test_mutation_kills_progress.py", "tests/test_progress_
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py", "tests/test_quiz_check.py",
               "tests/test_quiz_order.py", "tests/test_mutation_kills_quiz.py"]
 COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py", "tests/test_mutation_kills_course.py"]
-LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py", "tests/test_mutation_kills_lookup.py"]
+LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py", "tests/test_lookup_reports.py", "tests/test_mutation_kills_lookup.py"]
 PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "runner": [
         ("torchcourse/runner/normalize.py", None, ["tests/test_runner_normalize.py", "tests/test_hostile_output.py::test_visible_forms_and_comparisons_unchanged", "tests/test_mutation_kills_runner.py"]),
