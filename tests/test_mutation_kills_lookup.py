@@ -930,3 +930,19 @@ def test_keys_that_both_lists_prefix_alike_are_no_prefix_problem_up_to_the_paste
     paste = ('RuntimeError: Error(s) in loading state_dict for DataParallel:\n\tMissing key(s) in state_dict: "module.fc.weight". '
              '\n\tUnexpected key(s) in state_dict: "module.conv.weight"')
     assert answers(real_course, paste) == [(KEYS_WHERE, True, "")]
+
+
+def test_a_course_of_four_hundred_rows_with_a_variant_answers_the_row_that_matches():
+    # A found bug (h38c's note): past 400 rows the match's row was read by its face's number, and a
+    # variant adds a face, so every row after it was answered one row off (or an IndexError)
+    from torchcourse.course.appendix import ErrorEntry
+    from torchcourse.lookup.errors import Variant, prepare
+
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    rows = [ErrorEntry(f"RuntimeError: gizmo {words[k % 10]} {words[k // 10 % 10]} {words[k // 100 % 10]} misfired",
+                       "c", "02", f"row{k}", "s", origin=f"A:{k + 1}") for k in range(420)]
+    variants = [Variant(rows[0].text, "RuntimeError: the gizmo alpha alpha alpha misfired again", "torch/x.py")]
+    index = prepare(rows, variants)
+    for k in (1, 250, 419):
+        hits = lookup_error(None, rows[k].text, entries=index)
+        assert hits and hits[0].entry.anchor == f"row{k}" and hits[0].sure, (k, [(h.entry.anchor, h.sure) for h in hits[:3]])

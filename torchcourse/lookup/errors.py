@@ -411,6 +411,7 @@ class ErrorIndex:
     types: frozenset = frozenset()
     cause_grams: tuple = ()  # per entry: the Chinese bigrams of its cause (for a query in Chinese)
     seen_in: tuple = ()  # per entry: the snippet outputs its excerpt occurs in (see :func:`prepare`)
+    face_entry: tuple = ()  # per face: the index of its entry in ``entries`` (a row's variants are faces too)
 
     @property
     def prepared(self) -> tuple:  # kept for callers that counted the prepared entries
@@ -449,11 +450,13 @@ def prepare(entries: list[ErrorEntry], variants: list[Variant] | None = None, ou
     for v in variants or []:
         by_text.setdefault(v.row, []).append(v)
     raw = []
-    for e in entries:
+    face_entry = []
+    for i, e in enumerate(entries):
         for wording, text in [("", e.text)] + [(v.text, v.text) for v in by_text.get(e.text, [])]:
             typ, msg = _split_type(text)
             words = tuple(core_words(msg))
             raw.append((e, wording, words, _content(words), typ))
+            face_entry.append(i)
     n = max(1, len(entries))
     holders: dict[str, set] = {}
     for e, _w, _words, toks, _t in raw:
@@ -472,7 +475,7 @@ def prepare(entries: list[ErrorEntry], variants: list[Variant] | None = None, ou
     flat_outputs = [(k, " ".join(o.split())) for k, o in (outputs or [])]
     needles = [" ".join(e.text.split()) for e in entries]
     seen = tuple(frozenset(k for k, o in flat_outputs if needle in o) for needle in needles)
-    return ErrorIndex(tuple(entries), faces, idf, math.log(1 + n), types, grams, seen)
+    return ErrorIndex(tuple(entries), faces, idf, math.log(1 + n), types, grams, seen, tuple(face_entry))
 
 
 def error_index(course: Course) -> ErrorIndex:
@@ -608,7 +611,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
                 sc -= 0.08  # a line without its type: less sure than the exception itself
             elif not msg.last and any(m.last for m in msgs):
                 sc -= 0.02  # the exception that ended the run says most
-            e_idx = index.entries.index(face.entry) if len(index.entries) < 400 else k
+            e_idx = index.face_entry[k]
             if sc > best.get(e_idx, (0.0, ""))[0]:
                 best[e_idx] = (sc, "" if keywords else face.wording)
                 best_face[e_idx] = face
