@@ -688,18 +688,16 @@ def test_a_part_index_given_as_text_is_stored_as_its_number(store):
         store.mark_part_read("02", "-1")
 
 
-def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_path):
-    # kills store.py:298 (`raise _Unusable(..., unreadable=True)` deleted): the file opens, but
-    # its first read fails with SQLITE_CANTOPEN because its -wal cannot be opened (a directory
-    # stands in its place). The file is moved aside unchanged, with the thing in the way, the
-    # learner is told it could not be read and where it went, and a new database works; the
-    # mutant refuses to start ("无法打开进度库 …").
+def _moved_aside_as_unreadable(tmp_path, block, reason: str):
+    """A database with route A; ``block(path)`` puts something in the way of its first read; the
+    next open moves it aside unchanged, says so with SQLite's ``reason``, and a new database takes
+    its place (empty, writable). Returns the file moved aside."""
     path = tmp_path / "p.sqlite3"
     s, _ = open_store(path)
     s.set_route("A")
     s.close()
     before = path.read_bytes()
-    path.with_name(path.name + "-wal").mkdir()
+    block(path)
     s, notice = open_store(path)
     try:
         assert s.get_route() is None
@@ -707,11 +705,21 @@ def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_
         assert s.get_route() == "B"
     finally:
         s.close()
-    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and "unable to open database file" in notice
-    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith("-wal")]
+    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and reason in notice
+    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
     assert len(moved) == 1 and str(moved[0]) in notice
     assert moved[0].read_bytes() == before
-    assert moved[0].with_name(moved[0].name + "-wal").is_dir()
+    return moved[0]
+
+
+def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_path):
+    # kills store.py:298 (`raise _Unusable(..., unreadable=True)` deleted): the file opens, but
+    # its first read fails with SQLITE_CANTOPEN because its -wal cannot be opened (a directory
+    # stands in its place). The file is moved aside unchanged, with the thing in the way, the
+    # learner is told it could not be read and where it went, and a new database works; the
+    # mutant refuses to start ("无法打开进度库 …").
+    moved = _moved_aside_as_unreadable(tmp_path, lambda path: path.with_name(path.name + "-wal").mkdir(), "unable to open database file")
+    assert moved.with_name(moved.name + "-wal").is_dir()
 
 
 def test_a_database_that_fails_with_an_io_error_is_moved_aside_as_unreadable(tmp_path):
@@ -721,22 +729,7 @@ def test_a_database_that_fails_with_an_io_error_is_moved_aside_as_unreadable(tmp
     # 10) at the first read. The mutant reports "无法打开进度库 …：disk I/O error" and stops.
     import os
 
-    path = tmp_path / "p.sqlite3"
-    s, _ = open_store(path)
-    s.set_route("A")
-    s.close()
-    before = path.read_bytes()
-    os.mkfifo(path.with_name(path.name + "-shm"))
-    s, notice = open_store(path)
-    try:
-        s.set_route("B")
-        assert s.get_route() == "B"
-    finally:
-        s.close()
-    assert notice is not None and notice.startswith("进度文件无法读取，已移到 ") and "disk I/O error" in notice
-    moved = [p for p in tmp_path.iterdir() if p.name.startswith("p.sqlite3.corrupt-") and not p.name.endswith(("-wal", "-shm"))]
-    assert len(moved) == 1 and str(moved[0]) in notice
-    assert moved[0].read_bytes() == before
+    _moved_aside_as_unreadable(tmp_path, lambda path: os.mkfifo(path.with_name(path.name + "-shm")), "disk I/O error")
 
 
 def test_an_import_takes_a_choice_order_of_exactly_a_hundred(store, tmp_path):
