@@ -300,12 +300,10 @@ def cmd_import(args) -> int:
             _err("torchcourse import: 标准输入是空的，什么都没有导入。用法：torchcourse import - < 导出的文件.json")
             return 1
         source, where = Path("<标准输入>"), "标准输入"
-        bounds = _break_counts(args)
-        counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds))
     else:
-        where = str(Path(args.file).resolve())
-        bounds = _break_counts(args)
-        counts = _with_store(args, lambda store: store.import_json(Path(args.file), break_counts=bounds))
+        source, text, where = Path(args.file), None, str(Path(args.file).resolve())
+    bounds = _break_counts(args)
+    counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds))
     if counts is _FAILED:
         return 1
     print(
