@@ -173,9 +173,15 @@ def odd_line_breaks(source: str) -> tuple[str, list[tuple[int, str]]]:
     return _ODD_BREAK_RE.sub(" ", source), found
 
 
-def _odd_break_problems(path: Path, found: list[tuple[int, str]]) -> list[Problem]:
-    return [Problem(path, n, f"{what} is a line break for some tools and not for others (line numbers would disagree); "
-                             "it is read as a space: remove it, or use a newline") for n, what in found]
+def read_chapter_source(path: Path) -> tuple[str, list[Problem]]:
+    """A chapter file's text as the parser takes it, and the problems of its bytes: invalid UTF-8
+    (read as U+FFFD: one problem, no cascade) and odd line breaks (read as spaces). OSError when
+    it cannot be read."""
+    source, bad_bytes = decode_text(path.read_bytes())
+    source, odd = odd_line_breaks(source)
+    return source, [Problem(path, n, f"not valid UTF-8 ({what}); save the file as UTF-8") for n, what in bad_bytes] + [
+        Problem(path, n, f"{what} is a line break for some tools and not for others (line numbers would disagree); "
+                         "it is read as a space: remove it, or use a newline") for n, what in odd]
 
 
 def derived_course_id(root: Path) -> str:
@@ -516,15 +522,12 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
             chapter.available = False
             continue
         try:
-            source, bad_bytes = decode_text(file.read_bytes())
+            source, found = read_chapter_source(file)
         except OSError as exc:
             problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
             chapter.available = False
             continue
-        for bad_line, what in bad_bytes:  # read anyway (as U+FFFD): one problem, no cascade
-            problems.append(Problem(file, bad_line, f"not valid UTF-8 ({what}); save the file as UTF-8"))
-        source, odd = odd_line_breaks(source)
-        problems.extend(_odd_break_problems(file, odd))
+        problems.extend(found)
         problems.extend(_parse_cached(chapter, source, cpm, cache_dir, problems if lazy else None))
         if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
             problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
@@ -609,14 +612,11 @@ def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
     if chapter is None or not chapter.available:
         return None
     try:
-        source, bad_bytes = decode_text(chapter.file.read_bytes())
+        source, found = read_chapter_source(chapter.file)
     except OSError:
         return None
     fresh = Chapter(chapter.id, chapter.title, chapter.promise, chapter.file, chapter.kind, True,
                     chapter.target_minutes, chapter.checkpoint, planned=chapter.planned)
-    found = [Problem(chapter.file, n, f"not valid UTF-8 ({what}); save the file as UTF-8") for n, what in bad_bytes]
-    source, odd = odd_line_breaks(source)
-    found += _odd_break_problems(chapter.file, odd)
     found += parse_chapter(fresh, source, course.chars_per_minute)
     with _LAZY_LOCK:
         chapter.__dict__.pop("_parse_later", None)
