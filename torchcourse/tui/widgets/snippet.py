@@ -93,6 +93,15 @@ class SnippetHead(Static):
             view.request_run()
 
 
+RAN = ("match", "mismatch", "error", "timeout")  # statuses of a run that printed something
+
+
+def _frames_of(result, status: str) -> str:
+    """The run's traceback with its real frames (what ``o`` expands), "" when it has none."""
+    frames = getattr(result, "frames", "") if status in RAN else ""
+    return frames if isinstance(frames, str) else ""
+
+
 class SnippetView(Vertical, can_focus=True):
     """A snippet of a chapter. Posts :class:`RunRequested`; the screen runs it and calls ``show_*``."""
 
@@ -116,7 +125,7 @@ class SnippetView(Vertical, can_focus=True):
         self._timer = None
         self._pair: tuple[Static, Static] | None = None  # (expected, actual) once it ran
         self._lines: dict[str, Static] = {}  # the verdict / diff lines once mounted
-        self._actual_text: str | Content = ""  # the actual output as compared (tracebacks' frames as ``  ...``); an edited run's marked panel
+        self._actual_text: str | Content = ""  # the actual output as compared (tracebacks' frames as ``  ...``); an edited run's marked panel (Content)
         self._frames = ""  # the same with the real frames (walk L6), "" when there are none
         self.frames_shown = False  # ``o`` shows the frames in the actual panel
         if snippet.gpu:
@@ -209,7 +218,7 @@ class SnippetView(Vertical, can_focus=True):
 
     def _actual_content(self) -> Content:
         """The actual panel: the output as compared, or (``o``) with its traceback's real frames."""
-        edited = isinstance(self._actual_text, Content)  # an edited run: the marked panel
+        edited = getattr(self.result, "edited", False)  # the learner's code: its marked panel
         if self._frames and self.frames_shown:
             head = "改动后的实际输出" if edited else "实际输出"
             return Content.assemble((f"{head} · 完整调用栈（o 收起）\n", "bold $text-muted"), visible(self._frames.rstrip("\n")))
@@ -302,10 +311,9 @@ class SnippetView(Vertical, can_focus=True):
         if getattr(result, "edited", False):  # the learner's code: marked lines, "code was changed"
             from torchcourse.tui.widgets.editor import edited_verdict, marked_pair
 
-            ran = status in ("match", "mismatch", "error", "timeout")
+            ran = status in RAN
             shown = actual if ran and actual else ""
-            frames = getattr(result, "frames", "") if ran else ""
-            frames = frames if isinstance(frames, str) else ""
+            frames = _frames_of(result, status)
             left, right = marked_pair(self.snippet.expected, shown, frames=bool(frames))
             # ``o`` expands this run's own frames, never an earlier (book) run's (review-00 F1)
             self._actual_text, self._frames, self.frames_shown = right, frames, False
@@ -319,14 +327,13 @@ class SnippetView(Vertical, can_focus=True):
             return
         if self._pair is not None:  # after an edited run, the book's plain expected block
             self._pair[0].update(self._expected_content())
-        if status in ("match", "mismatch", "error", "timeout") and actual is not None:
+        if status in RAN and actual is not None:
             text = visible(actual.rstrip("\n")) or "（没有输出）"  # ESC, SO, C1… never reach the terminal
         elif status == "skipped":
             text = GPU_NOTE
         else:
             text = "（没有输出）"
-        frames = getattr(result, "frames", "") if status in ("match", "mismatch", "error", "timeout") else ""
-        self._actual_text, self._frames, self.frames_shown = text, frames if isinstance(frames, str) else "", False
+        self._actual_text, self._frames, self.frames_shown = text, _frames_of(result, status), False
         self._outputs().update(self._actual_content())
         self.fit_outputs()
         self._line("verdict").update(Content(verdict_text(result)))
