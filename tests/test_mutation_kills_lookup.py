@@ -946,3 +946,19 @@ def test_a_course_of_four_hundred_rows_with_a_variant_answers_the_row_that_match
     for k in (1, 250, 419):
         hits = lookup_error(None, rows[k].text, entries=index)
         assert hits and hits[0].entry.anchor == f"row{k}" and hits[0].sure, (k, [(h.entry.anchor, h.sure) for h in hits[:3]])
+
+
+def test_a_row_of_an_interrupt_type_answers_that_type_with_another_message():
+    # ERROR_LINE_RE reads "…Interrupt" types too; the fallback pattern does not (it wants …Error,
+    # …Exception or …Warning). A row "KeyboardInterrupt: …" is the only one of its type, so a
+    # paste that ends in that type is its answer even when its message is another one
+    from torchcourse.course.appendix import ErrorEntry
+    from torchcourse.lookup.errors import error_entries, prepare
+
+    course = load_course(Path(__file__).resolve().parents[1] / "content")
+    row = ErrorEntry("KeyboardInterrupt: the worker was interrupted while collating a batch", "c", "08", "ctrl-c", "s",
+                     origin="A:999")
+    index = prepare(list(error_entries(course)) + [row])
+    paste = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nKeyboardInterrupt: stopped by the user'
+    hits = lookup_error(None, paste, entries=index)
+    assert [(h.entry.anchor, h.sure) for h in hits] == [("ctrl-c", True)]
