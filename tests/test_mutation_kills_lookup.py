@@ -962,3 +962,27 @@ def test_a_row_of_an_interrupt_type_answers_that_type_with_another_message():
     paste = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nKeyboardInterrupt: stopped by the user'
     hits = lookup_error(None, paste, entries=index)
     assert [(h.entry.anchor, h.sure) for h in hits] == [("ctrl-c", True)]
+
+
+NO_GRAD_MSG = "element 0 of tensors does not require grad and does not have a grad_fn"
+SAVED_MSG = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+@pytest.mark.parametrize("first, last, first_answer", [
+    pytest.param(SAVED_MSG, NO_GRAD_MSG, "04#no-grad", id="no-grad-last"),
+    pytest.param(NO_GRAD_MSG, SAVED_MSG, "03#saved-modified", id="saved-modified-last"),
+])
+def test_of_two_messages_pasted_without_their_types_the_last_lines_row_comes_first(real_course, first, last, first_answer):
+    # lines without a type are printed errors; the last one is the likelier error of the run
+    hits = lookup_error(real_course, first + "\n" + last)
+    assert [f"{h.entry.chapter_id}#{h.entry.anchor}" for h in hits][:1] == [first_answer]
+    assert all(h.sure for h in hits) and len(hits) == 2
+
+
+def test_what_lies_before_a_pastes_last_20000_characters_does_not_count(fixture_course):
+    from torchcourse.lookup.errors import MAX_PASTE
+
+    question = ("叶子张量\n" * 5000)[-MAX_PASTE:]  # a question in Chinese only, 20 000 characters
+    assert answers(fixture_course, question) == [(LEAF_WHERE, False, "")]
+    # English words before those 20 000 characters would make it no Chinese-only question: they are not read
+    assert answers(fixture_course, "see the log below\n" + question) == [(LEAF_WHERE, False, "")]
