@@ -986,3 +986,15 @@ def test_what_lies_before_a_pastes_last_20000_characters_does_not_count(fixture_
     assert answers(fixture_course, question) == [(LEAF_WHERE, False, "")]
     # English words before those 20 000 characters would make it no Chinese-only question: they are not read
     assert answers(fixture_course, "see the log below\n" + question) == [(LEAF_WHERE, False, "")]
+
+
+FRUIT = ["apples", "pears", "plums", "kiwis", "melons", "grapes", "limes", "figs", "dates", "mangos", "lemons", "cherries",
+         "peaches", "olives", "guavas"]
+
+
+def test_mentions_read_the_first_fourteen_runs_of_five_words_of_a_message(tmp_path):
+    course = mention_course(tmp_path)
+    # thirteen words no chapter has, then the five the chapter says: the run starts at word 14, the 14th run
+    assert shown(mentions(course, "RuntimeError: " + " ".join(FRUIT[:13]) + " can be implicitly created only")) == [PROSE, HALF]
+    # one word more and the run is the 15th: past what is read, nothing is shown
+    assert mentions(course, "RuntimeError: " + " ".join(FRUIT[:14]) + " can be implicitly created only") == []
