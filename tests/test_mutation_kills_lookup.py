@@ -998,3 +998,19 @@ def test_mentions_read_the_first_fourteen_runs_of_five_words_of_a_message(tmp_pa
     assert shown(mentions(course, "RuntimeError: " + " ".join(FRUIT[:13]) + " can be implicitly created only")) == [PROSE, HALF]
     # one word more and the run is the 15th: past what is read, nothing is shown
     assert mentions(course, "RuntimeError: " + " ".join(FRUIT[:14]) + " can be implicitly created only") == []
+
+
+def test_dynamos_unsupported_over_an_error_of_a_row_answers_both_compile_first(own_real_course):
+    # the rare type puts the compile section first; the wrapped message's own row is an answer beside it
+    paste = ("torch._dynamo.exc.Unsupported: Data-dependent branching\n"
+             "element 0 of tensors does not require grad and does not have a grad_fn")
+    no_grad = where_label(own_real_course, next(e for e in error_entries(own_real_course) if e.anchor == "no-grad"))
+    assert answers(own_real_course, paste) == [(DYNAMO_WHERE, True, ""), (no_grad, True, "")]
+
+
+def test_an_answer_by_a_rare_type_alone_is_only_just_sure(own_real_course):
+    # no row's words match the message: the type alone answers, with the lowest score of an answer
+    # (`why --json` prints it), not as a full match
+    [hit] = lookup_error(own_real_course, "torch._dynamo.exc.Unsupported: zorbly frobnicated the quux")
+    assert where_label(own_real_course, hit.entry) == DYNAMO_WHERE and hit.sure
+    assert hit.score < 0.7
