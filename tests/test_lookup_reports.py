@@ -228,3 +228,30 @@ def test_the_second_set_shares_no_thread_with_the_first(course):
         if r["label"] != "-":
             chapter, anchor = r["label"].split("#")
             assert course.chapter(chapter).section(anchor) is not None, r["label"]
+
+
+# Every answer some real reports get, in order, with the wording each was recognised by: the floors
+# above count only the first answer. These reports are the ones whose other answers (the second
+# section a weights_only failure names, a second row of the same section, a wording shown beside
+# the answer) a change to the scoring moved without moving the first (tools/mutation.sh lookup).
+SHOWN_IN_FULL = {
+    "wo-ultralytics": [("10#weights-only-failed", True, ""), ("06#weights-only", True, "")],
+    "wo-numpy-reconstruct-win": [("06#weights-only", True, ""), ("10#weights-only-failed", True, "")],
+    "wo-operand10-corrupt": [("A#corrupt-file", True, ""), ("06#weights-only", True, "")],
+    "shm-gdrnet-chinese": [("A#shm-bus-error", True, ""), ("08#spawn", True, "")],
+    "prefix-deepthinking": [("06#module-prefix", True, ""), ("06#missing-unexpected", True, "")],
+    "keys-openseg-wrapped": [("06#module-prefix", False, ""), ("06#missing-unexpected", False, ""),
+                             ("10#compile-state-dict", False, "")],
+    "leaf-npu-ipdb-chinese": [("03#leaf-inplace", True, ""), ("03#view-of-leaf", True, ""), ("09#mark-dirty", True, "")],
+    "backward2-diffusion": [("02#second-backward", True, "")],
+    "pickle-dmprps-ide": [("08#pickle", True, "")],
+    "guard-onnx-decoder": [("10#export-data-dependent", True, "")],
+    "guard-piper-colab": [("10#export-data-dependent", True, "")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHOWN_IN_FULL))
+def test_some_real_reports_get_exactly_these_answers(course, name):
+    [report] = [r for r in REPORTS_LIST if r["name"] == name]
+    shown = [(h.entry.link, h.sure, h.wording) for h in lookup_error(course, report["text"])]
+    assert shown == SHOWN_IN_FULL[name]
