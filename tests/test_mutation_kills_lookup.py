@@ -1014,3 +1014,32 @@ def test_an_answer_by_a_rare_type_alone_is_only_just_sure(own_real_course):
     [hit] = lookup_error(own_real_course, "torch._dynamo.exc.Unsupported: zorbly frobnicated the quux")
     assert where_label(own_real_course, hit.entry) == DYNAMO_WHERE and hit.sure
     assert hit.score < 0.7
+
+
+CONTENT = Path(__file__).resolve().parents[1] / "content"
+
+
+def links(course, text: str) -> list[tuple[str, bool]]:
+    return [(h.entry.link, h.sure) for h in lookup_error(course, text)]
+
+
+def test_the_no_grad_view_message_wrapped_without_its_type_names_no_multi_output_section():
+    # a course object of its own: its index (the words' weights) is built in this test
+    # the message says nothing of a function that returns several views: 03#multi-output-view is no answer
+    words = ("A view was created in no_grad mode and its base or another view of its base has been modified inplace "
+             "with grad mode enabled").split()
+    paste = " ".join(words[:12]) + "\n" + " ".join(words[12:])
+    assert links(load_course(CONTENT), paste) == [("04#no-grad-views", True), ("03#view-nograd", True)]
+
+
+def test_missing_keys_that_start_with_module_lead_to_the_prefix_section_first():
+    # the checkpoint was saved without DataParallel, the model is wrapped: the prefix is the cause
+    paste = 'RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "module.fc.weight".'
+    assert links(load_course(CONTENT), paste) == [("06#module-prefix", True), ("06#missing-unexpected", True)]
+
+
+def test_a_few_words_that_are_only_names_and_numbers_get_no_answer(real_course):
+    # the second line of a guard failure alone: no row's words, only a name, numbers and an operator
+    assert links(real_course, "input.size()[0] == 3") == []
+    # its first line is its row's answer
+    assert links(real_course, "AssertionError: Guard failed:\ninput.size()[0] == 3") == [("10#torch-export", True)]
