@@ -1043,3 +1043,32 @@ def test_a_few_words_that_are_only_names_and_numbers_get_no_answer(real_course):
     assert links(real_course, "input.size()[0] == 3") == []
     # its first line is its row's answer
     assert links(real_course, "AssertionError: Guard failed:\ninput.size()[0] == 3") == [("10#torch-export", True)]
+
+
+def test_a_debuggers_header_below_a_frame_line_still_gives_its_type(real_course):
+    # VS Code shows the frame, then the header, then the message: the line above does not matter
+    paste = '  File "/home/me/export.py", line 3, in <module>\n发生异常: NotSupportedError\nthis function cannot be compiled'
+    assert answers(real_course, paste) == [(JIT_WHERE, True, "")]
+
+
+def test_a_debuggers_header_on_the_pastes_last_line_is_no_message(real_course):
+    # nothing below it to read: no answer, and no traceback of the lookup itself
+    assert lookup_error(real_course, "loss.backward()\n发生异常: RuntimeError") == []
+    assert lookup_error(real_course, "发生异常: RuntimeError") == []
+
+
+@pytest.mark.parametrize("paste, expected", [
+    pytest.param("发生异常: RuntimeError\nsomething happened here\nRuntimeError: " + NO_GRAD_MSG, [("04#no-grad", True)],
+                 id="a-typed-error-below-its-message"),
+    pytest.param("发生异常: RuntimeError\n" + NO_GRAD_MSG + "\nRuntimeError: " + SAVED_MSG,
+                 [("03#saved-modified", True), ("04#no-grad", True)], id="its-message-then-a-typed-error"),
+])
+def test_a_debuggers_header_takes_one_line_and_the_line_after_it_is_read(real_course, paste, expected):
+    assert links(real_course, paste) == expected
+
+
+@pytest.mark.parametrize("others, answered", [(11, True), (12, False)])
+def test_of_many_typed_errors_the_last_twelve_are_read(real_course, others, answered):
+    # a log of repeated errors: the first one is read only while it is among the last twelve
+    paste = "RuntimeError: " + NO_GRAD_MSG + "\n" + "".join(f"ValueError: zork number {k} failed\n" for k in range(others))
+    assert links(real_course, paste) == ([("04#no-grad", True)] if answered else [])
