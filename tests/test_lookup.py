@@ -78,7 +78,8 @@ def test_errors_in_output_takes_final_lines_and_tab_continuations():
 
 
 def test_normalize_ignores_numbers_addresses_quotes_case():
-    assert normalize("Tensor at 0x7F3A2B10 has 'shape' [64, 128]") == normalize('tensor at 0xdeadbeef has "shape" [2, 3]')
+    assert normalize("Tensor at 0x7F3A2B10 has 'shape' [64, 128]") == normalize('tensor at 0xdeadbeef has "shape" [2, 3]') == "tensor <q>"
+    assert normalize("Tensor at 0x7F3A2B10 has no 'grad'") == "tensor no <q>"
 
 
 @pytest.mark.parametrize(

@@ -1072,3 +1072,19 @@ def test_of_many_typed_errors_the_last_twelve_are_read(real_course, others, answ
     # a log of repeated errors: the first one is read only while it is among the last twelve
     paste = "RuntimeError: " + NO_GRAD_MSG + "\n" + "".join(f"ValueError: zork number {k} failed\n" for k in range(others))
     assert links(real_course, paste) == ([("04#no-grad", True)] if answered else [])
+
+
+def test_the_scores_why_json_prints_have_at_most_four_decimals(real_course):
+    # near matches of a few keywords: scores below 1, as `torchcourse why --json` prints them
+    hits = lookup_error(real_course, "tensor")
+    assert len(hits) >= 3 and any(h.score < 1 for h in hits)
+    assert [h.score for h in hits] == [round(h.score, 4) for h in hits]
+    assert any(h.score != round(h.score, 3) for h in hits)  # and four, not fewer
+
+
+def test_mentions_show_three_sections_at_most_by_default(tmp_path):
+    more = "".join(f"\n## 再一节 {k} {{#more{k}}}\n\ngrad can be implicitly created only：第 {k} 处。\n" for k in range(2))
+    course = mention_course(tmp_path, MENTION_CHAPTER.replace("## ✅ 检查点", more + "\n## ✅ 检查点"))
+    # the first run of five words ("grad can be implicitly created") is in three sections; "other" has only the next run
+    assert [a for _, a, _ in shown(mentions(course, NON_SCALAR))] == ["non-scalar", "more0", "more1"]
+    assert [a for _, a, _ in shown(mentions(course, NON_SCALAR, limit=9))] == ["non-scalar", "more0", "more1", "other"]

@@ -242,7 +242,7 @@ _KNOWN_PACKAGES = {"torch", "numpy", "collections", "builtins", "argparse", "pat
 
 def _dotted(m: re.Match) -> str:
     parts = m.group(0).split(".")
-    if parts[0] == "torch" or parts[0] in _KNOWN_PACKAGES:
+    if parts[0] in _KNOWN_PACKAGES:  # torch among them
         return " " + " ".join(p if not _CAMEL_RE.fullmatch(p) or p in _KEEP_CAMEL else "<n>" for p in parts) + " "
     return " <n> "
 
@@ -412,10 +412,6 @@ class ErrorIndex:
     cause_grams: tuple = ()  # per entry: the Chinese bigrams of its cause (for a query in Chinese)
     seen_in: tuple = ()  # per entry: the snippet outputs its excerpt occurs in (see :func:`prepare`)
     face_entry: tuple = ()  # per face: the index of its entry in ``entries`` (a row's variants are faces too)
-
-    @property
-    def prepared(self) -> tuple:  # kept for callers that counted the prepared entries
-        return self.faces
 
 
 def _content(words) -> frozenset:
