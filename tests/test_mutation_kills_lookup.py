@@ -1088,3 +1088,36 @@ def test_mentions_show_three_sections_at_most_by_default(tmp_path):
     # the first run of five words ("grad can be implicitly created") is in three sections; "other" has only the next run
     assert [a for _, a, _ in shown(mentions(course, NON_SCALAR))] == ["non-scalar", "more0", "more1"]
     assert [a for _, a, _ in shown(mentions(course, NON_SCALAR, limit=9))] == ["non-scalar", "more0", "more1", "other"]
+
+
+def _general_and_specific_index(added: str):
+    """Two rows, the second the first's message with ADDED words after it (printed by fewer runs:
+    the more specific), among thirty unrelated rows."""
+    from torchcourse.course.appendix import ErrorEntry
+    from torchcourse.lookup.errors import prepare
+
+    general = ("RuntimeError: the gizmo load failed badly while reading the archive header of the saved checkpoint file "
+               "during startup on worker process seven.")
+    specific = general + " " + added
+    parts = ["sprocket", "flange", "grommet", "widget", "cog", "lever", "spindle", "ratchet"]
+    rows = [ErrorEntry(general, "c", "01", "general", "s", origin="A:1"), ErrorEntry(specific, "c", "01", "specific", "s", origin="A:2")]
+    rows += [ErrorEntry(f"RuntimeError: {parts[k % 8]} {parts[k // 8 % 8]} jammed number {k}", "c", "02", f"o{k}", "s",
+                        origin=f"A:{k + 3}") for k in range(30)]
+    outputs = [("01:both", "Traceback\n" + specific + "\n"), ("01:general-only", "Traceback\n" + general + "\n")]
+    return general, prepare(rows, outputs=outputs)
+
+
+@pytest.mark.parametrize("added, pasted, first", [
+    pytest.param("zulu yankee", ["zulu"], "specific", id="half-of-two-words"),
+    pytest.param("alpha bravo charlie delta echo foxtrot golf", ["alpha"], "general", id="one-of-seven"),
+    pytest.param("alpha bravo charlie delta echo foxtrot golf", ["alpha", "bravo", "charlie"], "general", id="three-of-seven"),
+    pytest.param("alpha bravo charlie delta echo foxtrot golf", ["alpha", "bravo", "charlie", "delta"], "specific",
+                 id="four-of-seven"),
+])
+def test_the_more_general_of_two_answers_gives_way_when_the_paste_holds_half_of_what_the_other_adds(added, pasted, first):
+    general, index = _general_and_specific_index(added)
+    hits = lookup_error(None, general + " " + " ".join(pasted), entries=index)
+    assert [(h.entry.anchor, h.sure) for h in hits][0] == (first, True)
+    assert sorted(h.entry.anchor for h in hits) == ["general", "specific"]
+    # the general message alone is the general row's answer
+    assert [h.entry.anchor for h in lookup_error(None, general, entries=index)] == ["general"]
