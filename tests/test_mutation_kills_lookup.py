@@ -1121,3 +1121,11 @@ def test_the_more_general_of_two_answers_gives_way_when_the_paste_holds_half_of_
     assert sorted(h.entry.anchor for h in hits) == ["general", "specific"]
     # the general message alone is the general row's answer
     assert [h.entry.anchor for h in lookup_error(None, general, entries=index)] == ["general"]
+
+
+@pytest.mark.parametrize("noise, expected", [(392, [("04#no-grad", False)]), (396, [])])
+def test_a_message_is_read_up_to_its_400th_word(real_course, noise, expected):
+    # NOISE words no row has, then the no-grad message (ten words once masked): 392 leave eight of
+    # them inside the first 400, a near match; 396 leave four, too few for any answer
+    fill = " ".join("zork" + chr(97 + k % 26) for k in range(noise))
+    assert links(real_course, f"RuntimeError: {fill} {NO_GRAD_MSG}") == expected
