@@ -1129,3 +1129,9 @@ def test_a_message_is_read_up_to_its_400th_word(real_course, noise, expected):
     # them inside the first 400, a near match; 396 leave four, too few for any answer
     fill = " ".join("zork" + chr(97 + k % 26) for k in range(noise))
     assert links(real_course, f"RuntimeError: {fill} {NO_GRAD_MSG}") == expected
+
+
+@pytest.mark.parametrize("name", ["DataLoader", "torch.utils.data.DataLoader"])
+def test_a_torch_class_the_rows_name_keeps_its_name_inside_a_dotted_path(real_course, name):
+    # a user's own class in a dotted path is masked; torch's DataLoader is one of the words the rows say
+    assert links(real_course, f"{name} worker exited unexpectedly") == [("08#spawn", True)]
