@@ -1135,3 +1135,41 @@ def test_a_message_is_read_up_to_its_400th_word(real_course, noise, expected):
 def test_a_torch_class_the_rows_name_keeps_its_name_inside_a_dotted_path(real_course, name):
     # a user's own class in a dotted path is masked; torch's DataLoader is one of the words the rows say
     assert links(real_course, f"{name} worker exited unexpectedly") == [("08#spawn", True)]
+
+
+def variant_problems_of(tmp_path: Path, text: str) -> list[tuple[int, str]]:
+    """What `torchcourse check` says about an A-variants.toml of TEXT: (line, the message's opening)."""
+    from torchcourse.check import variant_problems
+
+    root = fixture_copy(tmp_path, text)
+    return [(p.line, p.message.split(":")[0].split(" (")[0]) for p in variant_problems(load_course(root))
+            if p.file.name == "A-variants.toml"]
+
+
+def test_check_names_each_bad_variant_at_its_own_line(tmp_path):
+    text = (
+        'note = "a key of its own"\n'  # line 1
+        "\n" + GOOD_VARIANT  # lines 3-6: no problem
+        + "\n[[variant]]\nrow = \"x\"\ntext = \"no source\"\n"  # line 8: a field missing
+        + "\n[[variant]]\n" + f'row = "{SHAPES_ROW}"\ntext = "size mismatch, got input ("\nsource = "torch/x.py"\nsee = "y"\n'  # line 12
+        + "\n[[variant]]\nrow = \"no such row\"\ntext = \"quite another wording\"\nsource = \"somewhere\"\n"  # line 18
+        + "\n[[variant]]\n" + f'row = "{SHAPES_ROW}"\ntext = "mat1 and mat2 shapes"\nsource = "torch/x.py"\n'  # line 23
+    )
+    assert variant_problems_of(tmp_path, text) == [
+        (1, "unknown top-level keys"),
+        (8, "[[variant]] needs source"),
+        (12, "[[variant]] has unknown keys"),
+        (18, "row 'no such row' is no 报错原文 of A-lookup.md"),
+        (18, "source 'somewhere' must be torch/<path>"),
+        (23, "text is already part of the row's own 报错原文"),
+    ]
+
+
+@pytest.mark.parametrize("text, expected", [
+    pytest.param("[[variant]]\nrow = 3\n[[variant\n", [(3, "not valid TOML")], id="not-toml-at-its-line"),
+    pytest.param("variant = 3\n", [(1, "expected [[variant]] tables")], id="no-array"),
+    pytest.param("variant = [3]\n", [(1, "a [[variant]] must be a table")], id="an-item-no-table"),
+    pytest.param("\n\n[[variant]]\nrow = \"x\"\n", [(3, "[[variant]] needs text, source")], id="second-field-missing"),
+])
+def test_check_names_a_broken_variants_file_at_its_line(tmp_path, text, expected):
+    assert variant_problems_of(tmp_path, text) == expected

@@ -132,39 +132,25 @@ class Variant:
     row: str  # the 报错原文 of the row it belongs to
     text: str  # the wording, for matching only
     source: str  # where it comes from: a torch source path, a library's strings, or a report's link
-    line: int = 0  # in the variants file
 
 
-def read_variants(path: Path) -> tuple[list[Variant], list[tuple[int, str]]]:
-    """The variants file: ``[[variant]]`` tables with ``row``, ``text`` and ``source``.
-    Returns (variants, problems as (line, message)); a missing file is no variants."""
+def read_variants(path: Path) -> list[Variant]:
+    """The variants file's good ``[[variant]]`` tables (``row``, ``text`` and ``source``, each a
+    non-empty string); a missing or unreadable file, or a bad table, gives none. What is wrong
+    with the file is ``torchcourse check``'s to say (``check.variant_problems``, which keeps the
+    lookup out of the checker and names each problem's line)."""
     if not path.is_file():
-        return [], []
-    raw = path.read_text(encoding="utf-8")
+        return []
     try:
-        data = tomllib.loads(raw)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        return [], [(int(m.group(1)) if m else 1, f"not valid TOML: {exc}")]
-    starts = [i for i, ln in enumerate(raw.splitlines(), start=1) if ln.strip() == "[[variant]]"]
-    out, problems = [], []
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError:
+        return []
     items = data.get("variant", [])
     if not isinstance(items, list):
-        return [], [(1, "expected [[variant]] tables")]
-    for k, item in enumerate(items):
-        line = starts[k] if k < len(starts) else 1
-        if not isinstance(item, dict):
-            problems.append((line, "a [[variant]] must be a table"))
-            continue
-        missing = [f for f in ("row", "text", "source") if not isinstance(item.get(f), str) or not item.get(f).strip()]
-        if missing:
-            problems.append((line, f"[[variant]] needs {', '.join(missing)} (non-empty strings)"))
-            continue
-        unknown = sorted(set(item) - {"row", "text", "source"})
-        if unknown:
-            problems.append((line, f"[[variant]] has unknown keys: {', '.join(unknown)}"))
-        out.append(Variant(item["row"].strip(), item["text"].strip(), item["source"].strip(), line))
-    return out, problems
+        return []
+    fields = ("row", "text", "source")
+    return [Variant(*(item[f].strip() for f in fields)) for item in items
+            if isinstance(item, dict) and all(isinstance(item.get(f), str) and item[f].strip() for f in fields)]
 
 
 def variants_path(course: Course) -> Path | None:
@@ -176,7 +162,7 @@ def variants_path(course: Course) -> Path | None:
 
 def course_variants(course: Course) -> list[Variant]:
     p = variants_path(course)
-    return read_variants(p)[0] if p is not None else []
+    return read_variants(p) if p is not None else []
 
 
 # ---------------------------------------------------------------------------------------
