@@ -269,6 +269,11 @@ def answers(course, text: str) -> list[tuple[str, bool, str]]:
     return [(where_label(course, h.entry), h.sure, h.wording) for h in lookup_error(course, text)]
 
 
+def links(course, text: str) -> list[tuple[str, bool]]:
+    """The answers' links (``04#no-grad``), each with whether it is an answer rather than a near match."""
+    return [(h.entry.link, h.sure) for h in lookup_error(course, text)]
+
+
 def test_a_wording_of_the_variants_file_leads_to_its_row_and_says_so(tmp_path):
     assert answers(load_course(fixture_copy(tmp_path / "without")), ADDMV) == []  # no row has these words
     course = load_course(fixture_copy(tmp_path / "with", GOOD_VARIANT))
@@ -948,17 +953,16 @@ def test_a_course_of_four_hundred_rows_with_a_variant_answers_the_row_that_match
         assert hits and hits[0].entry.anchor == f"row{k}" and hits[0].sure, (k, [(h.entry.anchor, h.sure) for h in hits[:3]])
 
 
-def test_a_row_of_an_interrupt_type_answers_that_type_with_another_message():
+def test_a_row_of_an_interrupt_type_answers_that_type_with_another_message(own_real_course):
     # ERROR_LINE_RE reads "…Interrupt" types too; the fallback pattern does not (it wants …Error,
     # …Exception or …Warning). A row "KeyboardInterrupt: …" is the only one of its type, so a
     # paste that ends in that type is its answer even when its message is another one
     from torchcourse.course.appendix import ErrorEntry
-    from torchcourse.lookup.errors import error_entries, prepare
+    from torchcourse.lookup.errors import prepare
 
-    course = load_course(Path(__file__).resolve().parents[1] / "content")
     row = ErrorEntry("KeyboardInterrupt: the worker was interrupted while collating a batch", "c", "08", "ctrl-c", "s",
                      origin="A:999")
-    index = prepare(list(error_entries(course)) + [row])
+    index = prepare(list(error_entries(own_real_course)) + [row])
     paste = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nKeyboardInterrupt: stopped by the user'
     hits = lookup_error(None, paste, entries=index)
     assert [(h.entry.anchor, h.sure) for h in hits] == [("ctrl-c", True)]
@@ -974,9 +978,8 @@ SAVED_MSG = "one of the variables needed for gradient computation has been modif
 ])
 def test_of_two_messages_pasted_without_their_types_the_last_lines_row_comes_first(real_course, first, last, first_answer):
     # lines without a type are printed errors; the last one is the likelier error of the run
-    hits = lookup_error(real_course, first + "\n" + last)
-    assert [f"{h.entry.chapter_id}#{h.entry.anchor}" for h in hits][:1] == [first_answer]
-    assert all(h.sure for h in hits) and len(hits) == 2
+    shown = links(real_course, first + "\n" + last)
+    assert shown[:1] == [(first_answer, True)] and len(shown) == 2 and all(sure for _, sure in shown)
 
 
 def test_what_lies_before_a_pastes_last_20000_characters_does_not_count(fixture_course):
@@ -1016,26 +1019,19 @@ def test_an_answer_by_a_rare_type_alone_is_only_just_sure(own_real_course):
     assert hit.score < 0.7
 
 
-CONTENT = Path(__file__).resolve().parents[1] / "content"
-
-
-def links(course, text: str) -> list[tuple[str, bool]]:
-    return [(h.entry.link, h.sure) for h in lookup_error(course, text)]
-
-
-def test_the_no_grad_view_message_wrapped_without_its_type_names_no_multi_output_section():
-    # a course object of its own: its index (the words' weights) is built in this test
+def test_the_no_grad_view_message_wrapped_without_its_type_names_no_multi_output_section(own_real_course):
     # the message says nothing of a function that returns several views: 03#multi-output-view is no answer
+    # (a course of the test's own: the words' weights are computed in this test)
     words = ("A view was created in no_grad mode and its base or another view of its base has been modified inplace "
              "with grad mode enabled").split()
     paste = " ".join(words[:12]) + "\n" + " ".join(words[12:])
-    assert links(load_course(CONTENT), paste) == [("04#no-grad-views", True), ("03#view-nograd", True)]
+    assert links(own_real_course, paste) == [("04#no-grad-views", True), ("03#view-nograd", True)]
 
 
-def test_missing_keys_that_start_with_module_lead_to_the_prefix_section_first():
+def test_missing_keys_that_start_with_module_lead_to_the_prefix_section_first(own_real_course):
     # the checkpoint was saved without DataParallel, the model is wrapped: the prefix is the cause
     paste = 'RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "module.fc.weight".'
-    assert links(load_course(CONTENT), paste) == [("06#module-prefix", True), ("06#missing-unexpected", True)]
+    assert links(own_real_course, paste) == [("06#module-prefix", True), ("06#missing-unexpected", True)]
 
 
 def test_a_few_words_that_are_only_names_and_numbers_get_no_answer(real_course):
