@@ -118,6 +118,29 @@ def test_reading_chars_rule():
     assert reading_chars(text) == len("#标题") + len("一二三abc") + len("x=1")
 
 
+class TestProofSnippetsAreNoReadingTime:
+    """A proof snippet (``{#id proof}``) is folded under its claim: neither its code nor its output
+    block(s) count towards the ⏱ badge, while an ordinary snippet's do."""
+
+    def test_a_proof_and_its_output_do_not_count(self):
+        before = "# 标题\n\n断言。\n\n"
+        after = "\n后文。\n"
+        proof = "```python {#p proof}\nprint(12345)\n```\n\n```output\n12345\n```\n"
+        plain = proof.replace(" proof}", "}")
+        assert reading_chars(before + proof + after) == len("#标题断言。后文。")
+        assert reading_chars(before + plain + after) == len("#标题断言。后文。") + len("print(12345)12345")
+
+    def test_the_loader_marks_the_snippet_as_a_proof(self, tmp_path):
+        root = _two_chapter_course(
+            tmp_path / "c",
+            "# 一\n\n断言。\n\n```python {#p proof}\nprint(1)\n```\n\n```output\n1\n```\n\n<!-- break -->\n",
+            "# 二\n\n正文。\n",
+        )
+        one = load_course(root).chapter("01")
+        assert [(s.id, s.proof) for s in one.snippets] == [("p", True)]
+        assert one.reading_chars == len("#一断言。")
+
+
 def _two_chapter_course(root: Path, one: str, two: str, cpm: int = 4) -> Path:
     root.mkdir(parents=True)
     (root / "course.toml").write_text(

@@ -25,7 +25,7 @@ OUTPUT_LANG = "output"
 # other tags other tools run as Python (Jupyter Book, MyST, Quarto): with attributes they are
 # refused with the reason, so a snippet never silently becomes display-only code
 PYTHON_ALIASES = {"py", "python3", "py3", "ipython", "ipython3"}
-FLAG_ATTRS = {"gpu", "norun", "cold"}
+FLAG_ATTRS = {"gpu", "norun", "cold", "proof"}  # proof: the folded run behind the claim above it
 VALUE_ATTRS = {"timeout"}  # numeric: seconds
 INT_ATTRS = {"exit"}  # the exit status the snippet is meant to end with (sys.exit(N))
 NAME_ATTRS = {"raises"}  # an exception class name, as on a traceback's final line
@@ -67,11 +67,46 @@ def reading_chars(source: str) -> int:
     ``[文字](03#anchor)``: the reader shows only the link text). Minutes =
     round(count / chars_per_minute), at least 1.
     """
-    text = COMMENT_RE.sub("", source)
+    text = COMMENT_RE.sub("", without_proofs(source))
     text = "\n".join(ln for ln in text.splitlines() if not FENCE_LINE_RE.match(ln))
     # whitespace never counts, so an anchor goes with or without the spaces around it
     text = LINK_TARGET_RE.sub("]", _LINE_END_ANCHOR_RE.sub("", text))
     return len(_SPACE_RE.sub("", text))  # \s on str is exactly str.isspace()
+
+
+_PROOF_FENCE_RE = re.compile(r"^\s*```python\s*\{[^}]*(?<![\w=-])proof(?![\w=-])[^}]*\}\s*$")
+_OUTPUT_FENCE_RE = re.compile(r"^\s*```output\b")
+
+
+def without_proofs(source: str) -> str:
+    """The source without its proof snippets (``{#id proof}``) and their output blocks: a proof
+    is folded under its claim and read only by a learner who opens it, so it is no reading time."""
+    lines = source.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _PROOF_FENCE_RE.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        i = _skip_fence(lines, i)
+        while True:  # the output block(s) right after it, blank lines between
+            j = i
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if j < len(lines) and _OUTPUT_FENCE_RE.match(lines[j]):
+                i = _skip_fence(lines, j)
+            else:
+                break
+    return "\n".join(out)
+
+
+def _skip_fence(lines: list[str], i: int) -> int:
+    """The index after the fence that opens at ``lines[i]``."""
+    i += 1
+    while i < len(lines) and not re.match(r"^\s*```\s*$", lines[i]):
+        i += 1
+    return i + 1
 
 
 def minutes_for(chars: int, chars_per_minute: int) -> int:
@@ -328,6 +363,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                     gpu=a.get("gpu", False),
                     norun=a.get("norun", False),
                     cold=a.get("cold", False),
+                    proof=a.get("proof", False),
                     timeout=a.get("timeout"),
                     raises=a.get("raises"),
                     bad_attrs=tuple(a.get("bad_attrs", ())),

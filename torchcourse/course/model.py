@@ -56,11 +56,11 @@ class Snippet(_Record):
     """A runnable ```python block and the ```output block that follows it."""
 
     _fields = ("id", "chapter_id", "code", "expected", "line", "expected_line", "part", "section",
-               "gpu", "norun", "cold", "timeout", "raises", "bad_attrs", "exit_code")
+               "gpu", "norun", "cold", "proof", "timeout", "raises", "bad_attrs", "exit_code")
 
     def __init__(self, id: str, chapter_id: str, code: str, expected: str | None, line: int,
                  expected_line: int | None = None, part: int = 0, section: str | None = None,
-                 gpu: bool = False, norun: bool = False, cold: bool = False,
+                 gpu: bool = False, norun: bool = False, cold: bool = False, proof: bool = False,
                  timeout: float | None = None, raises: str | None = None,
                  bad_attrs: tuple[str, ...] = (), exit_code: int | None = None) -> None:
         self.id = id
@@ -74,6 +74,7 @@ class Snippet(_Record):
         self.gpu = gpu
         self.norun = norun
         self.cold = cold
+        self.proof = proof  # the folded run that backs the claim above it; no reading time
         self.timeout = timeout
         self.raises = raises  # the exception the snippet is meant to end with (``raises=RuntimeError``)
         self.bad_attrs = bad_attrs  # fence attributes that could not be understood: never run it
