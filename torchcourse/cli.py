@@ -148,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--users", metavar="FILE", help="多人课堂：学员名单（TOML，每行 名字 = \"令牌\"）；每个学员的进度放在自己的目录里")
     p.add_argument("--add-user", metavar="NAME", help="往 --users 名单里加一个学员（生成新令牌），打印他的网址后退出")
     p.add_argument("--data-root", metavar="DIR", help="学员数据目录的上一级（默认是名单旁边的 <名单名>-data/）")
+    p.add_argument("--hub", action="store_true", help="在 JupyterHub 里由 jupyter-server-proxy 启动（JupyterLab 启动器里的「拆开 PyTorch」）：不用令牌，由 Jupyter 的登录把关；见 docs/jupyterhub.md")
+    p.add_argument("--unix-socket", metavar="PATH", help="和 --hub 一起用：监听这个 Unix 套接字，而不是端口")
     p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_serve"))
 
     p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")

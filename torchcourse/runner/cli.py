@@ -519,6 +519,10 @@ def cmd_doctor(args) -> int:
     for fine, line in serve_checks():
         print(line)
         ok = ok and fine
+    from torchcourse.serve.hub import hub_lines
+
+    for line in hub_lines():
+        print(line)
     return 0 if ok else 1
 
 

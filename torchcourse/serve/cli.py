@@ -80,6 +80,8 @@ def cmd_serve(args) -> int:
     from torchcourse.commandline import course_or_exit
     from torchcourse.serve.access import TOKEN_ENV, AccessError, choose_token, is_loopback
 
+    if getattr(args, "hub", False) or getattr(args, "unix_socket", None):
+        return cmd_serve_hub(args)
     host = args.host
     if not 0 <= args.port <= 65535:
         print(f"torchcourse serve: 端口要在 0 到 65535 之间（收到的是 {args.port}；0 表示随便一个空闲端口）", file=sys.stderr)
@@ -155,6 +157,50 @@ def cmd_serve(args) -> int:
     finally:
         if class_runner is not None:  # after the apps: their last runs end first
             class_runner.stop()
+
+
+def cmd_serve_hub(args) -> int:
+    """``serve --hub --unix-socket PATH``: started by jupyter-server-proxy in a JupyterHub user's
+    server (torchcourse/serve/hub.py says how access works there)."""
+    import asyncio
+    import logging
+
+    from torchcourse import paths
+    from torchcourse.commandline import course_or_exit
+
+    if not getattr(args, "hub", False):
+        print("torchcourse serve: --unix-socket 只和 --hub 一起用（JupyterHub 里由 jupyter-server-proxy 启动）", file=sys.stderr)
+        return 2
+    if getattr(args, "users", None) or getattr(args, "add_user", None) or getattr(args, "data_root", None):
+        print("torchcourse serve: --hub 是一个人的会话（JupyterHub 管登录和隔离），不和 --users / --add-user / --data-root 一起用", file=sys.stderr)
+        return 2
+    course = course_or_exit(args)
+    content = getattr(args, "content", None) or None
+    if content is None and paths.content_dir(None) != paths.shipped_content_dir():
+        content = str(paths.content_dir(None))
+    from torchcourse.serve.hub import export_progress
+    from torchcourse.serve.hub_server import HubCourseServer
+
+    logging.basicConfig(level=logging.INFO, format="torchcourse serve: %(message)s", stream=sys.stdout)
+    logging.getLogger("aiohttp").setLevel(logging.WARNING)
+    argv = app_argv(content)
+    server = HubCourseServer(argv, title=course.title or "torchcourse", unix_socket=args.unix_socket,
+                             port=args.port if args.unix_socket is None else 0)
+    if args.unix_socket is None:
+        server.host = DEFAULT_HOST  # behind the proxy: loopback only
+
+    def ready(port: int) -> None:
+        where = args.unix_socket or f"{DEFAULT_HOST}:{port}"
+        print(f"torchcourse serve: 「{course.title}」在 JupyterHub 里就绪（{where}）", flush=True)
+
+    async def main() -> int:
+        await export_progress(argv)
+        return await server.run(ready)
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        return 130
 
 
 def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:

@@ -435,11 +435,18 @@ class CourseServer(Server):
 
     # -- running ----------------------------------------------------------------------------
 
+    def make_site(self, runner: web.AppRunner):
+        """Where the server listens: host and port (``serve --hub`` listens on a Unix socket)."""
+        return web.TCPSite(runner, self.host, self.port)
+
+    def bound_port(self, site) -> int:
+        return site._server.sockets[0].getsockname()[1]  # the real one when --port 0
+
     async def run(self, ready) -> int:
         """Serve until SIGINT/SIGTERM/SIGHUP; ``ready(port)`` is called once the port is bound."""
         runner = web.AppRunner(await self.make_app(), access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
+        site = self.make_site(runner)
         try:
             await site.start()
         except OSError as exc:
@@ -451,7 +458,7 @@ class CourseServer(Server):
                    errno.EADDRNOTAVAIL: "这台电脑没有这个地址"}.get(exc.errno, str(exc))
             print(f"torchcourse serve: 无法监听 {self.host}:{self.port}：{why}", file=sys.stderr)
             return 1
-        port = site._server.sockets[0].getsockname()[1]  # the real one when --port 0
+        port = self.bound_port(site)
         self.port = port
         self.cookie = f"torchcourse_token_{port}"
         stop = asyncio.Event()
