@@ -13,20 +13,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from serve_support import CHROMIUM, CHROMIUM_ARGS, DEADLINE, FIXTURE, REPO, ScreenModel, missing_for_browser, wait_for
+from hub_support import PASSWORD, Hub
+from serve_support import CHROMIUM, CHROMIUM_ARGS, DEADLINE, REPO, ScreenModel, missing_for_browser, wait_for
 from torchcourse.serve.hub import LAUNCHER_TITLE
 
 FIXTURE_TITLE = "测试课程：拆开一个小盒子"
-PASSWORD = "hub-test-password"
 
 
 def _missing() -> str | None:
@@ -50,105 +49,7 @@ def _missing() -> str | None:
 _why = _missing()
 if _why and os.environ.get("CI") == "true":
     raise RuntimeError(f"the JupyterHub tests cannot run in CI: {_why}")
-pytestmark = pytest.mark.skipif(bool(_why), reason=f"JupyterHub tests skipped: {_why}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Hub:
-    """``jupyterhub`` in its own session: dummy login, a local spawner, homes under ``root/home``."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.homes = root / "home"
-        self.class_dir = root / "class"
-        self.homes.mkdir(parents=True)
-        self.class_dir.mkdir()
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        bindir = Path(sys.executable).parent
-        singleuser = shutil.which("jupyterhub-singleuser", path=str(bindir)) or "jupyterhub-singleuser"
-        config = root / "jupyterhub_config.py"
-        config.write_text("\n".join([
-            "c = get_config()  # noqa",
-            "c.JupyterHub.ip = '127.0.0.1'",
-            f"c.JupyterHub.port = {self.port}",
-            "c.JupyterHub.hub_ip = '127.0.0.1'",
-            f"c.JupyterHub.hub_port = {free_port()}",
-            f"c.ConfigurableHTTPProxy.api_url = 'http://127.0.0.1:{free_port()}'",
-            f"c.ConfigurableHTTPProxy.pid_file = {str(root / 'proxy.pid')!r}",
-            f"c.JupyterHub.db_url = 'sqlite:///{root / 'hub.sqlite'}'",
-            f"c.JupyterHub.cookie_secret_file = {str(root / 'cookie_secret')!r}",
-            "c.JupyterHub.authenticator_class = 'dummy'",
-            f"c.DummyAuthenticator.password = {PASSWORD!r}",
-            "c.Authenticator.allowed_users = {'alice', 'bob'}",
-            "c.JupyterHub.spawner_class = 'simple'",
-            f"c.SimpleLocalProcessSpawner.home_dir_template = {str(self.homes / '{username}')!r}",
-            f"c.Spawner.cmd = [{singleuser!r}]",
-            "c.Spawner.args = ['--ServerApp.allow_root=True']",
-            "c.Spawner.default_url = '/lab'",
-            "c.Spawner.start_timeout = 180",
-            "c.Spawner.http_timeout = 180",
-            # the course a teacher chose, and the folder the hub mounts for the class report
-            f"c.Spawner.environment = {{'TORCHCOURSE_CONTENT': {str(FIXTURE)!r}, "
-            f"'TORCHCOURSE_CLASS_DIR': {str(self.class_dir)!r}, 'PYTHONPATH': {str(REPO)!r}}}",
-        ]) + "\n", encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHCOURSE", "PYTEST", "TEXTUAL"))}
-        self.log_path = root / "hub.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=root, env=env,
-                                     stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
-        wait_for(lambda: self._healthy() or self.proc.poll() is not None, "the hub answered /hub/health")
-        if self.proc.poll() is not None:
-            raise AssertionError(f"jupyterhub exited {self.proc.returncode}:\n{self.log()[-4000:]}")
-
-    def _healthy(self) -> bool:
-        import urllib.request
-
-        try:
-            with urllib.request.urlopen(f"{self.url}/hub/health", timeout=5) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-    def log(self) -> str:
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        # the single-user servers run in sessions of their own: end what is left of them
-        for pid in _pids_under(self.homes):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self._log.close()
-
-
-def _pids_under(home: Path) -> list[int]:
-    """Processes whose environment's HOME lies under ``home`` (the users' servers and apps)."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            env = (d / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(e.startswith(b"HOME=" + str(home).encode()) for e in env):
-            out.append(int(d.name))
-    return out
+needs_a_hub = pytest.mark.skipif(bool(_why), reason=f"JupyterHub tests skipped: {_why}")
 
 
 class Learner:
@@ -218,6 +119,7 @@ def hub(tmp_path_factory):
         h.close()
 
 
+@needs_a_hub
 class TestTheCourseInJupyterHub:
     """Two users on one hub: each opens the course from JupyterLab and reads their own progress."""
 
@@ -273,3 +175,67 @@ class TestTheCourseInJupyterHub:
         print(data["runs"], data["position"])
         assert data["position"]
         assert (hub.class_dir / "bob.json").exists()
+
+
+class TestTheTeachersSetUp:
+    """What docs/jupyterhub.md tells a teacher to paste is what works."""
+
+    DOC = REPO / "docs" / "jupyterhub.md"
+
+    def test_the_zero_to_jupyterhub_excerpt_is_a_valid_config_yaml(self):
+        text = self.DOC.read_text(encoding="utf-8")
+        block = text.split("<!-- z2jh-config -->", 1)[1].split("<!-- /z2jh-config -->", 1)[0]
+        body = block.split("```yaml\n", 1)[1].split("```", 1)[0]
+        config = yaml.safe_load(body)
+        single = config["singleuser"]
+        assert single["defaultUrl"] == "/lab"
+        assert single["extraEnv"]["TORCHCOURSE_CLASS_DIR"] == single["storage"]["extraVolumeMounts"][0]["mountPath"]
+        assert single["memory"]["limit"] and single["cpu"]["limit"]
+        assert config["cull"]["enabled"] is True
+
+    def test_the_proxy_entry_point_names_the_course_and_a_unix_socket(self):
+        from torchcourse.serve.hub import setup_proxy
+
+        entry = setup_proxy()
+        assert entry["unix_socket"] is True and "{unix_socket}" in entry["command"]
+        assert entry["command"][:5] == [sys.executable, "-m", "torchcourse", "serve", "--hub"]
+        assert Path(entry["launcher_entry"]["icon_path"]).is_file()
+        assert entry["launcher_entry"]["title"] == LAUNCHER_TITLE
+
+
+class TestServeHubOptions:
+    """``serve --hub`` is one learner behind Jupyter's login: the class options are refused."""
+
+    def _serve(self, *args: str, home: Path) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHCOURSE")}
+        env.update(TORCHCOURSE_HOME=str(home), PYTHONPATH=str(REPO))
+        return subprocess.run([sys.executable, "-m", "torchcourse", "serve", *args], capture_output=True, text=True,
+                              env=env, stdin=subprocess.DEVNULL, timeout=120)
+
+    def test_a_unix_socket_without_hub_is_refused_in_chinese(self, tmp_path):
+        done = self._serve("--unix-socket", str(tmp_path / "s"), home=tmp_path)
+        assert done.returncode == 2
+        assert "--unix-socket 只和 --hub 一起用" in done.stderr and "Traceback" not in done.stderr
+
+    def test_hub_with_a_users_file_is_refused(self, tmp_path):
+        done = self._serve("--hub", "--users", str(tmp_path / "class.toml"), home=tmp_path)
+        assert done.returncode == 2
+        assert "--hub 是一个人的会话" in done.stderr
+
+
+class TestDoctorUnderAHub:
+    def test_doctor_names_the_hub_user_and_the_course_address(self, tmp_path):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHCOURSE")}
+        env.update(TORCHCOURSE_HOME=str(tmp_path), PYTHONPATH=str(REPO), JUPYTERHUB_USER="alice",
+                   JUPYTERHUB_SERVICE_PREFIX="/user/alice/", TORCHCOURSE_CLASS_DIR=str(tmp_path / "class"))
+        done = subprocess.run([sys.executable, "-m", "torchcourse", "doctor"], capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=300)
+        assert "jupyterhub  ✅ 在 JupyterHub 里：用户 alice，教程的网址是 /user/alice/torchcourse/" in done.stdout
+        assert "alice.json" in done.stdout
+
+    def test_outside_a_hub_doctor_says_so(self, tmp_path):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHCOURSE", "JUPYTERHUB"))}
+        env.update(TORCHCOURSE_HOME=str(tmp_path), PYTHONPATH=str(REPO))
+        done = subprocess.run([sys.executable, "-m", "torchcourse", "doctor"], capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=300)
+        assert "jupyterhub  — 不在 JupyterHub 里" in done.stdout
