@@ -55,7 +55,7 @@ def test_reach_break_keeps_max_and_moves_position(store):
     store.reach_break("03", 1)
     assert store.chapter_progress("03") == ChapterProgress("03", 2, False, None)
     # position: the part right after the furthest break reached; reaching an earlier break of
-    # the same chapter again never moves it back (issue 13 item 1)
+    # the same chapter again never moves it back
     assert store.last_position() == ("03", 2)
     store.reach_break("04", 1)
     assert store.last_position() == ("04", 1)
