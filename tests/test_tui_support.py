@@ -153,7 +153,10 @@ def reader(app) -> ReaderScreen:
 
 async def open_loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
     """Wait until chapter ``chapter_id`` is on screen and all of it is mounted."""
-    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
+    # a new reader of another chapter is a wrong state: fail at once, naming it, not at the deadline
+    start = app.screen
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}",
+                   fail=lambda: app.screen is not start and isinstance(app.screen, ReaderScreen) and app.screen.chapter.id != chapter_id)
     await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
     await pilot.pause()
     return app.screen
