@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import waiting
+
 
 def alive(pid: int) -> bool:
     """Running (a zombie, dead but not yet reaped, is not)."""
@@ -15,12 +17,8 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_until(pred, what: str, cap: float = 180.0, step: float = 0.05) -> None:
-    end = time.monotonic() + cap
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(step)
+def wait_until(pred, what: str, cap: float | None = None, step: float = 0.05) -> None:
+    waiting.wait_until(pred, what, deadline=cap, step=step)
 
 
 def wait_dead(pid: int, seconds: float = 60.0) -> bool:

@@ -23,11 +23,13 @@ from pathlib import Path
 
 import pytest
 
+import waiting
+
 from rich.cells import get_character_cell_size
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "tuicourse"
-DEADLINE = 180.0
+DEADLINE = waiting.DEADLINE
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -35,14 +37,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 APT = "apt-get install -y chromium fonts-noto-cjk fonts-noto-color-emoji"
 
 
-def wait_for(predicate, what: str, timeout: float = DEADLINE, step: float = 0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"never happened: {what}")
+def wait_for(predicate, what: str, timeout: float | None = None, step: float = 0.05, fail=None, state=None):
+    return waiting.wait_until(predicate, what, deadline=timeout, step=step, fail=fail, state=state)
 
 
 # -- the server --------------------------------------------------------------------------------

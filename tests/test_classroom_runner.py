@@ -394,3 +394,36 @@ def test_the_app_uses_the_class_runner_when_the_environment_names_it(monkeypatch
         assert isinstance(other, Runner)
     finally:
         other.close()
+
+
+class TestHiddenPathsUnderAMountedPath:
+    """The operator's files the class service is told to hide stay hidden even when they lie
+    under a path the sandbox mounts read-only (here: the interpreter's own prefix, which every
+    run needs). A service that dropped its ``--hide`` list would let a snippet read them."""
+
+    @needs_sandbox
+    def test_a_hidden_file_inside_the_interpreters_prefix_cannot_be_read(self, tmp_path):
+        import secrets as _secrets
+        import shutil
+
+        inside = Path(sys.prefix) / f"tc-hidden-{_secrets.token_hex(4)}"
+        inside.mkdir()
+        secret = inside / "class.toml"
+        secret.write_text('alice = "a-token-nobody-may-read"\n', encoding="utf-8")
+        svc = Service(tmp_path, jobs=1, hide=[str(inside)])
+        try:
+            probe = snip(f"""
+                import os
+                print("exists", os.path.exists({str(secret)!r}))
+                try:
+                    print(open({str(secret)!r}).read())
+                except OSError as e:
+                    print("refused", type(e).__name__)
+                print("prefix", os.path.isdir({str(Path(sys.prefix) / 'lib')!r}))
+                """)
+            result = svc.client("mallory").run(probe, use_cache=False)
+            assert "a-token-nobody-may-read" not in result.actual, result.actual
+            assert "prefix True" in result.actual  # the mount itself is there: the hiding did it
+        finally:
+            svc.stop()
+            shutil.rmtree(inside, ignore_errors=True)

@@ -145,3 +145,63 @@ def test_the_reader_parts_import_only_downward(tmp_path):
                " — a part of the reader imports its own level or above (the screen)") for v in found), found
     assert any(v.startswith("torchcourse/tui/reader/probe.py:") and "no place in the reader's order" in v for v in found), found
     assert len(found) == 4, found
+
+
+# -- no import circles ----------------------------------------------------------------------------
+
+def circles(pkg: Path = PKG) -> list[list[str]]:
+    """Every group of modules that import each other round (strongly connected, two or more),
+    lazy imports inside functions included: each module of a circle can only be understood, and
+    changed, together with the others."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(pkg.rglob("*.py")):
+        here = module_name(path, pkg)
+        graph.setdefault(here, set()).update(t for _line, t in imports(path, pkg) if t != here)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def test_no_module_imports_itself_round_a_circle():
+    assert circles() == []
+
+
+def test_the_circle_check_finds_a_circle_through_a_lazy_import(tmp_path):
+    import shutil
+
+    copy = tmp_path / "torchcourse"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert circles(copy) == circles()
+    (copy / "quiz" / "probe_a.py").write_text("from torchcourse.quiz.probe_b import B\nA = 1\n", encoding="utf-8")
+    (copy / "quiz" / "probe_b.py").write_text("B = 2\n\ndef f():\n    from torchcourse.quiz.probe_a import A\n    return A\n", encoding="utf-8")
+    assert ["torchcourse.quiz.probe_a", "torchcourse.quiz.probe_b"] in circles(copy)

@@ -55,7 +55,7 @@ def test_reach_break_keeps_max_and_moves_position(store):
     store.reach_break("03", 1)
     assert store.chapter_progress("03") == ChapterProgress("03", 2, False, None)
     # position: the part right after the furthest break reached; reaching an earlier break of
-    # the same chapter again never moves it back (issue 13 item 1)
+    # the same chapter again never moves it back
     assert store.last_position() == ("03", 2)
     store.reach_break("04", 1)
     assert store.last_position() == ("04", 1)
@@ -443,3 +443,50 @@ def test_minutes_read_count_the_parts_read_by_their_characters(tmp_path):
     ch = load_course(root).chapter("01")
     assert ch.minutes == 12
     assert [minutes_read(ch, parts) for parts in (set(), None, {0}, {1}, {0, 1}, {0, 7})] == [0.0, 0.0, 10.0, 2.0, 12.0, 10.0]
+
+
+class TestExportImportKeepsEverythingSaved:
+    """``export`` then ``import`` on another machine: what was saved is all there, and an import
+    that says "原有进度都保留" never lowers anything."""
+
+    def test_a_quiz_left_half_way_is_resumed_after_export_and_import(self, tmp_path):
+        t0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        a, _ = open_store(tmp_path / "a.sqlite3")
+        b, _ = open_store(tmp_path / "b.sqlite3")
+        try:
+            done = a.start_attempt("05", seed=3, at=t0 - timedelta(days=1))
+            a.record_answer("05", "q1", "a", True, at=t0 - timedelta(days=1), attempt_id=done)
+            a.finish_attempt(done, at=t0 - timedelta(days=1))
+            half = a.start_attempt("05", seed=123456789, at=t0)
+            a.record_answer("05", "q1", "b", False, at=t0 + timedelta(seconds=5), attempt_id=half, shown=[1, 0, 2])
+            a.record_answer("05", "q2", "c", True, at=t0 + timedelta(seconds=9), attempt_id=half)
+            a.export_json(tmp_path / "a.json")
+            b.import_json(tmp_path / "a.json")
+            att = b.open_attempt("05")
+            assert att is not None, "the quiz left half-way was lost on the way"
+            assert (att.seed, att.started_at) == (123456789, t0)
+            assert [(x.question_id, x.answer, x.shown) for x in att.answers] == [("q1", "b", (1, 0, 2)), ("q2", "c", None)]
+            # importing the same file again adds no second attempt, and the finished one stays finished
+            b.import_json(tmp_path / "a.json")
+            assert b.open_attempt("05").id == att.id
+            assert len(b.answers("05")) == 3
+        finally:
+            a.close()
+            b.close()
+
+    def test_an_import_never_lowers_a_chapters_furthest_break(self, tmp_path):
+        t = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        behind, _ = open_store(tmp_path / "behind.sqlite3")
+        ahead, _ = open_store(tmp_path / "ahead.sqlite3")
+        try:
+            behind.reach_break("03", 1, at=t)
+            behind.export_json(tmp_path / "behind.json")
+            ahead.reach_break("03", 3, at=t)
+            ahead.set_completed("03")
+            counts = ahead.import_json(tmp_path / "behind.json")
+            assert ahead.chapter_progress("03").furthest_break == 3
+            assert ahead.chapter_progress("03").completed
+            assert counts["chapters"] == 0  # nothing of the chapter changed
+        finally:
+            behind.close()
+            ahead.close()

@@ -9,6 +9,7 @@ import pytest
 from textual.app import App
 
 from torchcourse.course import load_course
+from waiting import wait_for_app
 from torchcourse.progress import open_store
 from torchcourse.runner import Runner
 from torchcourse.tui.screens.quiz import QuizOutcome, QuizScreen, ReviewScreen
@@ -72,13 +73,8 @@ def num(screen, *file_indexes) -> list[str]:
     return [str(n) for n in shown_numbers(s.order(*s.current), file_indexes)]
 
 
-async def wait_for(pilot, predicate, timeout=60.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        if loop.time() > end:
-            raise AssertionError("timed out waiting for the screen")
-        await pilot.pause(0.05)
+async def wait_for(pilot, predicate, timeout=None):
+    await wait_for_app(pilot, predicate, "the quiz screen", deadline=timeout)
 
 
 @sync

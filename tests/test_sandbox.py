@@ -451,3 +451,18 @@ def test_a_hidden_path_under_a_bound_one_is_masked(tmp_path):
         assert "data/progress.sqlite3 refused" in res.actual
     finally:
         r.close()
+
+
+class TestLandlockFailsClosed:
+    """On a kernel whose Landlock is missing or too old the jail refuses to confine a run (the
+    class then says why and does not start) instead of running the snippet half-confined."""
+
+    def test_an_old_landlock_abi_is_refused_before_anything_is_restricted(self, monkeypatch):
+        from torchcourse.runner import tc_jail
+
+        monkeypatch.setattr(tc_jail, "landlock_abi", lambda: tc_jail.MIN_ABI - 1)
+        with pytest.raises(tc_jail.JailError, match=f"Landlock ABI {tc_jail.MIN_ABI - 1} < {tc_jail.MIN_ABI}"):
+            tc_jail.landlock(["/usr"], [])
+        monkeypatch.setattr(tc_jail, "landlock_abi", lambda: 0)  # no Landlock at all
+        with pytest.raises(tc_jail.JailError):
+            tc_jail.landlock(["/usr"], [])

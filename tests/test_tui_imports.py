@@ -13,6 +13,8 @@ FIXTURE = REPO / "tests" / "fixtures" / "tuicourse"
 APP_SCRIPT = r"""
 import asyncio, json, sys, tempfile
 from pathlib import Path
+sys.path.insert(0, str(Path.cwd() / "tests"))
+from waiting import wait_for_app  # a deadline on every wait (it imports no torch, no textual)
 from torchcourse import paths
 from torchcourse.course import load_course
 from torchcourse.progress import open_store
@@ -32,18 +34,15 @@ async def main():
                 if not ch.available:
                     continue
                 app.open_chapter(ch.id)
-                while not getattr(app.screen, "loaded", False):
-                    await pilot.pause(0.05)
+                await wait_for_app(pilot, lambda: getattr(app.screen, "loaded", False), "the chapter loaded")
             if root.name == "tuicourse":
                 # run a snippet for real through the (lazily started, warm) runner
                 app.open_chapter("01")
-                while not getattr(app.screen, "loaded", False):
-                    await pilot.pause(0.05)
+                await wait_for_app(pilot, lambda: getattr(app.screen, "loaded", False), "the chapter loaded")
                 view = next(v for v in app.screen.query(SnippetView) if v.snippet.id == "hello")
                 view.focus()
                 await pilot.press("x")
-                while view.state != "done":
-                    await pilot.pause(0.05)
+                await wait_for_app(pilot, lambda: view.state == "done", "the snippet's run ended")
                 seen["verdict"] = view.result.status
         app.runner.close()
         store.close()

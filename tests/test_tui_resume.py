@@ -168,3 +168,33 @@ async def test_a_search_hit_in_a_chapters_opening_names_its_title_once(tmp_path)
         title = app.course.chapter("01").title
         rows = [r for r in screen_text(app).splitlines() if title in r]
         assert rows and all(r.count(title) == 1 for r in rows), rows
+
+
+class TestRouteSwitchKeepsThePlace:
+    """A switch to another route that also holds the chapter being read keeps 继续 in that
+    chapter: the place is the learner's, the route only decides what comes after it."""
+
+    @sync
+    async def test_继续_stays_in_the_chapter_when_the_new_route_also_holds_it(self, tmp_path):
+        import shutil
+
+        from test_tui_support import FIXTURE
+
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        toml = root / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8") + '\n[[routes]]\nid = "B"\nname = "两章"\naudience = "测试"\nchapters = ["01", "02"]\n',
+                        encoding="utf-8")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        store.set_route("D")
+        async with run_app(app, store, size=SIZE) as pilot:
+            screen = await open_reader(pilot, "02")  # 01, first on both routes, not read yet
+            place = await scroll_down(pilot, screen, 3)
+            await pilot.press("s")
+            await home(pilot, app)
+            app.set_route("B")  # 01 → 02: 02 is on it, after 01
+            await home(pilot, app)
+            await pilot.press("c")
+            screen = await open_loaded_reader(pilot, app, "02")
+            assert app.screen.chapter.id == "02"
+            await wait_for(pilot, lambda: line_at_top(screen) == place, what=f"02 at {place}")

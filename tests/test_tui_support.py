@@ -10,6 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from torchcourse.course import load_course
+from waiting import wait_for_app
 from torchcourse.progress import open_store
 from torchcourse.tui.app import make_app
 from torchcourse.tui.reader import ReaderScreen
@@ -107,14 +108,12 @@ def shown_key(app, *file_indexes) -> list[str]:
     return [str(n) for n in shown_numbers(s.order(*s.current), file_indexes)]
 
 
-async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    """Poll ``predicate`` between refreshes until it holds; generous deadline for a loaded 2-core machine."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not predicate():
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
+async def wait_for(pilot, predicate, timeout: float | None = None, what: str = "condition", fail=None) -> None:
+    """Poll ``predicate`` between refreshes until it holds (tests/waiting.py: one deadline policy;
+    on failure the error shows the screen as it was)."""
+    app = getattr(pilot, "app", None)
+    await wait_for_app(pilot, predicate, what, deadline=timeout, fail=fail,
+                       state=(lambda: screen_text(app)) if app is not None else None)
 
 
 def screen_text(app) -> str:
@@ -154,7 +153,10 @@ def reader(app) -> ReaderScreen:
 
 async def open_loaded_reader(pilot, app, chapter_id: str) -> ReaderScreen:
     """Wait until chapter ``chapter_id`` is on screen and all of it is mounted."""
-    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}")
+    # a new reader of another chapter is a wrong state: fail at once, naming it, not at the deadline
+    start = app.screen
+    await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == chapter_id, what=f"reader {chapter_id}",
+                   fail=lambda: app.screen is not start and isinstance(app.screen, ReaderScreen) and app.screen.chapter.id != chapter_id)
     await wait_for(pilot, lambda: app.screen.loaded, what="all parts mounted")
     await pilot.pause()
     return app.screen

@@ -3,7 +3,8 @@
     python tools/mutation.py PACKAGE [--jobs 2] [--sample N] [--seed S] [--only TEXT] [--again LOG]
                                      [--confirm] [--agree] [--whole] [--list]
 
-PACKAGE is one of the names in ``PACKAGES`` below (runner, progress, quiz, course, lookup). Each
+PACKAGE is one of the names in ``PACKAGES`` below (runner, progress, quiz, course, lookup, sandbox,
+serve, reader). Each
 names the source files (optionally only some of their functions) and, per file, its own test
 files (the whole suite is far too slow to run per mutant on two cores). The script copies the
 repository (without .git and .venv) to private temporary directories (one per job), then:
@@ -54,30 +55,37 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # package -> [(source file, functions or None for the whole file, that file's own tests)]
-RUNNER_CACHE_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "cache or torch or timeouts_are_never or mutation_kills"]
-RUNNER_CHILD_TESTS = ["tests/test_runner.py", "tests/test_mutation_kills_runner.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
+RUNNER_CACHE_TESTS = ["tests/test_runner.py", "tests/test_runner_paths_and_cache.py", "-k", "cache or torch or timeouts_are_never or paths_and_cache"]
+RUNNER_CHILD_TESTS = ["tests/test_runner.py", "tests/test_runner_paths_and_cache.py", "-k", "random_stream or warm_equals_cold or stdin or keyboard"]
 # the mutation-kill files first: their state checks fail a mutant in seconds, and `-x` stops the
 # run there before a test that can only wait for a write that never lands (a timeout, not a kill)
-PROGRESS_TESTS = ["tests/test_mutation_kills_progress.py", "tests/test_progress_store.py", "tests/test_progress_courses.py",
-                  "tests/test_hostile_store.py", "tests/test_progress_processes.py"]
+PROGRESS_TESTS = ["tests/test_progress_rules.py", "tests/test_progress_store.py", "tests/test_progress_courses.py",
+                  "tests/test_progress_damaged_store.py", "tests/test_progress_processes.py"]
 QUIZ_TESTS = ["tests/test_quiz_grading.py", "tests/test_quiz_bank.py", "tests/test_quiz_review.py", "tests/test_quiz_check.py",
-              "tests/test_quiz_order.py", "tests/test_mutation_kills_quiz.py"]
-COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py", "tests/test_mutation_kills_course.py"]
-LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py", "tests/test_lookup_reports.py", "tests/test_mutation_kills_lookup.py"]
+              "tests/test_quiz_order.py", "tests/test_quiz_rules.py"]
+COURSE_TESTS = ["tests/test_course_model.py", "tests/test_course_cache.py", "tests/test_author_mode.py", "tests/test_course_rules.py"]
+LOOKUP_TESTS = ["tests/test_lookup.py", "tests/test_lookup_appendix.py", "tests/test_lookup_reports.py", "tests/test_lookup_answers.py"]
+SANDBOX_TESTS = ["tests/test_sandbox.py", "tests/test_classroom_runner.py"]
+SERVE_TESTS = ["tests/test_serve.py", "tests/test_serve_class.py", "tests/test_serve_class_runner.py"]
+READER_TESTS = ["tests/test_tui_path.py", "tests/test_tui_resume.py", "tests/test_reader_keys.py", "tests/test_reader_paging.py"]
 PACKAGES: dict[str, list[tuple[str, tuple[str, ...] | None, list[str]]]] = {
     "runner": [
-        ("torchcourse/runner/normalize.py", None, ["tests/test_runner_normalize.py", "tests/test_hostile_output.py::test_visible_forms_and_comparisons_unchanged", "tests/test_mutation_kills_runner.py"]),
+        ("torchcourse/runner/normalize.py", None, ["tests/test_runner_normalize.py", "tests/test_output_control_characters.py::test_visible_forms_and_comparisons_unchanged", "tests/test_runner_paths_and_cache.py"]),
         ("torchcourse/runner/cache.py", None, RUNNER_CACHE_TESTS),
         ("torchcourse/runner/zygote.py", ("_prepare_snippet_process",), RUNNER_CHILD_TESTS),  # the warm child's set-up
     ],
     "progress": [
         ("torchcourse/progress/store.py", None, PROGRESS_TESTS),
         ("torchcourse/progress/reading.py", None, PROGRESS_TESTS),
-        ("torchcourse/tui/writer.py", None, ["tests/test_mutation_kills_writer.py", "tests/test_hostile_writes.py"]),
+        ("torchcourse/tui/writer.py", None, ["tests/test_progress_writer.py", "tests/test_progress_locked_store.py"]),
     ],
     "quiz": [(f"torchcourse/quiz/{n}.py", None, QUIZ_TESTS) for n in ("grading", "bank", "review", "order", "tells")],
     "course": [(f"torchcourse/course/{n}.py", None, COURSE_TESTS) for n in ("chapter", "links", "loader")],
     "lookup": [(f"torchcourse/lookup/{n}.py", None, LOOKUP_TESTS) for n in ("search", "errors")],
+    # the class: what a learner's snippet can reach, who a request is, the class service
+    "sandbox": [(f"torchcourse/runner/{n}.py", None, SANDBOX_TESTS) for n in ("sandbox", "tc_jail", "cgroups")],
+    "serve": [(f"torchcourse/serve/{n}.py", None, SERVE_TESTS) for n in ("access", "users", "server", "classroom")],
+    "reader": [(f"torchcourse/tui/reader/{n}.py", None, READER_TESTS) for n in ("place", "navigation")],
 }
 # run in the zygote's forked snippet processes, which outlive the test that started them: coverage
 # cannot tell which test ran a line there, so their mutants always run the file's whole test set

@@ -809,8 +809,17 @@ class Store:
                 ],
                 "answers": [
                     {"chapter_id": r[0], "question_id": r[1], "answer": r[2], "correct": bool(r[3]), "at": r[4],
-                     **({"shown": list(_order(r[5]))} if _order(r[5]) else {})}
-                    for r in c.execute("SELECT chapter_id, question_id, answer, correct, at, shown FROM answers WHERE course_id = ? ORDER BY at, id", (self.course_id,))
+                     **({"shown": list(_order(r[5]))} if _order(r[5]) else {}),
+                     **({"attempt_started_at": r[6]} if r[6] is not None else {})}
+                    for r in c.execute(
+                        "SELECT a.chapter_id, a.question_id, a.answer, a.correct, a.at, a.shown, q.started_at FROM answers a "
+                        "LEFT JOIN quiz_attempts q ON q.course_id = a.course_id AND q.id = a.attempt_id "
+                        "WHERE a.course_id = ? ORDER BY a.at, a.id", (self.course_id,))
+                ],
+                # a quiz left half-way is resumed on the other machine too: its attempt and seed
+                "attempts": [
+                    {"chapter_id": r[0], "seed": r[1], "started_at": r[2], "finished_at": r[3]}
+                    for r in c.execute("SELECT chapter_id, seed, started_at, finished_at FROM quiz_attempts WHERE course_id = ? ORDER BY started_at, id", (self.course_id,))
                 ],
                 "runs": [
                     {"chapter_id": r[0], "snippet_id": r[1], "verdict": r[2], "at": r[3]}
@@ -908,13 +917,32 @@ class Store:
                 )
                 after = c.execute("SELECT furthest_break, completed, completed_at FROM chapters WHERE course_id = ? AND chapter_id = ?", (cid, ch["chapter_id"])).fetchone()
                 counts["chapters"] += int(before != after)
+            attempt_ids: dict[tuple[str, str], int] = {}  # (chapter, started_at) -> this store's attempt
+            for q in rows["attempts"]:
+                key = (q["chapter_id"], q["started_at"])
+                found = c.execute("SELECT id FROM quiz_attempts WHERE course_id = ? AND chapter_id = ? AND started_at = ?", (cid, *key)).fetchone()
+                if found is None:
+                    cur = c.execute(
+                        "INSERT INTO quiz_attempts (course_id, chapter_id, seed, started_at, finished_at) VALUES (?, ?, ?, ?, ?)",
+                        (cid, q["chapter_id"], q["seed"], q["started_at"], q["finished_at"]),
+                    )
+                    attempt_ids[key] = int(cur.lastrowid)
+                else:
+                    attempt_ids[key] = int(found[0])
+            # of a chapter's attempts left open, only the latest stays open (as start_attempt keeps it)
+            for chapter in {q["chapter_id"] for q in rows["attempts"]}:
+                open_ = c.execute("SELECT id FROM quiz_attempts WHERE course_id = ? AND chapter_id = ? AND finished_at IS NULL "
+                                  "ORDER BY started_at DESC, id DESC", (cid, chapter)).fetchall()
+                for (old_id,) in open_[1:]:
+                    c.execute("UPDATE quiz_attempts SET finished_at = started_at WHERE id = ?", (old_id,))
             for a in rows["answers"]:
                 if not c.execute(
                     "SELECT 1 FROM answers WHERE course_id = ? AND chapter_id = ? AND question_id = ? AND at = ?", (cid, a["chapter_id"], a["question_id"], a["at"])
                 ).fetchone():
+                    attempt = attempt_ids.get((a["chapter_id"], a["attempt_started_at"])) if a["attempt_started_at"] else None
                     c.execute(
-                        "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at, shown) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (cid, a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"], _order_text(a["shown"])),
+                        "INSERT INTO answers (course_id, chapter_id, question_id, answer, correct, at, shown, attempt_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (cid, a["chapter_id"], a["question_id"], a["answer"], int(a["correct"]), a["at"], _order_text(a["shown"]), attempt),
                     )
                     counts["answers"] += 1
             for r in rows["runs"]:
@@ -1005,6 +1033,11 @@ def _validate_export(data: object, path: Path) -> dict:
             raise bad(where, f"应为 {low} 到 {_MAX_COUNT} 之间的整数，实际是 {str(value)[:40]!r}")
         return value
 
+    def seed(value, where: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or not (0 <= value < 2**32):
+            raise bad(where, f"应为 0 到 {2**32 - 1} 之间的整数，实际是 {str(value)[:40]!r}")
+        return value
+
     def items(key: str) -> list[dict]:
         value = data.get(key, [])
         if not isinstance(value, list):
@@ -1018,7 +1051,7 @@ def _validate_export(data: object, path: Path) -> dict:
     if course is not None and (not isinstance(course, str) or not course):
         raise bad("course", f"应为非空字符串，实际是 {course!r}")
     out: dict = {"course": course, "route": None, "position": None, "chapters": [], "answers": [], "runs": [], "breaks": [], "edits": [],
-                 "parts_read": None}
+                 "parts_read": None, "attempts": []}
     route = data.get("route")
     if route is not None:
         if not isinstance(route, str):
@@ -1052,7 +1085,14 @@ def _validate_export(data: object, path: Path) -> dict:
             raise bad(f"{where}.shown", f"应为选项序号 0..n-1 的一种排列，实际是 {str(shown)[:60]!r}")
         out["answers"].append(
             {"chapter_id": text(a, "chapter_id", where), "question_id": text(a, "question_id", where), "answer": a["answer"], "correct": a["correct"], "at": when(a, "at", where),
-             "shown": shown}
+             "shown": shown, "attempt_started_at": when(a, "attempt_started_at", where) if a.get("attempt_started_at") is not None else None}
+        )
+    for i, q in enumerate(items("attempts")):
+        where = f"attempts[{i}]"
+        out["attempts"].append(
+            {"chapter_id": text(q, "chapter_id", where), "seed": seed(q.get("seed"), f"{where}.seed"),
+             "started_at": when(q, "started_at", where),
+             "finished_at": when(q, "finished_at", where) if q.get("finished_at") is not None else None}
         )
     for i, r in enumerate(items("runs")):
         where = f"runs[{i}]"

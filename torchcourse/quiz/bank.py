@@ -434,7 +434,7 @@ def predict_accept_contradiction(accept: list[str], expected: str) -> str | None
     prints is told they are wrong."""
     import unicodedata
 
-    from torchcourse.quiz.grading import _CJK_PUNCT, normalize
+    from torchcourse.quiz.answertext import _CJK_PUNCT, normalize
 
     # the output as the grader sees text, but with its spaces kept: they separate words
     out = unicodedata.normalize("NFKC", expected).translate(_CJK_PUNCT).casefold()

@@ -177,14 +177,12 @@ def key_table() -> list[tuple[str, str, str]]:
     rows = [(k.scope, display_key(k), k.description) for k in KEYS]
     rows.insert(next(i for i, r in enumerate(rows) if r[0] == "阅读") + 5, ("阅读", "↑ ↓ PgUp PgDn Home End", "滚动正文（空格、b 翻页，j、k 一行，像 less）"))
     rows.insert(next(i for i, r in enumerate(rows) if r[0] == "首页") + 3, ("首页", "↑ ↓ Tab", "↑↓ 在一个列表里移动（路线列表到底就停住），Tab 换到下一个列表"))
-    from torchcourse.tui.screens.lookup import LookupScreen
-    from torchcourse.tui.screens.quiz import QUIZ_BINDINGS
-    from torchcourse.tui.widgets.editor import ConfirmRestore
+    from torchcourse.tui.bindings import LOOKUP_BINDINGS, QUIZ_BINDINGS, RESTORE_BINDINGS
 
     rows += binding_rows("测验", QUIZ_BINDINGS, QUIZ_WORDS)
     rows += [("报错反查", key, words) for key, words in LOOKUP_BOX_ROWS]
-    rows += binding_rows("报错反查", LookupScreen.BINDINGS, LOOKUP_WORDS, skip=("q",))  # the box types q
-    rows += binding_rows("u 的确认框", ConfirmRestore.BINDINGS, RESTORE_WORDS)
+    rows += binding_rows("报错反查", LOOKUP_BINDINGS, LOOKUP_WORDS, skip=("q",))  # the box types q
+    rows += binding_rows("u 的确认框", RESTORE_BINDINGS, RESTORE_WORDS)
     return rows
 
 

@@ -16,11 +16,12 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from torchcourse.tui import keys
+from torchcourse.tui.bindings import DIALOG_BINDINGS
 
 
 class Dialog(ModalScreen):
     CSS_PATH = Path(__file__).resolve().parent.parent / "dialogs.tcss"
-    BINDINGS = [Binding("escape", "dismiss_dialog", "关闭", key_display="Esc"), Binding("q", "dismiss_dialog", "关闭", show=False)]
+    BINDINGS = DIALOG_BINDINGS
     # selector → (rows the rest of the box needs, most rows): a scrolling part of the box gets
     # fewer rows on a short terminal, so the box (at most 90% of the screen) is never cut.
     FIT: dict[str, tuple[int, int]] = {}

@@ -4,11 +4,11 @@ to the best match's section (Tab to the results to pick another)."""
 from __future__ import annotations
 
 from textual import events, on
-from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import TextArea
 from textual.widgets.option_list import Option
 
+from torchcourse.tui.bindings import LOOKUP_BINDINGS
 from torchcourse.tui.screens.dialogs import Finder
 
 INPUT_ROWS = 6  # the paste box; fewer (down to 4) on a short terminal
@@ -46,7 +46,7 @@ class LookupScreen(Finder):
         forums and its chapter 00), else a wording that names no library and no chapter."""
         course = getattr(self.app, "course", None)
         return (getattr(course, "not_covered", "") or self.EMPTY_OTHER).strip()
-    BINDINGS = Finder.BINDINGS + [Binding("ctrl+j", "first", "跳到第一条", show=False)]
+    BINDINGS = LOOKUP_BINDINGS
 
     def make_input(self) -> TextArea:
         return PasteBox(self.initial, id="lookup-input", soft_wrap=True, show_line_numbers=False)

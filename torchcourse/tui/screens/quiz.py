@@ -38,42 +38,16 @@ from torchcourse.tui.screens.quiz_run import PredictRun, RunOutput
 from torchcourse.tui.screens.quiz_save import resume_offer, save_in_background
 from torchcourse.tui.screens.quiz_view import ANSWER, EMPTY, FEEDBACK, JUDGE, RESUME, SUMMARY
 from torchcourse.tui.screens.quiz_view import HangingChoices  # noqa: F401 - re-exported for callers
+from torchcourse.tui.bindings import QUIZ_BINDINGS  # kept below the screens: the help screen reads them too
 
 __all__ = ["QuizScreen", "ReviewScreen", "QuizOutcome"]
 
 LAYOUT_GROUP = "quiz-layout"
 
 
-def _number_bindings() -> list[Binding]:
-    out = [Binding("1", "pick(0)", "选择", key_display="1-9")]
-    out += [Binding(str(i + 1), f"pick({i})", "选择", show=False) for i in range(1, 9)]
-    return out
-
-
-# Enter has one binding per phase (check_action enables one): the footer names what it does now
-QUIZ_BINDINGS = [
-    *_number_bindings(),
-    Binding("up", "cursor(-1)", "上", show=False),
-    Binding("down", "cursor(1)", "下", show=False),
-    Binding("space", "toggle", "勾选", key_display="空格"),
-    Binding("r", "reveal", "看参考答案"),
-    Binding("y", "self_grade(True)", "我答对了"),
-    Binding("n", "self_grade(False)", "没答对"),
-    Binding("enter", "submit", "提交", key_display="回车"),
-    Binding("enter", "reveal_enter", "看参考答案", key_display="回车", show=False),
-    Binding("enter", "next", "下一题", key_display="回车"),
-    Binding("enter", "results", "看结果", key_display="回车"),
-    Binding("enter", "choose", "选择", key_display="回车"),
-    Binding("enter", "goto_missed", "回看小节", key_display="回车"),
-    Binding("enter", "back", "返回", key_display="回车"),
-    Binding("pagedown", "page(1)", "翻页", key_display="PgDn", show=False),
-    Binding("pageup", "page(-1)", "上翻", key_display="PgUp", show=False),
-    Binding("escape", "leave", "离开测验", key_display="Esc"),
-]
-
-
 class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
     CSS_PATH = "quiz.tcss"
+    is_quiz = True  # quiz_save.refresh_below tells a quiz screen by this (it cannot import this module)
 
     BINDINGS = QUIZ_BINDINGS
 

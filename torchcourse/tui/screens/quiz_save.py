@@ -19,10 +19,8 @@ _WRITER_LOCK = threading.Lock()
 
 def refresh_below(app) -> None:
     """After a closed quiz's completion is stored: the screen now on top shows it again."""
-    from torchcourse.tui.screens.quiz import QuizScreen
-
     screen = app.screen
-    if not isinstance(screen, QuizScreen) and hasattr(screen, "refresh_data"):
+    if not getattr(screen, "is_quiz", False) and hasattr(screen, "refresh_data"):
         screen.refresh_data()
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import difflib
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from torchcourse.tui.bindings import RESTORE_BINDINGS
 
 EDIT_MARK = "✏️ 已改动（u 恢复原文）"
 GPU_EDIT_NOTE = "这段代码需要 GPU：可以改，但没有 GPU 的机器上不会运行（会显示「未实跑」）"
@@ -167,7 +168,7 @@ EDITED_VERDICTS = {
 def edited_verdict(result) -> str:
     status = getattr(result, "status", "error")
     head = EDITED_VERDICTS.get(status, f"✏️ 代码已改动 · {status}")
-    from torchcourse.tui.widgets.snippet import learner_words
+    from torchcourse.tui.widgets.runwords import learner_words
 
     message = learner_words(getattr(result, "message", "") or "")  # as the book's runs say it (review-00)
     if status in ("error", "skipped") and message:
@@ -237,10 +238,7 @@ class ConfirmRestore(ModalScreen[bool]):
         color: $text-accent;
     }
     """
-    BINDINGS = [
-        Binding("y,enter", "answer(True)", "恢复", show=False),
-        Binding("n,escape,q", "answer(False)", "不恢复", show=False),
-    ]
+    BINDINGS = RESTORE_BINDINGS
 
     def __init__(self, snippet_id: str) -> None:
         super().__init__()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -14,6 +13,7 @@ from textual.widgets import Static
 
 from torchcourse.runner.normalize import visible
 from torchcourse.course.model import Snippet
+from torchcourse.tui.widgets.runwords import learner_words
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 GPU_NOTE = "🗓️ 未实跑 — 需要 GPU"
@@ -32,19 +32,6 @@ VERDICTS = {
 def is_missing_torch(result) -> bool:
     text = f"{getattr(result, 'message', '') or ''}\n{getattr(result, 'actual', '') or ''}"
     return "No module named 'torch'" in text or "torch is not installed" in text.lower() or "未安装 torch" in text
-
-
-_AUTHOR_WORDS = (  # the runner's words for authors (fence attributes) → words for a learner (walk L5)
-    (re.compile(r"代码块声明了 raises=(\S+?)，运行却没有抛出异常"), r"书上这段代码应该以 \1 报错结束，这次运行却没有报错"),
-    (re.compile(r"代码块声明了 raises=(\S+?)，运行抛出的却是 (\S+)"), r"书上这段代码应该以 \1 报错结束，这次抛出的却是 \2"),
-    (re.compile(r"运行抛出了 (\S+?)，代码块却没有声明 raises=\S+"), r"这次运行以 \1 报错结束，书上这段代码本不该报错"),
-)
-
-
-def learner_words(message: str) -> str:
-    for pattern, words in _AUTHOR_WORDS:
-        message = pattern.sub(words, message)
-    return message
 
 
 def verdict_text(result) -> str:

@@ -1,6 +1,6 @@
-"""The real app in a real pseudo-terminal against hostile cold snippets (issue 12, items 3 and
-10): a snippet that kills its parent does not kill the app; closing the terminal or killing the
-app while a busy cold snippet runs leaves no snippet behind."""
+"""The real app in a real pseudo-terminal against hostile cold snippets: a snippet that kills its
+parent does not kill the app; closing the terminal or killing the app while a busy cold snippet
+runs leaves no snippet behind."""
 
 from __future__ import annotations
 

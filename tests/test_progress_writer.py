@@ -1,7 +1,7 @@
 """The progress writer (tui/writer.py) on a real SQLite store, driven directly from an asyncio
-loop (no Textual): what lands in the store, in which order, and what the learner is told when a
-write fails. Cases the mutation run of the progress package (docs/mutation.md) showed no test
-pinned; each test names the mutants it kills. The tests wait for states, never for time."""
+loop (no Textual): what lands in the store, in which order, which queued place wins, what the
+learner is told when a write fails and when it is saved after all, and how the writer's thread
+starts, waits and ends. The tests wait for states, never for time."""
 
 from __future__ import annotations
 
@@ -411,7 +411,7 @@ def test_a_writer_without_a_loop_survives_a_failed_write_and_names_two(store):
     assert asyncio.run(main())[0] == "路线（连同之后的 1 项）没有保存：磁盘已满。这些进度先留在内存里，程序会自动再试。"
 
 
-# -- the progress writer (tui/writer.py) (issue 38, h38c) ------------------------------------------
+# -- the progress writer (tui/writer.py) ------------------------------------------
 
 
 def test_a_queued_place_not_yet_taken_by_the_writer_is_replaced_by_the_next_one(store):
@@ -457,7 +457,7 @@ def test_closing_the_writer_closes_its_own_connection_and_keeps_the_apps(store, 
 
 
 
-# -- waking and replacing (issue 38, h38a) ----------------------------------------------------------
+# -- waking and replacing ----------------------------------------------------------
 
 
 def test_a_write_submitted_to_an_idle_writer_wakes_it(store):
@@ -518,7 +518,7 @@ def test_the_writers_thread_never_keeps_the_program_from_exiting(store):
 
 
 def test_writes_still_queued_when_close_begins_are_all_written(store):
-    # kills "the writer drops its queued writes when the app closes" (issue 38; e.g. _serve
+    # kills "the writer drops its queued writes when the app closes" (e.g. _serve
     # returning once _closing is set, writer.py:143): the learner pressed q while a slow write
     # ran and three more waited; close() must write them all and report nothing unsaved. The
     # moment is a state: close() is joining the writer's thread (past its notify) while the slow

@@ -1,7 +1,7 @@
-"""The author walk's mistakes (reviews/2026-12-01/author-walk.md, issue 34), re-made one at a time
-on a fresh `torchcourse new` course: each is a `file:line` problem (or a ⚠️ where it is a
-judgement call), never silent. Check-level mistakes load the course in-process (what the app
-and `check` do first); runner-level ones run the real `torchcourse` command."""
+"""An author's mistakes, made one at a time on a fresh `torchcourse new` course: each is a
+`file:line` problem (or a ⚠️ where it is a judgement call), never silent. Check-level mistakes
+load the course in-process (what the app and `check` do first); runner-level ones run the real
+`torchcourse` command."""
 
 from __future__ import annotations
 

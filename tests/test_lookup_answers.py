@@ -1,9 +1,8 @@
-"""Tests written for the lookup package's mutation survivors (tools/mutation.py lookup; issue 38).
-
-Each test asserts on what a learner sees: the search hits (chapter, part, line, section, the
-excerpt shown in the search screen) or the lookup's answers. The mutants each one kills are
-named in the commit messages.
-"""
+"""The error lookup's answers and the full-text search's hits, case by case: which row a pasted
+error (decorated, wrapped, typed without its type, with a debugger's header, with other numbers or
+names) leads to and in what order, what the mentions show, how much of a paste is read, the
+variants file, a course without an appendix, and the search screen's lines (chapter, part, line,
+section and the excerpt shown). Each test asserts on what a learner sees."""
 
 from __future__ import annotations
 
@@ -938,7 +937,7 @@ def test_keys_that_both_lists_prefix_alike_are_no_prefix_problem_up_to_the_paste
 
 
 def test_a_course_of_four_hundred_rows_with_a_variant_answers_the_row_that_matches():
-    # A found bug (h38c's note): past 400 rows the match's row was read by its face's number, and a
+    # past 400 rows the match's row was read by its face's number, and a
     # variant adds a face, so every row after it was answered one row off (or an IndexError)
     from torchcourse.course.appendix import ErrorEntry
     from torchcourse.lookup.errors import Variant, prepare

@@ -1,5 +1,5 @@
-"""Broken course files are problems with file:line, never a traceback (issue 12, items 5-6):
-wrong field types, invalid UTF-8, a BOM, unknown keys, an unclosed fence, paths outside the root."""
+"""Broken course files are problems with file:line, never a traceback: wrong field types, invalid
+UTF-8, a BOM, unknown keys, an unclosed fence, paths outside the root."""
 
 from __future__ import annotations
 

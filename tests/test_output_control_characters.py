@@ -1,7 +1,7 @@
-"""A snippet's output never drives the terminal (issue 12, item 1): every C0/C1/DEL control
-character except newline and tab is shown in a visible form wherever output is displayed, in
-`torchcourse run`, verify's diff and the reader; comparisons keep the text as it is. Real
-commands in a real pseudo-terminal."""
+"""A snippet's output never drives the terminal: every C0/C1/DEL control character except newline
+and tab is shown in a visible form wherever output is displayed, in `torchcourse run`, verify's
+diff and the reader; comparisons keep the text as it is. Real commands in a real
+pseudo-terminal."""
 
 from __future__ import annotations
 

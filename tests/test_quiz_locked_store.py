@@ -1,6 +1,6 @@
 """A progress write that fails (another process holds an exclusive lock) neither freezes nor
 crashes the quiz, in the app or the plain terminal; the answers stay in memory and are saved by a
-later try (issue 12, item 2). Real SQLite locks from a real second process."""
+later try. Real SQLite locks from a real second process."""
 
 from __future__ import annotations
 

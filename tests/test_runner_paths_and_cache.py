@@ -1,5 +1,7 @@
-"""What a learner sees of a snippet's output after normalization, in the cases the mutation run of
-the runner package (docs/mutation.md) showed no test pinned: each test names the mutants it kills."""
+"""What a learner sees of a snippet's output once paths are normalized (site-packages, the
+interpreter, the run directory, torch's build path), how a traceback's exception is read and
+matched against ``raises=``, the wildcards, the GPU guess, and the output cache (keyed on the
+interpreter, readable by its owner only, never half-written)."""
 
 from __future__ import annotations
 

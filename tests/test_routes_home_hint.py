@@ -1,5 +1,5 @@
-"""Walk L18: route A starts at 02, which leans on 01 (storage, views, the version counter): home's
-line for route A tells a reader who skips 01 what of it to read, and that section exists."""
+"""Route A starts at 02, which leans on 01 (storage, views, the version counter): home's line for
+route A tells a reader who skips 01 what of it to read, and that section exists."""
 
 from __future__ import annotations
 

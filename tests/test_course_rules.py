@@ -1,10 +1,8 @@
-"""Tests written for the course package's mutation survivors (tools/mutation.py course; issue 38).
-
-Each loads a small course written here and asserts on what an author or a learner sees: the
-problems ``torchcourse check`` prints (file, line, message), a snippet's settings as the runner
-gets them, the sections and parts the reader shows. The mutants each one kills are named in the
-commit messages.
-"""
+"""The course loader's rules at their edges: fence attributes and their bounds, output blocks and
+the snippet before them, anchors and sections, break markers, course.toml values, routes and
+checkpoint paths, snapshots and reloads. Each test loads a small course written here and asserts
+on what an author or a learner sees: the problems ``torchcourse check`` prints (file, line,
+message), a snippet's settings as the runner gets them, the sections and parts the reader shows."""
 
 from __future__ import annotations
 
@@ -99,8 +97,8 @@ def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(t
         "e12": ("exit=1=2", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '1=2'"),
         "r1": ("raises=1Bad", "attribute raises= needs an exception class name such as RuntimeError, got '1Bad'"),
         "r2": ("raises=A=B", "attribute raises= needs an exception class name such as RuntimeError, got 'A=B'"),
-        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, exit=N, timeout=N, raises=ExceptionName)"),
-        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, exit=N, timeout=N, raises=ExceptionName)"),
+        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
+        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
     }
     body = "".join(snippet_block(attrs, sid) for sid, (attrs, _) in cases.items())
     course, text = load(tmp_path, body)
@@ -379,7 +377,7 @@ def test_a_comment_between_a_snippet_and_its_output_parts_them_in_this_order(tmp
                                 (line_of(text, "{#s}"), "snippet #s has no ```output block after it")]
 
 
-# ----------------------------------------------------------------------------- round 2 (issue 38): the loader's edges
+# ----------------------------------------------------------------------------- the loader's edges
 
 
 def test_an_empty_quote_at_the_end_of_a_chapter_is_no_callout_and_no_crash(tmp_path):
@@ -897,7 +895,7 @@ def test_the_loader_module_has_no_other_lazy_names():
 
 @pytest.mark.parametrize("bad", ["0", "-3", "100000", "true"])
 def test_a_target_of_no_minutes_or_out_of_range_is_one_problem(tmp_path, bad):
-    # kills loader.py:476 `0 < tm`->`0 <= tm` (a survivor of `--sample 200 --seed 40` on 634a220):
+    # kills loader.py:476 `0 < tm`->`0 <= tm` :
     # zero minutes is no target, and the author is told at its line
     from torchcourse import scaffold
     from torchcourse.check import all_problems

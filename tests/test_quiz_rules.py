@@ -1,10 +1,8 @@
-"""Tests written for the quiz package's mutation survivors (tools/mutation.py quiz; issue 38).
-
-Each asserts on what a learner or an author sees: the grade and the answer stored, the right
-answer shown, the kind's Chinese name on the quiz screen, or a checkpoint problem's file line and
-message as ``torchcourse check`` prints it. The mutants each one kills are named in the commit
-messages.
-"""
+"""The quiz's rules at their edges: how a typed answer is read and graded (quotes, backticks,
+full-width picks, ten choices), each kind's Chinese name and answer indexes, checkpoint files'
+problems at their lines (keys, ids, kinds, sections, choices, predict questions), review days and
+order, the choices' shuffle, and the tells ``check`` warns about. Each asserts on what a learner or
+an author sees."""
 
 from __future__ import annotations
 

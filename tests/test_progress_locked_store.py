@@ -1,13 +1,13 @@
-"""The reader's and home's own progress writes never run on the UI thread (issue 12, item 2):
-while another process really holds an exclusive lock on the database, reaching a break, running
-a snippet and switching the route all show at once and the app keeps answering keys; the writes
-wait in memory, in order, and land once the lock is released. A write that fails names what was
-not saved and why, and is retried."""
+"""The reader's and home's own progress writes never run on the UI thread: while another process
+really holds an exclusive lock on the database, reaching a break, running a snippet and switching
+the route all show at once and the app keeps answering keys; the writes wait in memory, in order,
+and land once the lock is released. A write that fails names what was not saved and why, and is
+retried."""
 
 from __future__ import annotations
 
 import torchcourse.progress.store as store_module
-from test_hostile_quiz import Lock
+from test_quiz_locked_store import Lock
 from test_tui_support import build_app, screen_text, sync, wait_for, widget_text
 from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.reader import ReaderScreen

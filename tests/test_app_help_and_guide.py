@@ -1,7 +1,7 @@
 """What chapter 00, the help screen (``?``) and the README tell a learner about the app, checked
-against the real app (review-00: F1–F12). Each test drives the app through Textual's Pilot on the
-fixture course with a real store and a real (cold) runner, or runs the CLI as a subprocess, and
-asserts on what the learner sees."""
+against the real app. Each test drives the app through Textual's Pilot on the fixture course with
+a real store and a real (cold) runner, or runs the CLI as a subprocess, and asserts on what the
+learner sees."""
 
 from __future__ import annotations
 

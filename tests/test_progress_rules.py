@@ -1,5 +1,7 @@
-"""What the progress store keeps, refuses and says, in the cases the mutation run of the progress
-package (docs/mutation.md) showed no test pinned: each test names the mutants it kills."""
+"""What the progress store keeps, refuses and says: each chapter's place and break points, quiz
+attempts left half-way, import and export (what an import takes and refuses, by name), reading
+time per part, streaks and days, and a database that is corrupt, half-made, foreign, locked or
+in the way — moved aside or refused untouched, never lost. Real SQLite, real files."""
 
 from __future__ import annotations
 
@@ -456,7 +458,7 @@ def test_a_read_never_waits_for_another_connections_write(store, tmp_path, read)
     assert value != "Z"  # the uncommitted write is not seen
 
 
-# -- write methods take the write lock when their transaction begins (issue 38, h38c) ------------
+# -- write methods take the write lock when their transaction begins ------------
 
 
 def _route_import(tmp_path):
@@ -482,7 +484,7 @@ _WRITES = {
 
 @pytest.mark.parametrize("method", sorted(_WRITES))
 def test_no_other_connection_writes_inside_a_write_methods_transaction(store, tmp_path, method):
-    # kills _tx(True) -> _tx(False) in every write method (store.py:479-958; h38a added
+    # kills _tx(True) -> _tx(False) in every write method (store.py:479-958:
     # set_position, reach_break, set_completed, record_answer, save_edit, delete_edit, reset). A write
     # method's transaction must hold the write lock from its BEGIN: with a deferred BEGIN another
     # process (a second torchcourse on the same data directory) can commit between the method's
@@ -559,7 +561,7 @@ def test_a_corrupt_databases_wal_is_moved_aside_with_it(tmp_path):
     assert moved[0].with_name(moved[0].name + "-shm").exists()
 
 
-# -- opening: busy, unreadable and half-made files (issue 38, h38c) --------------------------------
+# -- opening: busy, unreadable and half-made files --------------------------------
 
 
 def test_a_database_another_process_is_setting_up_is_reported_busy_not_broken(tmp_path, monkeypatch):
@@ -741,7 +743,7 @@ def test_an_import_takes_a_choice_order_of_exactly_a_hundred(store, tmp_path):
     assert [a.shown for a in store.answers()] == [tuple(order)]
 
 
-# -- opening while another process holds the lock (issue 38, h38a) -------------------------------
+# -- opening while another process holds the lock -------------------------------
 
 
 def test_a_foreign_database_locked_at_the_first_look_is_looked_at_again_and_refused_untouched(tmp_path, monkeypatch):

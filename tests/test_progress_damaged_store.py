@@ -1,5 +1,6 @@
-"""A faulty or hostile progress store / import file never produces a traceback (issue 12, item 8
-and the smaller one). Real SQLite, real `torchcourse` processes."""
+"""A faulty or hostile progress store or import file never produces a traceback: the learner is
+told what is wrong in Chinese and nothing saved is lost. Real SQLite, real `torchcourse`
+processes."""
 
 from __future__ import annotations
 
