@@ -311,3 +311,70 @@ def test_a_gpu_snippets_accepted_output_records_where_it_ran(tmp_path):
     # a gpu snippet without an output block is fine for check (an author without a GPU leaves it empty)
     plain = make_course(tmp_path / "d", text)
     assert check_lines(plain, tmp_path / "h")[-1].endswith("：0 处问题")
+
+
+class TestPartialLineBeforeATraceback:
+    """H1: output without a final newline before a traceback is shown and compared, never a crash."""
+
+    def test_run_file_shows_the_partial_line_and_the_error(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "```python {#one}\nprint(1)\n```\n\n```output\n1\n```\n\n" + ANATOMY_TAIL)
+        f = tmp_path / "noeol.py"
+        f.write_text('print("partial", end="")\n1/0\n', encoding="utf-8")
+        out = tc("--content", str(course), "run", "01:one", "--file", str(f), home=tmp_path / "h")
+        assert "Traceback" not in out.stderr and out.returncode == 1, out.stderr
+        assert "partial\nTraceback (most recent call last):\n  ...\nZeroDivisionError: division by zero" in out.stdout
+
+    def test_accept_writes_an_input_prompt_and_its_declared_eoferror(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + '```python {#ask raises=EOFError}\ninput("几行？")\n```\n\n' + ANATOMY_TAIL)
+        out = tc("--content", str(course), "verify", "--accept", "01:ask", home=tmp_path / "h")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "```output\n几行？\nTraceback (most recent call last):\n  ...\nEOFError: EOF when reading a line\n```" in (course / "01.md").read_text(encoding="utf-8")
+        out = tc("--content", str(course), "verify", "--no-cache", home=tmp_path / "h")
+        assert out.returncode == 0 and last_line(out.stdout) == "一致 1 个 · 不一致 0 个 · 跳过 0 个"
+
+
+class TestAcceptNeverWritesWildcards:
+    """H2: a real output line ``...`` or text with ``<<...>>`` would be a wildcard once written."""
+
+    def test_accept_refuses_both_and_names_the_snippet(self, tmp_path):
+        body = ('```python {#dots}\nprint("loading")\nprint("...")\nprint("done")\n```\n\n'
+                '```python {#wild}\nprint("shape: <<...>>")\n```\n\n')
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        before = (course / "01.md").read_text(encoding="utf-8")
+        out = tc("--content", str(course), "verify", "--accept", "01", home=tmp_path / "h")
+        assert (course / "01.md").read_text(encoding="utf-8") == before
+        assert "01:dots（" in out.stderr and "输出第 2 行恰好是 ...：写进期望输出块它就成了通配符" in out.stderr
+        assert "01:wild（" in out.stderr and "输出第 1 行含有 <<...>>" in out.stderr
+
+
+class TestMachineDependentOutputWarned:
+    """Outputs that the two accept runs cannot catch: the clock, a directory listing, a version."""
+
+    BODY = ('```python {#elapsed}\nimport time\nt0 = time.perf_counter()\nprint(round(time.perf_counter() - t0))\n```\n\n```output\n0\n```\n\n'
+            '```python {#listing}\nimport os\nprint(os.listdir("."))\n```\n\n```output\n[\'snippet.py\']\n```\n\n'
+            '```python {#sorted-listing}\nimport os\nprint(sorted(os.listdir(".")))\n```\n\n```output\n[\'snippet.py\']\n```\n\n'
+            '```python {#version}\nimport json\nprint(json.__version__)\n```\n\n```output\n2.0.9\n```\n\n'
+            '```python {#fixed-date}\nimport time\nprint(time.strftime("%Y", time.gmtime(0)))\n```\n\n```output\n1970\n```\n\n')
+
+    def test_check_warns_at_each_snippet(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + self.BODY + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any(":9: ⚠️ 代码块 #elapsed 读了日期或时钟" in ln for ln in lines), lines
+        assert any("⚠️ 代码块 #listing 列了目录" in ln for ln in lines)
+        assert any("⚠️ 代码块 #version 打印了版本号" in ln for ln in lines)
+        assert not any("#sorted-listing" in ln or "#fixed-date" in ln for ln in lines)
+
+    def test_accept_says_it_when_it_writes(self, tmp_path):
+        body = '```python {#listing}\nimport os\nprint(os.listdir("."))\n```\n\n'
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        out = tc("--content", str(course), "verify", "--accept", "01", home=tmp_path / "h")
+        assert "01.md:9: ⚠️ 代码块 #listing 列了目录" in out.stdout
+
+
+class TestMisspeltOutputFence:
+    def test_it_is_named_at_its_own_line(self, tmp_path):
+        body = "```python {#one}\nprint(1)\n```\n\n```ouput\n1\n```\n\n"
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:13: ```ouput after snippet #one looks like a misspelt ```output fence" in ln for ln in lines), lines
+        assert not any("has no ```output block" in ln for ln in lines)

@@ -248,7 +248,36 @@ def appendix_table_problems(course: Course) -> list[Problem]:
 
 
 _ABS_PATH_RE = None
-_CLOCK_RE = None
+_CLOCK_RE = re.compile(r"""\b(?:date\.today|datetime\.(?:now|today|utcnow)|time\.(?:time|localtime|ctime|time_ns|perf_counter|perf_counter_ns|monotonic|monotonic_ns|process_time|process_time_ns|thread_time))\s*\(|\btime\.strftime\s*\(\s*(?:"[^"]*"|'[^']*')\s*\)""")
+_TIME_FROM_RE = re.compile(r"^\s*from\s+time\s+import\s+.*\b(?:perf_counter|monotonic|process_time|time)\b", re.M)
+_LISTING_RE = re.compile(r"(?P<call>\b(?:os\.listdir|os\.scandir|os\.walk|glob\.i?glob|listdir)\s*\(|\.(?:iterdir|r?glob)\s*\()")
+_VERSION_RE = re.compile(r"\b__version__\b|\bsys\.version\b|\bplatform\.(?:platform|python_version|version|release|machine|node)\s*\(|\bmetadata\.version\s*\(")
+
+
+def _unsorted_listing(code: str) -> bool:
+    """A directory listing whose order is the file system's (ext4 and tmpfs differ): one not
+    passed straight to ``sorted(``."""
+    for m in _LISTING_RE.finditer(code):
+        before = code[: m.start()].rstrip()
+        # sorted(os.listdir(".")), sorted(p.iterdir()), sorted(glob.glob("*"))
+        head = re.search(r"sorted\s*\(\s*[\w.\[\]\"'()]*$", before)
+        if head is None:
+            return True
+    return False
+
+
+def machine_dependence(code: str) -> list[str]:
+    """Why a snippet's printed output may differ on a learner's machine although verify --accept's
+    two runs agree here (both run on the same machine, the same second): the clock, a directory
+    listing in the file system's order, a library's version. Each reason is a sentence for a ⚠️."""
+    reasons = []
+    if _CLOCK_RE.search(code) or _TIME_FROM_RE.search(code):
+        reasons.append("读了日期或时钟（日期、time.time()、time.perf_counter() 量的耗时）：verify --accept 的两次运行在同一天、同一台机器上，看不出输出会随日期和机器快慢变；别打印它，或在期望输出里用 <<...>> 通配")
+    if _unsorted_listing(code):
+        reasons.append("列了目录（os.listdir、glob、iterdir…）却没有排序：顺序由文件系统决定（ext4 和 tmpfs 不同），读者机器上会不一致；写成 sorted(os.listdir(...))")
+    if _VERSION_RE.search(code):
+        reasons.append("打印了版本号（__version__、sys.version、platform…）：读者装的版本不同，输出就不一致；别打印它，或在期望输出里用 <<...>> 通配")
+    return reasons
 
 
 def author_warnings(course: Course) -> list[str]:
@@ -260,10 +289,9 @@ def author_warnings(course: Course) -> list[str]:
     import re
     import tokenize
 
-    global _ABS_PATH_RE, _CLOCK_RE
+    global _ABS_PATH_RE
     if _ABS_PATH_RE is None:
         _ABS_PATH_RE = re.compile(r"^(?:/(?:[^/\s]+/?)+|~/\S*|[A-Za-z]:[\\/]\S*)$")
-        _CLOCK_RE = re.compile(r"\b(?:date\.today|datetime\.(?:now|today|utcnow)|time\.(?:time|localtime|ctime|strftime|time_ns))\s*\(")
     out = []
     for ch in course.chapters:
         if not ch.available:
@@ -288,8 +316,9 @@ def author_warnings(course: Course) -> list[str]:
                 if _ABS_PATH_RE.match(body) and not body.startswith(("/dev/null", "/proc/self")):
                     out.append(f"{ch.file}:{snip.line + tok.start[0]}: ⚠️ 代码块 #{snip.id} 用了绝对路径 {body!r}：每段代码在一个新建的空目录里运行，别的代码块留在绝对路径上的文件只在作者机器上有，读者那里没有；用相对路径，在同一段代码里先写出要读的文件")
                     break
-            if snip.expected and _CLOCK_RE.search(snip.code) and "<<...>>" not in snip.expected:
-                out.append(f"{ch.file}:{snip.line}: ⚠️ 代码块 #{snip.id} 读了日期或时钟：verify --accept 的两次运行在同一天、同一秒附近，看不出输出会随日期变；别打印它，或在期望输出里用 <<...>> 通配")
+            if snip.expected and "<<...>>" not in snip.expected:
+                for reason in machine_dependence(snip.code):
+                    out.append(f"{ch.file}:{snip.line}: ⚠️ 代码块 #{snip.id} {reason}")
     return out
 # -- every error a snippet ends in has a row ------------------------------------------------
 

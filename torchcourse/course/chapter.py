@@ -109,6 +109,14 @@ def _skip_fence(lines: list[str], i: int) -> int:
     return i + 1
 
 
+def _misspelt_output(lang: str) -> bool:
+    """A fence language an author meant as ``output`` (``ouput``, ``outptu``, ``Output``, ``out``)."""
+    low = lang.lower()
+    if low == OUTPUT_LANG:
+        return lang != OUTPUT_LANG
+    return low in ("out", "outputs", "result", "stdout") or difflib.SequenceMatcher(None, low, OUTPUT_LANG).ratio() >= 0.75
+
+
 def minutes_for(chars: int, chars_per_minute: int) -> int:
     return max(1, math.floor(chars / chars_per_minute + 0.5))
 
@@ -296,10 +304,11 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     current_section: str | None = None
     pending: Snippet | None = None  # snippet waiting for its output block
     seen_ids: dict[str, int] = {}
+    misspelt: set[int] = set()  # lines of the snippets followed by a misspelt ```output fence
 
     def close_pending() -> None:
         nonlocal pending
-        if pending is not None and pending.expected is None and not pending.norun and not pending.gpu:
+        if pending is not None and pending.expected is None and not pending.norun and not pending.gpu and pending.line not in misspelt:
             problems.append(Problem(path, pending.line, f"snippet #{pending.id} has no ```output block after it"))
         pending = None
 
@@ -388,6 +397,9 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             else:
                 if lang.lower() in PYTHON_ALIASES and attrs is not None:
                     problems.append(Problem(path, line0 + 1, f"```{lang} {{{attrs}}}: only ```python fences are snippets (run, verified, accepted); write ```python {{{attrs}}} — or drop the braces if it is display-only code"))
+                elif pending is not None and lang and _misspelt_output(lang):
+                    problems.append(Problem(path, line0 + 1, f"```{lang} after snippet #{pending.id} looks like a misspelt ```output fence: write ```output (verify compares only an ```output block; this one is shown as plain text)"))
+                    misspelt.add(pending.line)
                 close_pending()
             i += 1
             continue

@@ -269,6 +269,8 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{r.raise_problem}")
         elif r.status == "mismatch" and (too_big := _too_big(r)):
             refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{too_big}")
+        elif r.status == "mismatch" and (wild := _wildcard_in(r.actual)):
+            refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{wild}")
         elif r.status == "mismatch":
             todo_idx.append(i)
     if todo_idx:
@@ -316,12 +318,37 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             print(f"  • {r}", file=stream)
     if changes:
         _appendix_after_accept(course)
+        if not as_json:
+            _machine_warnings_after_accept(course, [snippets[i] for i in todo_idx])
     return 0
+
+
+def _machine_warnings_after_accept(course, written) -> None:
+    """The ⚠️ of check for outputs that depend on the machine (clock, directory order, versions),
+    said now: the two runs of accept agreed here, which proves nothing about a learner's machine."""
+    from torchcourse.check import machine_dependence
+
+    for s in written:
+        for reason in machine_dependence(s.code):
+            print(f"{s_file(course, s)}:{s.line}: ⚠️ 代码块 #{s.id} {reason}")
 
 
 SECOND_HASH_SEED = "1"  # the first run has the fixed PYTHONHASHSEED=0 of every run
 ACCEPT_MAX_LINES = 400  # the longest output block accept writes; a longer one is refused
 ACCEPT_MAX_CHARS = 40_000
+
+
+def _wildcard_in(actual: str) -> str:
+    """Why a real output cannot be written as it is: a line that is exactly ``...`` or text holding
+    ``<<...>>`` would be a wildcard in the expected block, and the snippet would test nothing."""
+    from torchcourse.runner.normalize import INLINE_WILDCARD, LINE_WILDCARD
+
+    for n, ln in enumerate(actual.split("\n"), start=1):
+        if ln == LINE_WILDCARD or INLINE_WILDCARD in ln:
+            what = "恰好是 ..." if ln == LINE_WILDCARD else "含有 <<...>>"
+            return (f"输出第 {n} 行{what}：写进期望输出块它就成了通配符（匹配任何内容），从此这个代码块什么也不检查。"
+                    f"请改一下打印的内容（例如打印 … 或「（省略）」），再写入")
+    return ""
 
 
 def _too_big(res) -> str:
