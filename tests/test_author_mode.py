@@ -378,3 +378,27 @@ class TestMisspeltOutputFence:
         lines = check_lines(course, tmp_path / "h")
         assert any("01.md:13: ```ouput after snippet #one looks like a misspelt ```output fence" in ln for ln in lines), lines
         assert not any("has no ```output block" in ln for ln in lines)
+
+
+def set_toml(course: Path, old: str, new: str) -> None:
+    path = course / "course.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+
+
+class TestPreloadNamesAreChecked:
+    """M3/L8: a preload name that is not importable is a problem at course.toml's line, with a
+    guess; no course-toml typo becomes a `pip install` advice."""
+
+    def test_a_misspelt_module_is_named_at_its_line(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = ["jsonn", "json"]\n')
+        lines = check_lines(course, tmp_path / "h")
+        assert any("course.toml:3: preload module 'jsonn' is not importable here (did you mean 'json'?)" in ln for ln in lines), lines
+        assert not any("preload module 'json' " in ln for ln in lines)
+
+    def test_a_course_that_never_imports_torch_is_warned_about_the_default(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "```python {#one}\nprint(1)\n```\n\n```output\n1\n```\n\n" + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("course.toml:1: ⚠️ 没有写 preload，预热运行器就先 import torch" in ln for ln in lines), lines
+        set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = []\n')
+        assert not any("没有写 preload" in ln for ln in check_lines(course, tmp_path / "h"))

@@ -26,6 +26,7 @@ def all_problems(course: Course) -> list[Problem]:
     problems.extend(variant_problems(course))
     problems.extend(validate_checkpoints(course))
     problems.extend(author_problems(course))
+    problems.extend(preload_problems(course))
     return _with_suggestions(course, _without_repeats(problems))
 
 
@@ -49,7 +50,7 @@ def all_warnings(course: Course) -> list[str]:
     length or wording gives away (quiz/tells.py)."""
     from torchcourse.quiz.tells import quiz_warnings
 
-    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course)
+    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course) + preload_warnings(course)
 
 
 def shape(course: Course, problems: list[Problem]) -> dict:
@@ -422,3 +423,66 @@ def variant_problems(course: Course) -> list[Problem]:
         if " ".join(item["text"].split()) in " ".join(item["row"].split()):
             problems.append(Problem(path, line, "text is already part of the row's own 报错原文: no variant needed"))
     return problems
+
+
+# -- preload: the modules the warm runner imports first ---------------------------------------
+
+def _toml_text(course: Course) -> str:
+    from pathlib import Path
+
+    try:
+        return (Path(course.root) / "course.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _preload_line(text: str) -> int:
+    m = re.search(r"^\s*preload\s*=", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def preload_problems(course: Course) -> list[Problem]:
+    """Every ``preload`` name must be importable here (found without importing it): a typo would
+    otherwise send every learner to install a misspelt package."""
+    import difflib
+    import importlib.util
+    import pkgutil
+    from pathlib import Path
+
+    text = _toml_text(course)
+    if not re.search(r"^\s*preload\s*=", text, re.M):
+        return []
+    out = []
+    for name in course.preload:
+        top = name.split(".")[0]
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            continue
+        known = sorted({m.name for m in pkgutil.iter_modules()})
+        guess = difflib.get_close_matches(top, known, n=1, cutoff=0.7)
+        hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+        out.append(Problem(Path(course.root) / "course.toml", _preload_line(text),
+                           f"preload module {name!r} is not importable here{hint}: fix the name in preload = [...], "
+                           "or install the library the course is about into this environment"))
+    return out
+
+
+_IMPORTS_TORCH_RE = re.compile(r"^\s*(?:import\s+torch\b|from\s+torch\b)", re.M)
+
+
+def preload_warnings(course: Course) -> list[str]:
+    """A course without a ``preload`` line preloads torch; one whose snippets never import torch pays
+    for it at every start of the warm runner (about 1.5 s) for nothing."""
+    text = _toml_text(course)
+    if not text or re.search(r"^\s*preload\s*=", text, re.M) or course.preload != ("torch",):
+        return []
+    snippets = [s for ch in course.chapters if ch.available for s in ch.snippets]
+    if not snippets or any(_IMPORTS_TORCH_RE.search(s.code) for s in snippets):
+        return []
+    from pathlib import Path
+
+    return [f"{Path(course.root) / 'course.toml'}:1: ⚠️ 没有写 preload，预热运行器就先 import torch（约 1.5 秒），可是没有一个代码块导入 torch："
+            "写 preload = [\"你的库\"]（例如 [\"numpy\"]），或 preload = [] 什么都不预先导入"]

@@ -578,7 +578,8 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     preload = data.get("preload", list(DEFAULT_PRELOAD))
     if not isinstance(preload, list) or not all(isinstance(m, str) and PRELOAD_RE.match(m) for m in preload):
         problems.append(Problem(toml_path, key_line("preload"), f"preload must be a list of module names the warm runner imports first (preload = [\"torch\"], or [] for none), got {preload!r}"))
-        preload = list(DEFAULT_PRELOAD)
+        # still a problem; meanwhile do what the author plainly meant (preload = "numpy"), not torch
+        preload = [preload] if isinstance(preload, str) and PRELOAD_RE.match(preload) else list(DEFAULT_PRELOAD)
     not_covered = data.get("not_covered", "")
     if not isinstance(not_covered, str):
         problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered must be a string (what the error lookup suggests for an error the course does not cover), got {not_covered!r}"))

@@ -32,7 +32,8 @@ def missing_module_message(module: str | None) -> str:
     """What a learner reads when the warm runner cannot import a module the course preloads."""
     if not module or module == "torch":
         return MSG_NO_TORCH
-    return f"🚫 运行器找不到 {module}（课程的 course.toml 要预先导入它）：请先安装 `pip install {module.split('.')[0]}`，再重试。"
+    return (f"🚫 运行器找不到 {module}（课程的 course.toml 在 preload 里要预先导入它）：先确认这个名字没有拼错"
+            f"（作者运行 torchcourse check 会检查 preload 的每个名字），确实是这门课要用的库再安装它，然后重试。")
 
 
 def bad_attrs_message(snippet: Snippet) -> str:
