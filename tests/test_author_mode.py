@@ -402,3 +402,117 @@ class TestPreloadNamesAreChecked:
         assert any("course.toml:1: ⚠️ 没有写 preload，预热运行器就先 import torch" in ln for ln in lines), lines
         set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = []\n')
         assert not any("没有写 preload" in ln for ln in check_lines(course, tmp_path / "h"))
+
+
+class TestCourseIdentity:
+    """M2/L7: a course's id is its own; chapters are told apart by id and file."""
+
+    def test_new_gives_the_folder_name_and_a_random_suffix_and_names_the_guide(self, tmp_path):
+        import re
+
+        a = tc("new", str(tmp_path / "alice" / "course"), home=tmp_path / "h")
+        b = tc("new", str(tmp_path / "bob" / "course"), home=tmp_path / "h")
+        ids = [re.search(r'^id = "([^"]+)"', (tmp_path / who / "course" / "course.toml").read_text(encoding="utf-8"), re.M).group(1)
+               for who in ("alice", "bob")]
+        assert all(re.fullmatch(r"course-[0-9a-f]{6}", i) for i in ids) and ids[0] != ids[1], ids
+        guide = Path(__file__).resolve().parent.parent / "content" / "README.md"
+        assert f"写法见作者指南：{guide}" in a.stdout and "源码里" not in a.stdout
+        assert str(guide) in tc("new", "--help", home=tmp_path / "h").stdout
+
+    def test_a_copy_of_the_shipped_course_with_its_id_is_a_problem(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        set_toml(course, 'title = "t"\n', 'title = "t"\nid = "torchcourse"\n')
+        assert any("course.toml:2: course id 'torchcourse' is the id of the course shipped with torchcourse" in ln
+                   for ln in check_lines(course, tmp_path / "h"))
+
+    def test_two_chapters_with_one_file_and_ids_that_differ_by_case(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8")
+                        + '\n[[chapters]]\nid = "03"\nfile = "01.md"\ntitle = "T"\npromise = "p"\n'
+                        + '\n[[chapters]]\nid = "a"\nfile = "a.md"\ntitle = "a"\npromise = "a"\nplanned = true\n'
+                        + '\n[[chapters]]\nid = "A"\nfile = "b.md"\ntitle = "b"\npromise = "b"\nplanned = true\n', encoding="utf-8")
+        lines = check_lines(course, tmp_path / "h")
+        assert any("course.toml:19: chapter 03: file '01.md' is already chapter 01's" in ln for ln in lines), lines
+        assert any("course.toml:31: chapter id 'A' differs from chapter 'a' only by case" in ln for ln in lines), lines
+
+
+class TestCourseIdAliases:
+    """An author who changes the course id lists the old one in ``aliases``: progress follows."""
+
+    def test_progress_under_the_old_id_is_carried_over_once(self, tmp_path):
+        from torchcourse.progress import open_store
+
+        db = tmp_path / "p.sqlite3"
+        old, _ = open_store(db, course_id="np-bcast")
+        old.reach_break("01", 2)
+        old.set_completed("01")
+        old.record_answer("01", "q1", "1", True)
+        old.close()
+        new, notice = open_store(db, course_id="np-broadcast", aliases=("np-bcast",))
+        assert new.chapter_progress("01").completed and len(new.answers("01")) == 1
+        assert "原来的进度已经接过来了" in notice
+        new.close()
+        again, notice = open_store(db, course_id="np-broadcast", aliases=("np-bcast",))
+        assert notice is None and again.chapter_progress("01").completed
+        again.close()
+
+    def test_progress_command_reads_aliases_from_course_toml(self, tmp_path):
+        from torchcourse.progress import open_store
+
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        set_toml(course, 'title = "t"\n', 'title = "t"\nid = "old-id"\n')
+        store, _ = open_store(tmp_path / "h" / "data" / "progress.sqlite3", course_id="old-id")
+        store.set_completed("01")
+        store.close()
+        set_toml(course, 'id = "old-id"\n', 'id = "new-id"\naliases = ["old-id"]\n')
+        assert check_lines(course, tmp_path / "h")[-1].endswith("：0 处问题")
+        out = tc("--content", str(course), "progress", "--json", home=tmp_path / "h")
+        assert out.returncode == 0, out.stderr
+        import json
+
+        assert json.loads(out.stdout)["chapters"][0]["completed"] is True, out.stdout
+
+
+ROUTES_TOML = ('\n[[chapters]]\nid = "03"\nfile = "03.md"\ntitle = "V"\npromise = "p"\n'
+               '\n[[chapters]]\nid = "A"\nfile = "A.md"\ntitle = "附录"\npromise = "a"\nkind = "appendix"\nplanned = true\n'
+               '\n[[routes]]\nid = "full"\nname = "全部"\naudience = "所有人"\nchapters = ["01"]\n'
+               '\n[[routes]]\nid = "narrow"\nname = "只看附录"\naudience = "查报错的人"\nchapters = ["A"]\n')
+
+
+class TestRoutes:
+    """M1: a new learner starts on the first route, or the one marked default = true; a route of
+    only the appendix and a written chapter on no route are warned."""
+
+    def make(self, tmp_path, extra=""):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        (course / "03.md").write_text((ANATOMY_HEAD + ANATOMY_TAIL).replace("🎯 p", "🎯 p"), encoding="utf-8")
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8") + ROUTES_TOML + extra, encoding="utf-8")
+        return course
+
+    def test_the_first_route_is_the_default_unless_one_says_default(self, tmp_path):
+        from torchcourse.course import load_course
+
+        course = self.make(tmp_path)
+        assert load_course(course).current_route(None).id == "full"
+        set_toml(course, 'id = "narrow"\n', 'id = "narrow"\ndefault = true\n')
+        assert load_course(course).current_route(None).id == "narrow"
+        out = tc("--content", str(course), "progress", home=tmp_path / "h")
+        assert "路线：narrow — 只看附录" in out.stdout, out.stdout
+
+    def test_two_defaults_are_a_problem(self, tmp_path):
+        course = self.make(tmp_path)
+        set_toml(course, 'id = "full"\n', 'id = "full"\ndefault = true\n')
+        set_toml(course, 'id = "narrow"\n', 'id = "narrow"\ndefault = true\n')
+        assert any("route narrow: default = true, but route full already is the default" in ln for ln in check_lines(course, tmp_path / "h"))
+
+    def test_an_appendix_only_route_and_a_chapter_on_no_route_are_warned(self, tmp_path):
+        course = self.make(tmp_path)
+        lines = check_lines(course, tmp_path / "h")
+        toml = (course / "course.toml").read_text(encoding="utf-8").splitlines()
+        narrow = toml.index('id = "narrow"')  # 0-based line of the id: the [[routes]] line is 1-based here
+        assert any(f"course.toml:{narrow}: ⚠️ 路线 narrow 只有附录" in ln for ln in lines), lines
+        three = toml.index('id = "03"')
+        assert any(f"course.toml:{three}: ⚠️ 第 03 章已经写好，却不在任何一条路线上" in ln for ln in lines), lines
+        assert not any("第 01 章已经写好" in ln for ln in lines)

@@ -59,7 +59,7 @@ def only(found: list[str], fragment: str) -> str:
 def test_the_scaffold_passes_check_and_verify_at_once(tmp_path):
     out = tc("new", str(tmp_path / "fresh"), home=tmp_path / "h")
     assert out.returncode == 0, out.stderr
-    assert '"fresh"' in (tmp_path / "fresh" / "course.toml").read_text(encoding="utf-8")  # the id is the folder's
+    assert 'id = "fresh-' in (tmp_path / "fresh" / "course.toml").read_text(encoding="utf-8")  # the folder's name and a random suffix
     check = tc("--content", str(tmp_path / "fresh"), "check", home=tmp_path / "h")
     assert check.returncode == 0 and check.stdout.strip().endswith("：0 处问题") and "⚠️" not in check.stdout, check.stdout
     verify = tc("--content", str(tmp_path / "fresh"), "verify", "--no-cache", home=tmp_path / "h")

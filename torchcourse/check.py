@@ -50,7 +50,8 @@ def all_warnings(course: Course) -> list[str]:
     length or wording gives away (quiz/tells.py)."""
     from torchcourse.quiz.tells import quiz_warnings
 
-    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course) + preload_warnings(course)
+    return (minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course)
+            + preload_warnings(course) + route_warnings(course))
 
 
 def shape(course: Course, problems: list[Problem]) -> dict:
@@ -486,3 +487,31 @@ def preload_warnings(course: Course) -> list[str]:
 
     return [f"{Path(course.root) / 'course.toml'}:1: ⚠️ 没有写 preload，预热运行器就先 import torch（约 1.5 秒），可是没有一个代码块导入 torch："
             "写 preload = [\"你的库\"]（例如 [\"numpy\"]），或 preload = [] 什么都不预先导入"]
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+def route_warnings(course: Course) -> list[str]:
+    """A route that reads only the appendix, and a written chapter on no route (a learner who
+    follows the routes never meets it): ⚠️, since an author may mean either."""
+    from pathlib import Path
+
+    if not course.routes:
+        return []
+    text = _toml_text(course)
+    toml = Path(course.root) / "course.toml"
+
+    def entry_line(table: str, eid: str) -> int:
+        m = re.search(r"^\[\[" + table + r"\]\]\s*\n(?:(?!\[).*\n)*?\s*id\s*=\s*[\"']" + re.escape(eid) + r"[\"']", text, re.M)
+        return text.count("\n", 0, m.start()) + 1 if m else 1
+
+    out = []
+    kinds = {c.id: c.kind for c in course.chapters}
+    for r in course.routes:
+        if r.chapters and all(kinds.get(cid) == "appendix" for cid in r.chapters):
+            out.append(f"{toml}:{entry_line('routes', r.id)}: ⚠️ 路线 {r.id} 只有附录（{', '.join(r.chapters)}）：选它的读者没有一章正文可读")
+    on_routes = {cid for r in course.routes for cid in r.chapters}
+    for c in course.chapters:
+        if c.available and c.kind == "chapter" and c.id not in on_routes:
+            out.append(f"{toml}:{entry_line('chapters', c.id)}: ⚠️ 第 {c.id} 章已经写好，却不在任何一条路线上：按路线读的读者永远遇不到它（把它加进某条路线的 chapters）")
+    return out

@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     from torchcourse import cli_zh
 
     cli_zh.install()  # usage, headings and usage errors in Chinese, like everything else here
-    parser = argparse.ArgumentParser(prog="torchcourse", description="拆开 PyTorch：在终端里读的中文教程。不带子命令就打开教程界面。")
+    parser = argparse.ArgumentParser(prog="torchcourse", description="拆开 PyTorch：在终端里读的中文教程。不带子命令就打开教程界面。",
+                                     epilog=f"写自己的课程：torchcourse new DIR；作者指南在 {paths.shipped_content_dir() / 'README.md'}")
     parser.add_argument("--version", action="version", version=f"torchcourse {__version__}", help="显示版本号后退出")
     parser.add_argument("--content", metavar="DIR", help="课程目录（含 course.toml；默认是随包附带的课程；也可用环境变量 TORCHCOURSE_CONTENT）")
     sub = parser.add_subparsers(dest="command", metavar="子命令")
@@ -93,9 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="以 JSON 输出课程结构和问题")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("new", help="新建一门课程（作者用）：一章、一个检查点测验、附录和路线，马上能通过 check 和 verify")
+    guide = paths.shipped_content_dir() / "README.md"
+    p = sub.add_parser("new", help="新建一门课程（作者用）：一章、一个检查点测验、附录和路线，马上能通过 check 和 verify",
+                       description=f"新建一门课程。作者指南（课程格式的全部写法）：{guide}")
     p.add_argument("dir", metavar="DIR", help="新课程的目录（不能已经存在，或者是空目录）")
-    p.add_argument("--id", metavar="ID", help="课程 id（默认用目录名）")
+    p.add_argument("--id", metavar="ID", help="课程 id（默认是目录名加一段随机后缀，如 course-3f9a1c：进度记在它名下）")
     p.set_defaults(func=_delegate("torchcourse.scaffold", "cmd_new"))
 
     p = sub.add_parser("locate", help="显示数据、缓存和课程内容所在的路径")

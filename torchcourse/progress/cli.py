@@ -23,12 +23,14 @@ def _err(message: str) -> None:
 def open_or_report(prefix: str = "torchcourse", args=None, course_id: str | None = None) -> Store | None:
     """Open the store for the course of ``args`` (``--content``, else the shipped one), printing
     its notice (if any) and errors; None when it cannot be opened."""
+    aliases: tuple[str, ...] = ()
     if course_id is None:
-        from torchcourse.course.loader import course_id_of
+        from torchcourse.course.loader import course_aliases_of, course_id_of
 
-        course_id = course_id_of(paths.content_dir(getattr(args, "content", None)))
+        root = paths.content_dir(getattr(args, "content", None))
+        course_id, aliases = course_id_of(root), course_aliases_of(root)
     try:
-        store, notice = open_store(course_id=course_id)
+        store, notice = open_store(course_id=course_id, aliases=aliases)
     except StoreError as exc:
         _err(f"{prefix}: {exc}")
         return None

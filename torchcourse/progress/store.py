@@ -373,14 +373,17 @@ def _move_aside(path: Path) -> Path:
     return target
 
 
-def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID) -> tuple["Store", str | None]:
+def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID, aliases: tuple[str, ...] = ()) -> tuple["Store", str | None]:
     """Open (creating or migrating) the progress database, for the course ``course_id``.
 
     Every read and write of the returned store concerns that course only.
 
+    ``aliases``: the course's former ids (course.toml's ``aliases``): when nothing is stored under
+    ``course_id`` yet, the progress of the first alias that has some is moved to it.
+
     Returns ``(store, notice)``; ``notice`` is a Chinese message to show the learner when a
-    corrupt database was moved aside, else None. Raises :class:`StoreError` when the data
-    directory cannot be written.
+    corrupt database was moved aside or progress was carried over, else None. Raises
+    :class:`StoreError` when the data directory cannot be written.
     """
     if path is None:
         from torchcourse import paths
@@ -389,12 +392,17 @@ def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID) -> 
     path = Path(path)
     _check_writable_dir(path.parent)
     try:
-        return Store(_connect_retrying(path), path, course_id), None
+        store, notice = Store(_connect_retrying(path), path, course_id), None
     except _Unusable as exc:
         moved = _move_aside(path)
         what = "进度文件无法读取" if exc.unreadable else "进度文件已损坏"
         notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
-        return Store(_connect_retrying(path), path, course_id), notice
+        store = Store(_connect_retrying(path), path, course_id)
+    adopted = store.adopt_aliases(aliases) if aliases else None
+    if adopted:
+        moved_note = f"课程 id 从 {adopted!r} 改成了 {course_id!r}（course.toml 的 aliases）：原来的进度已经接过来了"
+        notice = f"{notice}\n{moved_note}" if notice else moved_note
+    return store, notice
 
 
 def _connect_retrying(path: Path) -> sqlite3.Connection:
@@ -458,6 +466,29 @@ class Store:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise StoreError(f"读写进度库 {self.path} 时出错：{exc}") from exc
+
+    def adopt_aliases(self, aliases) -> str | None:
+        """Move the progress stored under the first of ``aliases`` that has any to this course's
+        id, when nothing is stored under this id yet (the author renamed the course and listed
+        its old id in ``aliases``). Returns the alias adopted, or None."""
+        aliases = [a for a in aliases if a and a != self.course_id]
+        if not aliases:
+            return None
+        with self._tx(write=True) as c:
+            tables = [name for (name,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                      if any(col[1] == "course_id" for col in c.execute(f"PRAGMA table_info({name})"))]
+
+            def has_rows(cid: str) -> bool:
+                return any(c.execute(f"SELECT 1 FROM {t} WHERE course_id = ? LIMIT 1", (cid,)).fetchone() for t in tables)
+
+            if has_rows(self.course_id):
+                return None
+            for alias in aliases:
+                if has_rows(alias):
+                    for t in tables:
+                        c.execute(f"UPDATE {t} SET course_id = ? WHERE course_id = ?", (self.course_id, alias))
+                    return alias
+        return None
 
     def _set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
         conn.execute(

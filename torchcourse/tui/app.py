@@ -419,7 +419,9 @@ def run_app(args) -> int:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 2
     try:
-        store, notice = open_store(course_id=course.id)
+        from torchcourse.course.loader import course_aliases_of
+
+        store, notice = open_store(course_id=course.id, aliases=course_aliases_of(course.root))
     except StoreError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1
