@@ -516,3 +516,41 @@ class TestRoutes:
         three = toml.index('id = "03"')
         assert any(f"course.toml:{three}: ⚠️ 第 03 章已经写好，却不在任何一条路线上" in ln for ln in lines), lines
         assert not any("第 01 章已经写好" in ln for ln in lines)
+
+
+class TestFinishedChapterSurvivesANewBreak:
+    """M8: a learner past a chapter's last break stays past it when the author inserts a break."""
+
+    def test_progress_says_past_the_last_break_before_and_after_the_insert(self, tmp_path):
+        import json
+
+        from torchcourse.progress import open_store
+
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "<!-- break: 中场 -->\n\n" + ANATOMY_TAIL)
+        set_toml(course, 'title = "t"\n', 'title = "t"\nid = "brk"\n')
+        store, _ = open_store(tmp_path / "h" / "data" / "progress.sqlite3", course_id="brk")
+        store.reach_break("01", 1)
+        store.reach_break("01", 2, final=True)
+        store.close()
+        out = tc("--content", str(course), "progress", home=tmp_path / "h")
+        assert "上次读到：第 01 章 · 断点 2/2 之后" in out.stdout, out.stdout
+        text = (course / "01.md").read_text(encoding="utf-8")
+        (course / "01.md").write_text(text.replace("## 一 {#one}", "<!-- break: 新加的断点 -->\n\n## 一 {#one}"), encoding="utf-8")
+        out = tc("--content", str(course), "progress", home=tmp_path / "h")
+        assert "上次读到：第 01 章 · 断点 3/3 之后" in out.stdout, out.stdout
+        row = json.loads(tc("--content", str(course), "progress", "--json", home=tmp_path / "h").stdout)["chapters"][0]
+        assert (row["furthest_break"], row["break_points"]) == (3, 3)
+
+    def test_continue_leaves_the_finished_chapter(self, tmp_path):
+        from torchcourse.course import load_course
+        from torchcourse.progress import open_store
+        from torchcourse.tui.summary import continue_target
+
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "<!-- break: 中场 -->\n\n" + ANATOMY_TAIL)
+        store, _ = open_store(tmp_path / "p.sqlite3", course_id="brk")
+        store.reach_break("01", 2, final=True)
+        store.set_completed("01")
+        text = (course / "01.md").read_text(encoding="utf-8")
+        (course / "01.md").write_text(text.replace("## 一 {#one}", "<!-- break: 新加的断点 -->\n\n## 一 {#one}"), encoding="utf-8")
+        assert continue_target(load_course(course), store) is None  # nothing left to read, not the middle of 01
+        store.close()

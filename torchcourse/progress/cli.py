@@ -114,7 +114,8 @@ def _chapter_row(cid, title, kind, available, break_points, progress, answers, r
         "kind": kind,
         "available": available,  # None: the chapter is no longer in the course
         "break_points": break_points,
-        "furthest_break": p.furthest_break if p else 0,
+        # past the last break is stored as PAST_FINAL_BREAK: shown as the chapter's own count
+        "furthest_break": (min(p.furthest_break, break_points) if break_points is not None else p.furthest_break) if p else 0,
         "completed": bool(p and p.completed),
         "completed_at": p.completed_at if p else None,
         "answers": len(mine),
@@ -155,7 +156,8 @@ def format_summary(data: dict, cpm: int = 170) -> str:
         # the same words as the app's 继续 line: "断点 k/N 之后", or the chapter's start
         if pos["part"] > 0:
             total = f"/{row['break_points']}" if row.get("break_points") else ""
-            where = f" · 断点 {pos['part']}{total} 之后"
+            part = min(pos["part"], row["break_points"]) if row.get("break_points") else pos["part"]
+            where = f" · 断点 {part}{total} 之后"
         else:
             where = " · 开头"
         lines.append(f"上次读到：{label}{where}")

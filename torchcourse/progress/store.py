@@ -65,6 +65,9 @@ class _Unusable(Exception):
 
 # Rows read back from the database, immutable. A NamedTuple is defined in ~0.2 ms at import,
 # a frozen dataclass in ~1.4 ms (it compiles its methods), and the home screen's start-up pays it.
+PAST_FINAL_BREAK = 1_000_000  # furthest_break / position part of a learner past a chapter's last break
+
+
 class ChapterProgress(NamedTuple):
     chapter_id: str
     furthest_break: int = 0  # 1-based index of the furthest 🛑 reached; 0 = none yet
@@ -590,29 +593,35 @@ class Store:
 
     # -- chapters ---------------------------------------------------------------------------
 
-    def reach_break(self, chapter_id: str, break_index: int, at: datetime | None = None) -> None:
+    def reach_break(self, chapter_id: str, break_index: int, at: datetime | None = None, *, final: bool = False) -> None:
         """Break point ``break_index`` (1-based) of the chapter was reached.
 
         Keeps the maximum, logs the event for the activity calendar, and sets the last
         position to the part right after that break (0-based part index ``break_index``),
         unless the position is already further into this chapter.
+
+        ``final``: it is the chapter's last break. Then :data:`PAST_FINAL_BREAK` is stored instead
+        of its index (and as the position's part), so that a break the author inserts later does
+        not move a learner who finished the chapter back into it (readers clamp it to the
+        chapter's break count).
         """
         break_index = int(break_index)
         if break_index < 1:
             raise ValueError(f"break_index is 1-based, got {break_index}")
+        stored = PAST_FINAL_BREAK if final else break_index
         with self._tx(True) as c:
             c.execute(
                 "INSERT INTO chapters (course_id, chapter_id, furthest_break) VALUES (?, ?, ?) "
                 "ON CONFLICT(course_id, chapter_id) DO UPDATE SET furthest_break = max(furthest_break, excluded.furthest_break)",
-                (self.course_id, chapter_id, break_index),
+                (self.course_id, chapter_id, stored),
             )
             c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, ?, ?, ?)", (self.course_id, chapter_id, break_index, _iso(at)))
             pos = self._position(c)
             # a break behind the resume place of the same chapter (scrolled back up past it, or
             # seen again on the way down) never moves 继续 back
-            if pos is None or pos[0] != chapter_id or pos[1] < break_index:
+            if pos is None or pos[0] != chapter_id or pos[1] < stored:
                 self._set(c, "position_chapter", chapter_id)
-                self._set(c, "position_part", str(break_index))
+                self._set(c, "position_part", str(stored))
                 self._set(c, "position_route", self._get(c, "route") or "")
                 self._clear_place(c)
 
