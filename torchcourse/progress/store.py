@@ -470,6 +470,17 @@ class Store:
                     conn.execute("ROLLBACK")
                 raise StoreError(f"读写进度库 {self.path} 时出错：{exc}") from exc
 
+    def rename_question(self, chapter_id: str, old: str, new: str) -> bool:
+        """Move the answers of question ``old`` to ``new`` (the author renamed it and said so with
+        ``was``), unless ``new`` already has answers. True when something moved."""
+        with self._tx(write=True) as c:
+            if c.execute("SELECT 1 FROM answers WHERE course_id = ? AND chapter_id = ? AND question_id = ? LIMIT 1",
+                         (self.course_id, chapter_id, new)).fetchone():
+                return False
+            cur = c.execute("UPDATE answers SET question_id = ? WHERE course_id = ? AND chapter_id = ? AND question_id = ?",
+                            (new, self.course_id, chapter_id, old))
+            return cur.rowcount > 0
+
     def adopt_aliases(self, aliases) -> str | None:
         """Move the progress stored under the first of ``aliases`` that has any to this course's
         id, when nothing is stored under this id yet (the author renamed the course and listed
