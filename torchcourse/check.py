@@ -66,6 +66,7 @@ def shape(course: Course, problems: list[Problem]) -> dict:
                 "minutes": chapter_minutes(c),
                 "target_minutes": c.target_minutes,
                 "snippets": len(c.snippets),
+                "proofs": sum(1 for s in c.snippets if s.proof),  # folded under their claims (no reading time)
                 "break_points": c.break_points,
                 "available": c.available,
             }
