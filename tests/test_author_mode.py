@@ -554,3 +554,68 @@ class TestFinishedChapterSurvivesANewBreak:
         (course / "01.md").write_text(text.replace("## 一 {#one}", "<!-- break: 新加的断点 -->\n\n## 一 {#one}"), encoding="utf-8")
         assert continue_target(load_course(course), store) is None  # nothing left to read, not the middle of 01
         store.close()
+
+
+class TestAnchorsAreAsciiOrRefusedWhereWritten:
+    """M5: a non-ASCII {#anchor} is refused at its heading; a link to a derived Chinese anchor
+    says how to fix it instead of "neither a course link"."""
+
+    def test_an_explicit_non_ascii_anchor_is_refused_at_its_heading(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "## 行向量和列向量 {#café}\n\n正文。\n\n" + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:9: heading anchor {#café} may use only ASCII letters" in ln and "{#cafe}" in ln for ln in lines), lines
+
+    def test_a_link_to_a_derived_chinese_anchor_names_the_heading_to_give_an_anchor(self, tmp_path):
+        body = "## 广播规则：从右往左对齐\n\n正文。\n\n见[规则](#广播规则-从右往左对齐)。\n\n"
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:13: link (#广播规则-从右往左对齐): a link's anchor must be ASCII" in ln
+                   and "give the heading at line 9 an explicit anchor" in ln for ln in lines), lines
+
+    def test_a_title_that_differs_only_in_unicode_normalization_says_so(self, tmp_path):
+        course = make_course(tmp_path / "c", (ANATOMY_HEAD + ANATOMY_TAIL).replace("# T\n", "# Tcafé\n", 1))
+        set_toml(course, 'title = "T"\n', 'title = "Tcafe\\u0301"\n')
+        lines = check_lines(course, tmp_path / "h")
+        assert any("NFC" in ln and "01.md:1: ⚠️" in ln for ln in lines), lines
+
+
+class TestBreakMarkersNeverCutABlock:
+    """M6: a break marker in a list item or between table rows is a problem (not a break point);
+    one shown inside a code fence stays visible in the reader."""
+
+    def test_in_a_list_and_in_a_table(self, tmp_path):
+        body = ("- 一\n- 二\n  <!-- break: 列表里的断点 -->\n- 三\n\n"
+                "| a | b |\n|---|---|\n| 1 | 2 |\n<!-- break: 表格里的断点 -->\n| 3 | 4 |\n\n")
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:11: break marker '<!-- break: 列表里的断点 -->' is inside a list item" in ln for ln in lines), lines
+        assert any("01.md:17: break marker '<!-- break: 表格里的断点 -->' is between two rows of a table" in ln for ln in lines), lines
+        from torchcourse.course import load_course
+
+        assert load_course(course).chapter("01").break_points == 1
+
+    def test_a_marker_inside_a_fence_is_shown(self):
+        from torchcourse.tui.segments import display_markdown
+
+        assert "<!-- break: 示例 -->" in display_markdown("例如：\n\n```text\n<!-- break: 示例 -->\n```\n")
+        assert "break" not in display_markdown("段落。\n\n<!-- break: 真的 -->\n")
+
+
+class TestIndentedParagraphIsWarned:
+    def test_a_tab_indented_paragraph(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "\t上面 `b` 的形状先在左边补一个 1。\n\n" + ANATOMY_TAIL)
+        assert any("01.md:9: ⚠️ 这一段以 Tab 或 4 个空格缩进开头" in ln for ln in check_lines(course, tmp_path / "h"))
+
+
+class TestReferenceLinksAndImages:
+    def test_a_reference_link_is_checked_by_its_definition(self, tmp_path):
+        body = "见[第 01 章][v]和[别处][w]。\n\n[v]: 01#onne\n\n"
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:11: link (01#onne): this chapter has no section or snippet #onne; nearest: #one" in ln for ln in lines), lines
+        assert any("01.md:9: reference link [w] has no definition" in ln for ln in lines), lines
+
+    def test_an_image_is_refused_as_unsupported(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "![广播示意图](img/b.png)\n\n" + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:9: image (img/b.png): images are not supported" in ln for ln in lines), lines

@@ -99,8 +99,8 @@ def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(t
         "e12": ("exit=1=2", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '1=2'"),
         "r1": ("raises=1Bad", "attribute raises= needs an exception class name such as RuntimeError, got '1Bad'"),
         "r2": ("raises=A=B", "attribute raises= needs an exception class name such as RuntimeError, got 'A=B'"),
-        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, exit=N, timeout=N, raises=ExceptionName)"),
-        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, exit=N, timeout=N, raises=ExceptionName)"),
+        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
+        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
     }
     body = "".join(snippet_block(attrs, sid) for sid, (attrs, _) in cases.items())
     course, text = load(tmp_path, body)

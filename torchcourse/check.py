@@ -251,6 +251,12 @@ def appendix_table_problems(course: Course) -> list[Problem]:
 
 
 _ABS_PATH_RE = None
+
+
+def _nfc(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
 _CLOCK_RE = re.compile(r"""\b(?:date\.today|datetime\.(?:now|today|utcnow)|time\.(?:time|localtime|ctime|time_ns|perf_counter|perf_counter_ns|monotonic|monotonic_ns|process_time|process_time_ns|thread_time))\s*\(|\btime\.strftime\s*\(\s*(?:"[^"]*"|'[^']*')\s*\)""")
 _TIME_FROM_RE = re.compile(r"^\s*from\s+time\s+import\s+.*\b(?:perf_counter|monotonic|process_time|time)\b", re.M)
 _LISTING_RE = re.compile(r"(?P<call>\b(?:os\.listdir|os\.scandir|os\.walk|glob\.i?glob|listdir)\s*\(|\.(?:iterdir|r?glob)\s*\()")
@@ -267,6 +273,23 @@ def _unsorted_listing(code: str) -> bool:
         if head is None:
             return True
     return False
+
+
+_INDENTED_RE = re.compile(r"^(?:\t| {4})\S", re.M)
+
+
+def _indented_prose(ch) -> list[str]:
+    """A paragraph indented by a tab or four spaces (the habit of 首行缩进) outside a list is an
+    indented code block in Markdown: the reader would show it as code, backticks and all."""
+    if not _INDENTED_RE.search(ch.source):
+        return []
+    from torchcourse.course.chapter import markdown_parser
+
+    out = []
+    for tok in markdown_parser().parse(ch.source):
+        if tok.type == "code_block" and tok.map and tok.level == 0:
+            out.append(f"{ch.file}:{tok.map[0] + 1}: ⚠️ 这一段以 Tab 或 4 个空格缩进开头，Markdown 会把它显示成代码块（连反引号都原样显示）：中文段落不要首行缩进；真要显示代码，用 ```text 围起来")
+    return out
 
 
 def machine_dependence(code: str) -> list[str]:
@@ -300,11 +323,14 @@ def author_warnings(course: Course) -> list[str]:
         if not ch.available:
             continue
         heading = next((ln[2:].strip() for ln in ch.source.splitlines() if ln.startswith("# ")), None)
-        if heading is not None and ch.kind == "chapter" and ch.title.replace(" ", "") not in heading.replace(" ", ""):
+        if heading is not None and ch.kind == "chapter" and _nfc(ch.title).replace(" ", "") not in _nfc(heading).replace(" ", ""):
             out.append(f"{ch.file}:1: ⚠️ 标题「{heading}」和 course.toml 里的 title「{ch.title}」不一样（首页和目录显示后者）")
+        elif heading is not None and ch.kind == "chapter" and ch.title.replace(" ", "") not in heading.replace(" ", ""):
+            out.append(f"{ch.file}:1: ⚠️ 标题和 course.toml 里的 title 看起来一样，字节却不同（一个是 NFC、一个是 NFD 的组合字符，如 é 写成 e + ´）：把两处都用同一种写法保存")
         if ch.kind == "chapter" and not any(sec.level == 2 and "🔗" in sec.title for sec in ch.sections):
             checkpoint = next((sec.line for sec in ch.sections if sec.level == 2 and "✅" in sec.title), 1)
             out.append(f"{ch.file}:{checkpoint}: ⚠️ 没有「## 🔗 …」一节（这一章和前后章节的关系，放在 ✅ 检查点之前）")
+        out.extend(_indented_prose(ch))
         for snip in ch.snippets:
             if snip.norun:
                 continue
