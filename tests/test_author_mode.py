@@ -619,3 +619,19 @@ class TestReferenceLinksAndImages:
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "![广播示意图](img/b.png)\n\n" + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
         assert any("01.md:9: image (img/b.png): images are not supported" in ln for ln in lines), lines
+
+
+class TestAppendixExcerptSelectsItsOwnRow:
+    """M4: an excerpt cut down to the exception type still occurs in the output, but the lookup
+    no longer answers the course's own error with its row: `check` says so at the row."""
+
+    def test_a_bare_exception_type_is_a_problem_at_its_row(self, tmp_path):
+        course = tmp_path / "fresh"
+        assert tc("new", str(course), home=tmp_path / "h").returncode == 0
+        assert check_lines(course, tmp_path / "h")[-1].endswith("：0 处问题")
+        appendix = course / "A-error-lookup.md"
+        text = appendix.read_text(encoding="utf-8")
+        appendix.write_text(text.replace("`ValueError: invalid literal for int() with base 10`", "`ValueError:`"), encoding="utf-8")
+        row = next(n for n, ln in enumerate(appendix.read_text(encoding="utf-8").splitlines(), 1) if ln.startswith("| `ValueError:`"))
+        lines = check_lines(course, tmp_path / "h")
+        assert any(f"A-error-lookup.md:{row}: 报错原文 'ValueError:' does not select its own row: 01:bad-int prints" in ln for ln in lines), lines

@@ -17,8 +17,12 @@ from torchcourse.commandline import course_or_exit
 def cmd_check(args) -> int:
     from torchcourse.check import all_problems, all_warnings, shape
 
+    from torchcourse.lookup.errors import excerpt_selection_problems
+
     course = course_or_exit(args, need_chapters=False)
     problems = all_problems(course)
+    # composed here: the checker never imports the lookup (tests/test_layers.py)
+    problems += [p for p in excerpt_selection_problems(course) if p not in problems]
     if args.json:
         print(json.dumps(shape(course, problems), ensure_ascii=False, indent=2))
     else:
