@@ -635,3 +635,48 @@ class TestAppendixExcerptSelectsItsOwnRow:
         row = next(n for n, ln in enumerate(appendix.read_text(encoding="utf-8").splitlines(), 1) if ln.startswith("| `ValueError:`"))
         lines = check_lines(course, tmp_path / "h")
         assert any(f"A-error-lookup.md:{row}: 报错原文 'ValueError:' does not select its own row: 01:bad-int prints" in ln for ln in lines), lines
+
+
+class TestCourseDataFiles:
+    """Row 13/L3: files declared in course.toml's data are in every run directory."""
+
+    BODY = '```python {#heights}\nwith open("heights.csv", encoding="utf-8") as f:\n    print(f.read().strip())\n```\n\n'
+
+    def make(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + self.BODY + ANATOMY_TAIL)
+        (course / "heights.csv").write_text("name,cm\nA,170\n", encoding="utf-8")
+        set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = []\ndata = ["heights.csv"]\n')
+        return course
+
+    def test_accept_and_verify_read_the_file_and_a_changed_file_is_not_served_from_the_cache(self, tmp_path):
+        course = self.make(tmp_path)
+        out = tc("--content", str(course), "verify", "--accept", "01", home=tmp_path / "h")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "```output\nname,cm\nA,170\n```" in (course / "01.md").read_text(encoding="utf-8")
+        (course / "heights.csv").write_text("name,cm\nA,171\n", encoding="utf-8")
+        out = tc("--content", str(course), "verify", home=tmp_path / "h")
+        assert out.returncode == 1 and "+A,171" in out.stdout, out.stdout
+
+    def test_a_missing_or_outside_data_file_is_a_problem(self, tmp_path):
+        course = self.make(tmp_path)
+        set_toml(course, 'data = ["heights.csv"]', 'data = ["weights.csv", "../x.csv"]')
+        lines = check_lines(course, tmp_path / "h")
+        assert any("course.toml:4: data file 'weights.csv' does not exist" in ln for ln in lines), lines
+        assert any("course.toml:4: data file '../x.csv' is outside the course folder" in ln for ln in lines), lines
+
+    def test_the_sandbox_runner_copies_them_too(self, tmp_path):
+        from torchcourse.runner.core import Runner
+        from torchcourse.runner.sandbox import SandboxRunner, sandbox_problem
+        from torchcourse.course import load_course
+
+        course = load_course(self.make(tmp_path))
+        snip = course.chapter("01").snippet("heights")
+        runners = [Runner(cache_dir=None, warm=False, preload=(), data=course.data)]
+        if sandbox_problem() is None:
+            runners.append(SandboxRunner(cache_dir=None, warm=False, preload=(), data=course.data))
+        for runner in runners:
+            try:
+                res = runner.run(snip, use_cache=False)
+            finally:
+                runner.close()
+            assert res.actual == "name,cm\nA,170", (type(runner).__name__, res.actual, res.message)

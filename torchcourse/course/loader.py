@@ -238,6 +238,32 @@ def _shipped_id_problems(root: Path, course_id: str, toml_path: Path, text: str)
     return [Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"course id {course_id!r} is the id of {taken[course_id]}: progress is kept by id, so learners would see that course's progress here; give this course its own id (e.g. {course_id}-{Path(root).resolve().name[:20]})")]
 
 
+def _data_files(value, root: Path, toml_path: Path, line: int, problems: list[Problem]) -> tuple[str, ...]:
+    """course.toml's ``data = ["heights.csv"]``: files inside the course folder that every snippet
+    finds in its run directory (by their base names)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        problems.append(Problem(toml_path, line, f"data must be a list of files in the course folder (data = [\"heights.csv\"]), got {value!r}"))
+        return ()
+    out: list[str] = []
+    names: dict[str, str] = {}
+    base = Path(root).resolve()
+    for rel in value:
+        path = (Path(root) / rel).resolve()
+        name = path.name
+        if base not in path.parents:
+            problems.append(Problem(toml_path, line, f"data file {rel!r} is outside the course folder; refused"))
+        elif not path.is_file():
+            problems.append(Problem(toml_path, line, f"data file {rel!r} does not exist (or is not a file) in {base}"))
+        elif name == "snippet.py" or name in names:
+            problems.append(Problem(toml_path, line, f"data file {rel!r}: a run directory already holds a file {name!r} ({names.get(name, 'the snippet itself')}); rename it"))
+        else:
+            names[name] = rel
+            out.append(str(path))
+    return tuple(out)
+
+
 def alias_problems(data: dict, text: str, toml_path: Path, course_id: str) -> list[Problem]:
     value = data.get("aliases")
     if value is None:
@@ -643,13 +669,14 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         # still a problem; meanwhile do what the author plainly meant (preload = "numpy"), not torch
         preload = [preload] if isinstance(preload, str) and PRELOAD_RE.match(preload) else list(DEFAULT_PRELOAD)
     problems.extend(alias_problems(data, text, toml_path, course_id))
+    data_files = _data_files(data.get("data"), root, toml_path, key_line("data"), problems)
     problems.extend(_shipped_id_problems(root, course_id, toml_path, text))
     not_covered = data.get("not_covered", "")
     if not isinstance(not_covered, str):
         problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered must be a string (what the error lookup suggests for an error the course does not cover), got {not_covered!r}"))
         not_covered = ""
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id,
-                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip())
+                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip(), data=data_files)
     for route in routes:
         route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
     return course

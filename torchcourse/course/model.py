@@ -227,12 +227,12 @@ class Course(_Record):
     # ``memo`` (derived data remembered by other modules, e.g. loaded checkpoints) is neither
     # shown nor compared
     _fields = ("title", "root", "chars_per_minute", "chapters", "routes", "checkpoints_dir", "problems", "id",
-               "preload", "not_covered")
+               "preload", "not_covered", "data")
 
     def __init__(self, title: str, root: Path, chars_per_minute: int, chapters: list[Chapter],
                  routes: list[Route], checkpoints_dir: Path, problems: list[Problem] | None = None,
                  id: str = "", memo: dict | None = None, preload: tuple[str, ...] = ("torch",),
-                 not_covered: str = "") -> None:
+                 not_covered: str = "", data: tuple[str, ...] = ()) -> None:
         self.title = title
         self.root = root
         self.chars_per_minute = chars_per_minute
@@ -247,6 +247,8 @@ class Course(_Record):
         # after "this course does not cover it" (empty: a wording that names no other course)
         self.preload = tuple(preload)
         self.not_covered = not_covered
+        # ``data`` in course.toml: files (absolute paths) copied into every snippet's run directory
+        self.data = tuple(data)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         for c in self.chapters:

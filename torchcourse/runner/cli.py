@@ -24,11 +24,11 @@ ICONS = {
 }
 
 
-def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None):
+def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None, data=()):
     from torchcourse.runner import Runner
 
     cache = None if getattr(args, "no_cache", False) else paths.run_cache_dir(course_id)
-    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed)
+    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed, data=data)
 
 
 def _select(course, wanted: list[str]):
@@ -172,7 +172,7 @@ def cmd_verify(args) -> int:
                 print(f"  {p}", file=sys.stderr)
             return 1
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json, accepting=accept)
-    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload)
+    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload, data=course.data)
     try:
         if not cold and any(s.runnable and not s.cold and not s.gpu for s in snippets):
             progress.note(_preload_note(course))
@@ -275,7 +275,7 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             todo_idx.append(i)
     if todo_idx:
         # the second run: the other mode, and another hash seed (set order, hash(): see the guide)
-        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED)
+        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED, data=course.data)
         try:
             second = run_many(again, [snippets[i] for i in todo_idx], jobs=max(1, int(getattr(runner_args, "jobs", 2) or 1)), cold=not cold, use_cache=False)
         finally:
@@ -423,7 +423,7 @@ def cmd_run(args) -> int:
         snippet_or_exit(None, args.snippet)
     course = course_or_exit(args)
     snip = snippet_or_exit(course, args.snippet)
-    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, data=course.data)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:
@@ -578,7 +578,7 @@ def cmd_run_sandbox(args) -> int:
     import os
 
     home = {"TORCHCOURSE_HOME": os.environ["TORCHCOURSE_HOME"]} if os.environ.get("TORCHCOURSE_HOME") else {}
-    runner = SandboxRunner(cache_dir=None, warm=not args.cold, preload=preload, env=home)
+    runner = SandboxRunner(cache_dir=None, warm=not args.cold, preload=preload, env=home, data=course.data if course is not None else ())
     try:
         res = runner.run(snip, cold=args.cold, use_cache=False)
     finally:
