@@ -680,3 +680,20 @@ class TestCourseDataFiles:
             finally:
                 runner.close()
             assert res.actual == "name,cm\nA,170", (type(runner).__name__, res.actual, res.message)
+
+
+class TestImportAcrossARenamedId:
+    def test_an_export_of_a_former_id_is_imported(self, tmp_path):
+        from torchcourse.progress import open_store
+
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        set_toml(course, 'title = "t"\n', 'title = "t"\nid = "old-id"\n')
+        store, _ = open_store(tmp_path / "learner.sqlite3", course_id="old-id")
+        store.reach_break("01", 1, final=True)
+        (tmp_path / "export.json").write_text(__import__("json").dumps(store.export_data()), encoding="utf-8")
+        store.close()
+        set_toml(course, 'id = "old-id"\n', 'id = "new-id"\naliases = ["old-id"]\n')
+        out = tc("--content", str(course), "import", str(tmp_path / "export.json"), home=tmp_path / "h")
+        assert out.returncode == 0 and "已从" in out.stdout, out.stdout + out.stderr
+        out = tc("--content", str(course), "progress", home=tmp_path / "h")
+        assert "断点 1/1 之后" in out.stdout, out.stdout

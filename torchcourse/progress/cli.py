@@ -307,7 +307,10 @@ def cmd_import(args) -> int:
     else:
         source, text, where = Path(args.file), None, str(Path(args.file).resolve())
     bounds = _break_counts(args)
-    counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds))
+    from torchcourse.course.loader import course_aliases_of
+
+    aliases = course_aliases_of(paths.content_dir(getattr(args, "content", None)))
+    counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds, aliases=aliases))
     if counts is _FAILED:
         return 1
     print(

@@ -896,7 +896,8 @@ class Store:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"无法写入 {path}：{os_reason(exc)}") from exc
 
-    def import_json(self, path: Path, text: str | None = None, break_counts: dict[str, int] | None = None) -> dict:
+    def import_json(self, path: Path, text: str | None = None, break_counts: dict[str, int] | None = None,
+                    aliases: tuple[str, ...] = ()) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.
 
         furthest_break: the larger; completed: either; answers, runs and breaks: added unless
@@ -926,7 +927,8 @@ class Store:
                 f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{json_reason(exc.msg)}），什么都没有导入。"
             ) from exc
         rows = _validate_export(data, path)
-        if rows["course"] is not None and rows["course"] != self.course_id:
+        # a file of one of the course's former ids (course.toml ``aliases``) is this course's
+        if rows["course"] is not None and rows["course"] != self.course_id and rows["course"] not in aliases:
             raise StoreError(
                 f"{path}：这是课程 {rows['course']!r} 的进度，当前课程是 {self.course_id!r}，什么都没有导入。"
                 f"用 --content 打开那门课程再导入。"
@@ -934,7 +936,7 @@ class Store:
         if break_counts is not None:
             for i, ch in enumerate(rows["chapters"]):
                 n = break_counts.get(ch["chapter_id"])
-                if n is not None and ch["furthest_break"] > n:
+                if n is not None and ch["furthest_break"] > n and ch["furthest_break"] != PAST_FINAL_BREAK:
                     raise StoreError(
                         f"{path}: chapters[{i}].furthest_break：第 {ch['chapter_id']} 章只有 {n} 个停顿点，"
                         f"这里却是 {ch['furthest_break']}，什么都没有导入。"
