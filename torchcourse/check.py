@@ -489,8 +489,12 @@ def preload_problems(course: Course) -> list[Problem]:
             found = False
         if found:
             continue
+        import sys
+
         known = sorted({m.name for m in pkgutil.iter_modules()})
-        guess = difflib.get_close_matches(top, known, n=1, cutoff=0.7)
+        # a course preloads a library it is about: installed packages first, the standard library after
+        third = [k for k in known if k not in sys.stdlib_module_names and not k.startswith("_")]
+        guess = difflib.get_close_matches(top, third, n=1, cutoff=0.7) or difflib.get_close_matches(top, known, n=1, cutoff=0.7)
         hint = f" (did you mean {guess[0]!r}?)" if guess else ""
         out.append(Problem(Path(course.root) / "course.toml", _preload_line(text),
                            f"preload module {name!r} is not importable here{hint}: fix the name in preload = [...], "
