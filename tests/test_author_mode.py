@@ -697,3 +697,17 @@ class TestImportAcrossARenamedId:
         assert out.returncode == 0 and "已从" in out.stdout, out.stdout + out.stderr
         out = tc("--content", str(course), "progress", home=tmp_path / "h")
         assert "断点 1/1 之后" in out.stdout, out.stdout
+
+
+class TestOneErrorOneRowAcrossAppendices:
+    """Row 86: two appendices quoting the same 报错原文 would list the row twice in the lookup."""
+
+    def test_the_second_row_names_the_first_file(self, tmp_path):
+        course = tmp_path / "fresh"
+        assert tc("new", str(course), home=tmp_path / "h").returncode == 0
+        shutil_copy = (course / "A-error-lookup.md").read_text(encoding="utf-8").replace("# 附录：报错反查", "# 附录 B")
+        (course / "B-more.md").write_text(shutil_copy, encoding="utf-8")
+        set_toml(course, '[[routes]]', '[[chapters]]\nid = "B"\nfile = "B-more.md"\ntitle = "附录 B"\npromise = "按报错原文找到讲它的那一节"\nkind = "appendix"\n\n[[routes]]')
+        row = next(n for n, ln in enumerate(shutil_copy.splitlines(), 1) if ln.startswith("| `ValueError"))
+        lines = check_lines(course, tmp_path / "h")
+        assert any(f"B-more.md:{row}: 报错原文" in ln and f"is already the row at A-error-lookup.md:{row}" in ln for ln in lines), lines

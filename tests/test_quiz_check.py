@@ -225,3 +225,52 @@ class TestRenamedQuestionKeepsItsAnswers:
 
         course = self.make(tmp_path, "new-name", 'was = "new-name"\n')
         assert any("was lists the question's own id" in str(p) for p in all_problems(load_course(course)))
+
+
+class TestQuizChoicesThatGiveAwayOrMislead:
+    """Rows 56, 61, 64: a multi answer of every choice and backticks in choices are ⚠️; a blank
+    accept entry is named as blank."""
+
+    def make(self, tmp_path, question: str):
+        from test_runner_cli import make_course
+
+        course = make_course(tmp_path / "c", "# T\n\n🎯 p\n\n## 一 {#one}\n\n正文。\n\n## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ncheckpoint = "01.toml"\n', 1), encoding="utf-8")
+        (course / "cp").mkdir(exist_ok=True)
+        (course / "cp" / "01.toml").write_text('chapter = "01"\n\n[[questions]]\nid = "q"\n' + question + 'explain = "e"\nsection = "one"\n', encoding="utf-8")
+        from cli_support import tc
+
+        out = tc("--content", str(course), "check", home=tmp_path / "h")
+        return out.stdout.splitlines()
+
+    def test_every_choice_is_the_key(self, tmp_path):
+        lines = self.make(tmp_path, 'kind = "multi"\nprompt = "哪些？"\nchoices = ["a", "b", "c"]\nanswer = [0, 1, 2]\n')
+        assert any("01.toml:3: ⚠️ question 'q': 多选题的答案是全部选项" in ln for ln in lines), lines
+
+    def test_backticks_in_a_choice(self, tmp_path):
+        lines = self.make(tmp_path, 'kind = "single"\nprompt = "哪个？"\nchoices = ["`a[::2]`", "b"]\nanswer = 0\n')
+        assert any("01.toml:3: ⚠️ question 'q': 选项是纯文本，反引号会原样显示" in ln for ln in lines), lines
+
+    def test_a_blank_accept_entry_is_named(self, tmp_path):
+        lines = self.make(tmp_path, 'kind = "fill"\nprompt = "填？"\naccept = ["", "　"]\n')
+        assert any("accept entry 0 ('') is blank" in ln for ln in lines), lines
+
+
+class TestPredictOfAnotherChaptersSnippet:
+    def test_the_problem_says_where_the_snippet_lives(self, tmp_path):
+        from test_runner_cli import make_course
+
+        from torchcourse.check import all_problems
+        from torchcourse.course import load_course
+
+        text = "# T\n\n🎯 p\n\n## 一 {#one}\n\n正文。\n\nSNIP## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n"
+        course = make_course(tmp_path / "c", text.replace("SNIP", ""))
+        (course / "02.md").write_text(text.replace("SNIP", "```python {#fancy-copy}\nprint(1)\n```\n\n```output\n1\n```\n\n").replace("🎯 p", "🎯 q"), encoding="utf-8")
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ncheckpoint = "01.toml"\n', 1).replace("planned = true\n", ""), encoding="utf-8")
+        (course / "cp").mkdir(exist_ok=True)
+        (course / "cp" / "01.toml").write_text('chapter = "01"\n\n[[questions]]\nid = "elsewhere"\nkind = "predict"\nsnippet = "fancy-copy"\n'
+                                               'prompt = "打印什么？"\naccept = ["1"]\nexplain = "e"\nsection = "one"\n', encoding="utf-8")
+        problems = [str(p) for p in all_problems(load_course(course))]
+        assert any("'fancy-copy' is a snippet of chapter 02" in p for p in problems), problems

@@ -170,6 +170,11 @@ def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
                 guess = difflib.get_close_matches(m.group(1), [k.strip() for k in m.group(2).split(",")], n=1, cutoff=0.6)
         if guess and "did you mean" not in p.message:
             p = Problem(p.file, p.line, f"{p.message}; did you mean {guess[0]!r}?")
+        elif m is not None and snippet_re.search(p.message):
+            sid = m.group(1).split(":", 1)[-1]
+            home = next((c for c in course.chapters if c.available and c.id != m.group(2) and c.snippet(sid) is not None), None)
+            if home is not None:
+                p = Problem(p.file, p.line, f"{p.message}; {sid!r} is a snippet of chapter {home.id}: a predict question asks about its own chapter's snippets")
         out.append(p)
     return out
 
@@ -215,6 +220,7 @@ def appendix_table_problems(course: Course) -> list[Problem]:
 
     known = [" | ".join(h) for h in (APPENDIX_HEADER, APPENDIX_HEADER_CHECK)]
     out = []
+    first: dict[str, tuple] = {}  # excerpt -> (file, line), across every appendix: the lookup reads them all
     for ch in appendices(course):
         lines = ch.source.splitlines()
         in_fence = False
@@ -235,7 +241,6 @@ def appendix_table_problems(course: Course) -> list[Problem]:
             if close or (cells and ("报错" in cells[0] or "原文" in cells[0])):
                 want = "| " + (close[0] if close else known[1]) + " |"
                 out.append(Problem(ch.file, i + 1, f"table header {ln.strip()!r} is not an error-lookup header, so the lookup ignores this whole table; write it exactly {want}"))
-        first: dict[str, int] = {}
         for row in appendix_rows(ch):
             if len(row.cells) != row.columns:
                 continue
@@ -244,9 +249,10 @@ def appendix_table_problems(course: Course) -> list[Problem]:
                 out.append(Problem(ch.file, row.line, f"报错原文 {cell[:60]!r} is not in backticks: write it as `…` (double backticks when it holds a backtick), so Markdown shows it exactly as printed"))
             key = flat(strip_code(cell))
             if key and key in first:
-                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} is already the row at line {first[key]}: one error, one row (merge the two)"))
+                where = f"line {first[key][1]}" if first[key][0] == ch.file else f"{first[key][0].name}:{first[key][1]}"
+                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} is already the row at {where}: one error, one row (merge the two)"))
             elif key:
-                first[key] = row.line
+                first[key] = (ch.file, row.line)
     return out
 
 

@@ -277,6 +277,10 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
             value = raw.get("accept")
             if isinstance(value, str):
                 value = [value]
+            if isinstance(value, list) and value and all(isinstance(a, str) for a in value) and not all(a.strip() for a in value):
+                blank = next(i for i, a in enumerate(value) if not a.strip())
+                bad(at("accept"), f"{label}: accept entry {blank} ({value[blank]!r}) is blank (only spaces): every accepted answer needs some text")
+                return None
             if not isinstance(value, list) or not value or not all(isinstance(a, str) and a.strip() for a in value):
                 bad(at("accept") if "accept" in raw else start, f"{label}: accept must be a non-empty list of accepted answers")
                 return None
