@@ -90,9 +90,6 @@ def quiz_warnings(course: Course) -> list[str]:
         for q in choice_qs:
             if q.kind == "multi" and isinstance(q.answer, list) and len(q.choices) > 1 and sorted(q.answer) == list(range(len(q.choices))):
                 out.append(f"{cp.path}:{q.line}: ⚠️ question {q.id!r}: 多选题的答案是全部选项，全选就能答对：加一个错的选项")
-            ticks = [c for c in q.choices if "`" in c]
-            if ticks:
-                out.append(f"{cp.path}:{q.line}: ⚠️ question {q.id!r}: 选项是纯文本，反引号会原样显示（{ticks[0]!r}）：去掉反引号")
             echo = echoed_by_key(q)
             if echo:
                 words = "、".join(f"「{w}」" for w in echo[:3])
