@@ -711,3 +711,19 @@ class TestOneErrorOneRowAcrossAppendices:
         row = next(n for n, ln in enumerate(shutil_copy.splitlines(), 1) if ln.startswith("| `ValueError"))
         lines = check_lines(course, tmp_path / "h")
         assert any(f"B-more.md:{row}: 报错原文" in ln and f"is already the row at A-error-lookup.md:{row}" in ln for ln in lines), lines
+
+
+class TestACopiedCourseKeepingItsId:
+    """Row 68: a course copied as a template keeps the id of a course the progress store knows."""
+
+    def test_check_names_the_other_folder(self, tmp_path):
+        import shutil
+
+        first = make_course(tmp_path / "first", ANATOMY_HEAD + ANATOMY_TAIL)
+        set_toml(first, 'title = "t"\n', 'title = "t"\nid = "np-bcast"\n')
+        assert tc("--content", str(first), "progress", home=tmp_path / "h").returncode == 0  # the store learns its folder
+        second = tmp_path / "second"
+        shutil.copytree(first, second)
+        lines = check_lines(second, tmp_path / "h")
+        assert any(f"course.toml:2: course id 'np-bcast' is also the id of the course in {first.resolve()}" in ln for ln in lines), lines
+        assert check_lines(first, tmp_path / "h")[-1].endswith("：0 处问题")

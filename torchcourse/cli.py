@@ -23,6 +23,7 @@ def cmd_check(args) -> int:
     problems = all_problems(course)
     # composed here: the checker never imports the lookup (tests/test_layers.py)
     problems += [p for p in excerpt_selection_problems(course) if p not in problems]
+    problems += _same_id_elsewhere(course)
     if args.json:
         print(json.dumps(shape(course, problems), ensure_ascii=False, indent=2))
     else:
@@ -37,6 +38,33 @@ def cmd_check(args) -> int:
             f"{len(course.routes)} 条路线：{len(problems)} 处问题"
         )
     return 1 if problems else 0
+
+
+def _same_id_elsewhere(course) -> list:
+    """A course whose id the progress store knows from another folder that still holds a course of
+    that id (copied as a template, id unchanged): its learners would share progress."""
+    import re
+    from pathlib import Path
+
+    from torchcourse.course.loader import course_id_of
+    from torchcourse.course.model import Problem
+    from torchcourse.progress.store import known_course_root
+
+    if course.id == "torchcourse":
+        return []  # the shipped course (its source tree, its wheel, a worktree): copies are the loader's rule
+    other = known_course_root(course.id)
+    here = Path(course.root).resolve()
+    if other is None or Path(other) == here or not (Path(other) / "course.toml").is_file() or course_id_of(Path(other)) != course.id:
+        return []
+    toml = here / "course.toml"
+    try:
+        text = toml.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    m = re.search(r"^\s*id\s*=", text, re.M)
+    line = text.count("\n", 0, m.start()) + 1 if m else 1
+    return [Problem(toml, line, f"course id {course.id!r} is also the id of the course in {other} (opened with torchcourse before): "
+                                "progress is kept by id, so the two courses' learners would share it; give this course its own id")]
 
 
 def cmd_locate(args) -> int:

@@ -29,8 +29,10 @@ def open_or_report(prefix: str = "torchcourse", args=None, course_id: str | None
 
         root = paths.content_dir(getattr(args, "content", None))
         course_id, aliases = course_id_of(root), course_aliases_of(root)
+    else:
+        root = None
     try:
-        store, notice = open_store(course_id=course_id, aliases=aliases)
+        store, notice = open_store(course_id=course_id, aliases=aliases, root=root)
     except StoreError as exc:
         _err(f"{prefix}: {exc}")
         return None

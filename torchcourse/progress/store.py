@@ -376,7 +376,8 @@ def _move_aside(path: Path) -> Path:
     return target
 
 
-def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID, aliases: tuple[str, ...] = ()) -> tuple["Store", str | None]:
+def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID, aliases: tuple[str, ...] = (),
+               root: Path | None = None) -> tuple["Store", str | None]:
     """Open (creating or migrating) the progress database, for the course ``course_id``.
 
     Every read and write of the returned store concerns that course only.
@@ -402,6 +403,8 @@ def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID, ali
         notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
         store = Store(_connect_retrying(path), path, course_id)
     adopted = store.adopt_aliases(aliases) if aliases else None
+    if root is not None:
+        store.remember_root(root)
     if adopted:
         moved_note = f"课程 id 从 {adopted!r} 改成了 {course_id!r}（course.toml 的 aliases）：原来的进度已经接过来了"
         notice = f"{notice}\n{moved_note}" if notice else moved_note
@@ -469,6 +472,17 @@ class Store:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise StoreError(f"读写进度库 {self.path} 时出错：{exc}") from exc
+
+    def remember_root(self, root: Path) -> None:
+        """Record the folder this course id was last opened from (``check`` warns when another
+        folder claims the same id: a course copied as a template that kept its id)."""
+        value = str(Path(root).resolve())
+        try:
+            with self._tx(write=True) as c:
+                if self._get(c, "course_root") != value:
+                    self._set(c, "course_root", value)
+        except StoreError:
+            pass  # a read-only data directory: nothing to remember
 
     def rename_question(self, chapter_id: str, old: str, new: str) -> bool:
         """Move the answers of question ``old`` to ``new`` (the author renamed it and said so with
@@ -1130,3 +1144,23 @@ def _validate_export(data: object, path: Path) -> dict:
             part = count(pr.get("part"), f"{where}.part", 0)
             out["parts_read"].append({"chapter_id": text(pr, "chapter_id", where), "part": part, "at": when(pr, "at", where)})
     return out
+
+
+def known_course_root(course_id: str, path: Path | None = None) -> str | None:
+    """The folder the course ``course_id`` was last opened from, read without creating or
+    changing the database (None when there is none, or it cannot be read)."""
+    if path is None:
+        from torchcourse import paths
+
+        path = paths.database_path()
+    if not Path(path).is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = conn.execute("SELECT value FROM settings WHERE course_id = ? AND key = 'course_root'", (course_id,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None

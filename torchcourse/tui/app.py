@@ -421,7 +421,7 @@ def run_app(args) -> int:
     try:
         from torchcourse.course.loader import course_aliases_of
 
-        store, notice = open_store(course_id=course.id, aliases=course_aliases_of(course.root))
+        store, notice = open_store(course_id=course.id, aliases=course_aliases_of(course.root), root=course.root)
     except StoreError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1
