@@ -75,3 +75,4 @@ class TestProofsAreCountedByCheck:
         data = json.loads(tc("--content", str(root), "check", "--json", home=tmp_path / "h").stdout)
         counts = {c["id"]: c["proofs"] for c in data["chapters"]}
         assert counts["01"] == 1 and all(n == 0 for cid, n in counts.items() if cid != "01"), counts
+
