@@ -727,3 +727,11 @@ class TestACopiedCourseKeepingItsId:
         lines = check_lines(second, tmp_path / "h")
         assert any(f"course.toml:2: course id 'np-bcast' is also the id of the course in {first.resolve()}" in ln for ln in lines), lines
         assert check_lines(first, tmp_path / "h")[-1].endswith("：0 处问题")
+
+
+class TestAHeadingWithoutWordsHasNoAnchor:
+    def test_an_emoji_only_heading_is_warned(self, tmp_path):
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + "## 🧪\n\n正文。\n\n## 🔬 {#lab}\n\n正文。\n\n" + ANATOMY_TAIL)
+        lines = check_lines(course, tmp_path / "h")
+        assert any("01.md:9: ⚠️ 标题「🧪」里没有文字，得不到锚点" in ln for ln in lines), lines
+        assert not any("「🔬」" in ln for ln in lines)

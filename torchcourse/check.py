@@ -337,6 +337,13 @@ def author_warnings(course: Course) -> list[str]:
             checkpoint = next((sec.line for sec in ch.sections if sec.level == 2 and "✅" in sec.title), 1)
             out.append(f"{ch.file}:{checkpoint}: ⚠️ 没有「## 🔗 …」一节（这一章和前后章节的关系，放在 ✅ 检查点之前）")
         out.extend(_indented_prose(ch))
+        from torchcourse.course.chapter import slugify
+
+        lines = ch.source.splitlines()
+        for sec in ch.sections:
+            explicit = sec.line - 1 < len(lines) and "{#" in lines[sec.line - 1]
+            if sec.level >= 2 and not explicit and slugify(sec.title) == "section" and not re.search(r"\w", sec.title):
+                out.append(f"{ch.file}:{sec.line}: ⚠️ 标题「{sec.title}」里没有文字，得不到锚点：链接、测验和报错反查都指不到它；写成 ## {sec.title} {{#some-name}}")
         for snip in ch.snippets:
             if snip.norun:
                 continue
