@@ -735,3 +735,16 @@ class TestAHeadingWithoutWordsHasNoAnchor:
         lines = check_lines(course, tmp_path / "h")
         assert any("01.md:9: ⚠️ 标题「🧪」里没有文字，得不到锚点" in ln for ln in lines), lines
         assert not any("「🔬」" in ln for ln in lines)
+
+
+class TestARefusedChapterFileIsOneProblem:
+    """L11: a chapter file outside the course root is one problem, not six."""
+
+    def test_links_and_the_checkpoint_are_not_reported_again(self, tmp_path):
+        body = "见[第 02 章](02)。\n\n"
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
+        (tmp_path / "shared").mkdir()
+        (tmp_path / "shared" / "02.md").write_text(ANATOMY_HEAD + ANATOMY_TAIL, encoding="utf-8")
+        set_toml(course, 'file = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\n', 'file = "../shared/02.md"\ntitle = "U"\npromise = "q"\n')
+        lines = [ln for ln in check_lines(course, tmp_path / "h") if "⚠️" not in ln]
+        assert len(lines) == 2 and "is outside the course root" in lines[0] and lines[1].endswith("：1 处问题"), lines
