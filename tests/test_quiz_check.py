@@ -189,3 +189,83 @@ def test_check_json_lists_the_quiz_warnings(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     data = json.loads(proc.stdout)
     assert data["problems"] == [] and any("唯一最长" in w for w in data["warnings"])
+
+
+class TestRenamedQuestionKeepsItsAnswers:
+    """Row 66: a question renamed with ``was = "old-id"`` keeps its learners' answers."""
+
+    QUIZ = ('chapter = "01"\n\n[[questions]]\nid = "{qid}"\n{was}kind = "single"\nprompt = "哪个？"\n'
+            'choices = ["甲", "乙"]\nanswer = 1\nexplain = "乙。"\n')
+
+    def make(self, tmp_path, qid, was=""):
+        from test_runner_cli import make_course
+
+        course = make_course(tmp_path / "c", "# T\n\n🎯 p\n\n## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ncheckpoint = "01.toml"\n', 1), encoding="utf-8")
+        (course / "cp").mkdir(exist_ok=True)
+        (course / "cp" / "01.toml").write_text(self.QUIZ.format(qid=qid, was=was), encoding="utf-8")
+        return course
+
+    def test_answers_follow_the_rename_into_the_quiz(self, tmp_path):
+        from torchcourse.course import load_course
+        from torchcourse.progress import open_store
+        from torchcourse.quiz.session import QuizSession
+
+        store, _ = open_store(tmp_path / "p.sqlite3", course_id="q")
+        store.record_answer("01", "old-name", "1", True)
+        course = self.make(tmp_path, "new-name", 'was = "old-name"\n')
+        QuizSession.for_chapter(load_course(course), store, "01")
+        assert [a.question_id for a in store.answers("01")] == ["new-name"]
+        store.close()
+
+    def test_was_naming_another_current_question_is_a_problem(self, tmp_path):
+        from torchcourse.check import all_problems
+        from torchcourse.course import load_course
+
+        course = self.make(tmp_path, "new-name", 'was = "new-name"\n')
+        assert any("was lists the question's own id" in str(p) for p in all_problems(load_course(course)))
+
+
+class TestQuizChoicesThatGiveAwayOrMislead:
+    """Rows 56, 61: a multi answer of every choice is ⚠️; a blank accept entry is named as blank."""
+
+    def make(self, tmp_path, question: str):
+        from test_runner_cli import make_course
+
+        course = make_course(tmp_path / "c", "# T\n\n🎯 p\n\n## 一 {#one}\n\n正文。\n\n## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ncheckpoint = "01.toml"\n', 1), encoding="utf-8")
+        (course / "cp").mkdir(exist_ok=True)
+        (course / "cp" / "01.toml").write_text('chapter = "01"\n\n[[questions]]\nid = "q"\n' + question + 'explain = "e"\nsection = "one"\n', encoding="utf-8")
+        from cli_support import tc
+
+        out = tc("--content", str(course), "check", home=tmp_path / "h")
+        return out.stdout.splitlines()
+
+    def test_every_choice_is_the_key(self, tmp_path):
+        lines = self.make(tmp_path, 'kind = "multi"\nprompt = "哪些？"\nchoices = ["a", "b", "c"]\nanswer = [0, 1, 2]\n')
+        assert any("01.toml:3: ⚠️ question 'q': 多选题的答案是全部选项" in ln for ln in lines), lines
+
+    def test_a_blank_accept_entry_is_named(self, tmp_path):
+        lines = self.make(tmp_path, 'kind = "fill"\nprompt = "填？"\naccept = ["", "　"]\n')
+        assert any("accept entry 0 ('') is blank" in ln for ln in lines), lines
+
+
+class TestPredictOfAnotherChaptersSnippet:
+    def test_the_problem_says_where_the_snippet_lives(self, tmp_path):
+        from test_runner_cli import make_course
+
+        from torchcourse.check import all_problems
+        from torchcourse.course import load_course
+
+        text = "# T\n\n🎯 p\n\n## 一 {#one}\n\n正文。\n\nSNIP## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n"
+        course = make_course(tmp_path / "c", text.replace("SNIP", ""))
+        (course / "02.md").write_text(text.replace("SNIP", "```python {#fancy-copy}\nprint(1)\n```\n\n```output\n1\n```\n\n").replace("🎯 p", "🎯 q"), encoding="utf-8")
+        toml = course / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('promise = "p"\n', 'promise = "p"\ncheckpoint = "01.toml"\n', 1).replace("planned = true\n", ""), encoding="utf-8")
+        (course / "cp").mkdir(exist_ok=True)
+        (course / "cp" / "01.toml").write_text('chapter = "01"\n\n[[questions]]\nid = "elsewhere"\nkind = "predict"\nsnippet = "fancy-copy"\n'
+                                               'prompt = "打印什么？"\naccept = ["1"]\nexplain = "e"\nsection = "one"\n', encoding="utf-8")
+        problems = [str(p) for p in all_problems(load_course(course))]
+        assert any("'fancy-copy' is a snippet of chapter 02" in p for p in problems), problems

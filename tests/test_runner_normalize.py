@@ -171,3 +171,27 @@ def test_raised_exception_is_read_from_the_last_traceback(actual, returncode, na
     from torchcourse.runner.normalize import raised_exception
 
     assert raised_exception(actual, returncode) == name
+
+
+class TestTracebackHeaderMidLine:
+    """A program that printed without a final newline (``input("几行？")``, a progress line) and
+    then failed: the traceback header starts mid-line. It is found there, not crashed on."""
+
+    RAW = '几行？Traceback (most recent call last):\n  File "snippet.py", line 1, in <module>\n    input("几行？")\nEOFError: EOF when reading a line\n'
+
+    def test_the_header_moves_to_its_own_line_and_the_frames_collapse(self):
+        from torchcourse.runner.normalize import normalize
+
+        assert normalize(self.RAW) == "几行？\nTraceback (most recent call last):\n  ...\nEOFError: EOF when reading a line"
+        assert normalize(normalize(self.RAW)) == normalize(self.RAW)
+
+    def test_the_raised_exception_is_read_after_a_mid_line_header(self):
+        from torchcourse.runner.normalize import raised_exception
+
+        assert raised_exception(self.RAW, 1) == "EOFError"
+        assert raised_exception("partialTraceback (most recent call last):\n  File \"x\"\nZeroDivisionError: division by zero", 1) == "ZeroDivisionError"
+
+    def test_the_header_text_inside_a_printed_line_is_no_traceback(self):
+        from torchcourse.runner.normalize import raised_exception
+
+        assert raised_exception('print("Traceback (most recent call last): is a header")', 1) is None

@@ -7,6 +7,7 @@ table) and the quiz bank's (checkpoints) — so it lives above those parts, not 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from torchcourse.course.appendix import appendices, appendix_problems, appendix_rows, flat, strip_code
 from torchcourse.course.links import link_problems
@@ -26,7 +27,34 @@ def all_problems(course: Course) -> list[Problem]:
     problems.extend(variant_problems(course))
     problems.extend(validate_checkpoints(course))
     problems.extend(author_problems(course))
-    return _with_suggestions(course, _without_repeats(problems))
+    problems.extend(preload_problems(course))
+    return _with_suggestions(course, _without_cascades(course, _without_repeats(problems)))
+
+
+_REFUSED_RE = re.compile(r"^chapter (?P<id>[A-Za-z0-9]+): file '.*' is outside the course root .*; refused")
+
+
+def _without_cascades(course: Course, problems: list[Problem]) -> list[Problem]:
+    """One problem for a chapter whose file was refused (outside the course root, L11): links to
+    it, its checkpoint file "not used", and appendix excerpts only its snippets printed are
+    consequences, left out until the file is fixed (the refusal says so)."""
+    refused = {m.group("id"): p for p in problems if (m := _REFUSED_RE.match(p.message))}
+    if not refused:
+        return problems
+    text = _toml_text(course)
+    out = []
+    for p in problems:
+        msg = p.message
+        if p in refused.values():
+            p = Problem(p.file, p.line, msg + " (links to it, its checkpoint and the appendix rows of its errors are checked once the file is inside the course)")
+        elif any(f"there is no chapter '{cid}'" in msg for cid in refused):
+            continue
+        elif msg.startswith("checkpoint file is not used by any chapter") and re.search(r"checkpoint\s*=\s*[\"']" + re.escape(Path(p.file).name) + r"[\"']", text):
+            continue
+        elif "occurs in no snippet's expected output" in msg:
+            continue
+        out.append(p)
+    return out
 
 
 def minute_warnings(course: Course) -> list[str]:
@@ -49,7 +77,8 @@ def all_warnings(course: Course) -> list[str]:
     length or wording gives away (quiz/tells.py)."""
     from torchcourse.quiz.tells import quiz_warnings
 
-    return minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course)
+    return (minute_warnings(course) + author_warnings(course) + checkpoint_warnings(course) + quiz_warnings(course)
+            + preload_warnings(course) + route_warnings(course))
 
 
 def shape(course: Course, problems: list[Problem]) -> dict:
@@ -64,6 +93,7 @@ def shape(course: Course, problems: list[Problem]) -> dict:
                 "minutes": chapter_minutes(c),
                 "target_minutes": c.target_minutes,
                 "snippets": len(c.snippets),
+                "proofs": sum(1 for s in c.snippets if s.proof),  # folded under their claims (no reading time)
                 "break_points": c.break_points,
                 "available": c.available,
             }
@@ -167,6 +197,11 @@ def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
                 guess = difflib.get_close_matches(m.group(1), [k.strip() for k in m.group(2).split(",")], n=1, cutoff=0.6)
         if guess and "did you mean" not in p.message:
             p = Problem(p.file, p.line, f"{p.message}; did you mean {guess[0]!r}?")
+        elif m is not None and snippet_re.search(p.message):
+            sid = m.group(1).split(":", 1)[-1]
+            home = next((c for c in course.chapters if c.available and c.id != m.group(2) and c.snippet(sid) is not None), None)
+            if home is not None:
+                p = Problem(p.file, p.line, f"{p.message}; {sid!r} is a snippet of chapter {home.id}: a predict question asks about its own chapter's snippets")
         out.append(p)
     return out
 
@@ -212,6 +247,7 @@ def appendix_table_problems(course: Course) -> list[Problem]:
 
     known = [" | ".join(h) for h in (APPENDIX_HEADER, APPENDIX_HEADER_CHECK)]
     out = []
+    first: dict[str, tuple] = {}  # excerpt -> (file, line), across every appendix: the lookup reads them all
     for ch in appendices(course):
         lines = ch.source.splitlines()
         in_fence = False
@@ -232,7 +268,6 @@ def appendix_table_problems(course: Course) -> list[Problem]:
             if close or (cells and ("报错" in cells[0] or "原文" in cells[0])):
                 want = "| " + (close[0] if close else known[1]) + " |"
                 out.append(Problem(ch.file, i + 1, f"table header {ln.strip()!r} is not an error-lookup header, so the lookup ignores this whole table; write it exactly {want}"))
-        first: dict[str, int] = {}
         for row in appendix_rows(ch):
             if len(row.cells) != row.columns:
                 continue
@@ -241,14 +276,67 @@ def appendix_table_problems(course: Course) -> list[Problem]:
                 out.append(Problem(ch.file, row.line, f"报错原文 {cell[:60]!r} is not in backticks: write it as `…` (double backticks when it holds a backtick), so Markdown shows it exactly as printed"))
             key = flat(strip_code(cell))
             if key and key in first:
-                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} is already the row at line {first[key]}: one error, one row (merge the two)"))
+                where = f"line {first[key][1]}" if first[key][0] == ch.file else f"{first[key][0].name}:{first[key][1]}"
+                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} is already the row at {where}: one error, one row (merge the two)"))
             elif key:
-                first[key] = row.line
+                first[key] = (ch.file, row.line)
     return out
 
 
 _ABS_PATH_RE = None
-_CLOCK_RE = None
+
+
+def _nfc(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
+_CLOCK_RE = re.compile(r"""\b(?:date\.today|datetime\.(?:now|today|utcnow)|time\.(?:time|localtime|ctime|time_ns|perf_counter|perf_counter_ns|monotonic|monotonic_ns|process_time|process_time_ns|thread_time))\s*\(|\btime\.strftime\s*\(\s*(?:"[^"]*"|'[^']*')\s*\)""")
+_TIME_FROM_RE = re.compile(r"^\s*from\s+time\s+import\s+.*\b(?:perf_counter|monotonic|process_time|time)\b", re.M)
+_LISTING_RE = re.compile(r"(?P<call>\b(?:os\.listdir|os\.scandir|os\.walk|glob\.i?glob|listdir)\s*\(|\.(?:iterdir|r?glob)\s*\()")
+_VERSION_RE = re.compile(r"\b__version__\b|\bsys\.version\b|\bplatform\.(?:platform|python_version|version|release|machine|node)\s*\(|\bmetadata\.version\s*\(")
+
+
+def _unsorted_listing(code: str) -> bool:
+    """A directory listing whose order is the file system's (ext4 and tmpfs differ): one not
+    passed straight to ``sorted(``."""
+    for m in _LISTING_RE.finditer(code):
+        before = code[: m.start()].rstrip()
+        # sorted(os.listdir(".")), sorted(p.iterdir()), sorted(glob.glob("*"))
+        head = re.search(r"sorted\s*\(\s*[\w.\[\]\"'()]*$", before)
+        if head is None:
+            return True
+    return False
+
+
+_INDENTED_RE = re.compile(r"^(?:\t| {4})\S", re.M)
+
+
+def _indented_prose(ch) -> list[str]:
+    """A paragraph indented by a tab or four spaces (the habit of 首行缩进) outside a list is an
+    indented code block in Markdown: the reader would show it as code, backticks and all."""
+    if not _INDENTED_RE.search(ch.source):
+        return []
+    from torchcourse.course.chapter import markdown_parser
+
+    out = []
+    for tok in markdown_parser().parse(ch.source):
+        if tok.type == "code_block" and tok.map and tok.level == 0:
+            out.append(f"{ch.file}:{tok.map[0] + 1}: ⚠️ 这一段以 Tab 或 4 个空格缩进开头，Markdown 会把它显示成代码块（连反引号都原样显示）：中文段落不要首行缩进；真要显示代码，用 ```text 围起来")
+    return out
+
+
+def machine_dependence(code: str) -> list[str]:
+    """Why a snippet's printed output may differ on a learner's machine although verify --accept's
+    two runs agree here (both run on the same machine, the same second): the clock, a directory
+    listing in the file system's order, a library's version. Each reason is a sentence for a ⚠️."""
+    reasons = []
+    if _CLOCK_RE.search(code) or _TIME_FROM_RE.search(code):
+        reasons.append("读了日期或时钟（日期、time.time()、time.perf_counter() 量的耗时）：verify --accept 的两次运行在同一天、同一台机器上，看不出输出会随日期和机器快慢变；别打印它，或在期望输出里用 <<...>> 通配")
+    if _unsorted_listing(code):
+        reasons.append("列了目录（os.listdir、glob、iterdir…）却没有排序：顺序由文件系统决定（ext4 和 tmpfs 不同），读者机器上会不一致；写成 sorted(os.listdir(...))")
+    if _VERSION_RE.search(code):
+        reasons.append("打印了版本号（__version__、sys.version、platform…）：读者装的版本不同，输出就不一致；别打印它，或在期望输出里用 <<...>> 通配")
+    return reasons
 
 
 def author_warnings(course: Course) -> list[str]:
@@ -260,20 +348,29 @@ def author_warnings(course: Course) -> list[str]:
     import re
     import tokenize
 
-    global _ABS_PATH_RE, _CLOCK_RE
+    global _ABS_PATH_RE
     if _ABS_PATH_RE is None:
         _ABS_PATH_RE = re.compile(r"^(?:/(?:[^/\s]+/?)+|~/\S*|[A-Za-z]:[\\/]\S*)$")
-        _CLOCK_RE = re.compile(r"\b(?:date\.today|datetime\.(?:now|today|utcnow)|time\.(?:time|localtime|ctime|strftime|time_ns))\s*\(")
     out = []
     for ch in course.chapters:
         if not ch.available:
             continue
         heading = next((ln[2:].strip() for ln in ch.source.splitlines() if ln.startswith("# ")), None)
-        if heading is not None and ch.kind == "chapter" and ch.title.replace(" ", "") not in heading.replace(" ", ""):
+        if heading is not None and ch.kind == "chapter" and _nfc(ch.title).replace(" ", "") not in _nfc(heading).replace(" ", ""):
             out.append(f"{ch.file}:1: ⚠️ 标题「{heading}」和 course.toml 里的 title「{ch.title}」不一样（首页和目录显示后者）")
+        elif heading is not None and ch.kind == "chapter" and ch.title.replace(" ", "") not in heading.replace(" ", ""):
+            out.append(f"{ch.file}:1: ⚠️ 标题和 course.toml 里的 title 看起来一样，字节却不同（一个是 NFC、一个是 NFD 的组合字符，如 é 写成 e + ´）：把两处都用同一种写法保存")
         if ch.kind == "chapter" and not any(sec.level == 2 and "🔗" in sec.title for sec in ch.sections):
             checkpoint = next((sec.line for sec in ch.sections if sec.level == 2 and "✅" in sec.title), 1)
             out.append(f"{ch.file}:{checkpoint}: ⚠️ 没有「## 🔗 …」一节（这一章和前后章节的关系，放在 ✅ 检查点之前）")
+        out.extend(_indented_prose(ch))
+        from torchcourse.course.chapter import slugify
+
+        lines = ch.source.splitlines()
+        for sec in ch.sections:
+            explicit = sec.line - 1 < len(lines) and "{#" in lines[sec.line - 1]
+            if sec.level >= 2 and not explicit and slugify(sec.title) == "section" and not re.search(r"\w", sec.title):
+                out.append(f"{ch.file}:{sec.line}: ⚠️ 标题「{sec.title}」里没有文字，得不到锚点：链接、测验和报错反查都指不到它；写成 ## {sec.title} {{#some-name}}")
         for snip in ch.snippets:
             if snip.norun:
                 continue
@@ -288,8 +385,9 @@ def author_warnings(course: Course) -> list[str]:
                 if _ABS_PATH_RE.match(body) and not body.startswith(("/dev/null", "/proc/self")):
                     out.append(f"{ch.file}:{snip.line + tok.start[0]}: ⚠️ 代码块 #{snip.id} 用了绝对路径 {body!r}：每段代码在一个新建的空目录里运行，别的代码块留在绝对路径上的文件只在作者机器上有，读者那里没有；用相对路径，在同一段代码里先写出要读的文件")
                     break
-            if snip.expected and _CLOCK_RE.search(snip.code) and "<<...>>" not in snip.expected:
-                out.append(f"{ch.file}:{snip.line}: ⚠️ 代码块 #{snip.id} 读了日期或时钟：verify --accept 的两次运行在同一天、同一秒附近，看不出输出会随日期变；别打印它，或在期望输出里用 <<...>> 通配")
+            if snip.expected and "<<...>>" not in snip.expected:
+                for reason in machine_dependence(snip.code):
+                    out.append(f"{ch.file}:{snip.line}: ⚠️ 代码块 #{snip.id} {reason}")
     return out
 # -- every error a snippet ends in has a row ------------------------------------------------
 
@@ -393,3 +491,98 @@ def variant_problems(course: Course) -> list[Problem]:
         if " ".join(item["text"].split()) in " ".join(item["row"].split()):
             problems.append(Problem(path, line, "text is already part of the row's own 报错原文: no variant needed"))
     return problems
+
+
+# -- preload: the modules the warm runner imports first ---------------------------------------
+
+def _toml_text(course: Course) -> str:
+    from pathlib import Path
+
+    try:
+        return (Path(course.root) / "course.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _preload_line(text: str) -> int:
+    m = re.search(r"^\s*preload\s*=", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def preload_problems(course: Course) -> list[Problem]:
+    """Every ``preload`` name must be importable here (found without importing it): a typo would
+    otherwise send every learner to install a misspelt package."""
+    import difflib
+    import importlib.util
+    import pkgutil
+    from pathlib import Path
+
+    text = _toml_text(course)
+    if not re.search(r"^\s*preload\s*=", text, re.M):
+        return []
+    out = []
+    for name in course.preload:
+        top = name.split(".")[0]
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            continue
+        import sys
+
+        known = sorted({m.name for m in pkgutil.iter_modules()})
+        # a course preloads a library it is about: installed packages first, the standard library after
+        third = [k for k in known if k not in sys.stdlib_module_names and not k.startswith("_")]
+        guess = difflib.get_close_matches(top, third, n=1, cutoff=0.7) or difflib.get_close_matches(top, known, n=1, cutoff=0.7)
+        hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+        out.append(Problem(Path(course.root) / "course.toml", _preload_line(text),
+                           f"preload module {name!r} is not importable here{hint}: fix the name in preload = [...], "
+                           "or install the library the course is about into this environment"))
+    return out
+
+
+_IMPORTS_TORCH_RE = re.compile(r"^\s*(?:import\s+torch\b|from\s+torch\b)", re.M)
+
+
+def preload_warnings(course: Course) -> list[str]:
+    """A course without a ``preload`` line preloads torch; one whose snippets never import torch pays
+    for it at every start of the warm runner (about 1.5 s) for nothing."""
+    text = _toml_text(course)
+    if not text or re.search(r"^\s*preload\s*=", text, re.M) or course.preload != ("torch",):
+        return []
+    snippets = [s for ch in course.chapters if ch.available for s in ch.snippets]
+    if not snippets or any(_IMPORTS_TORCH_RE.search(s.code) for s in snippets):
+        return []
+    from pathlib import Path
+
+    return [f"{Path(course.root) / 'course.toml'}:1: ⚠️ 没有写 preload，预热运行器就先 import torch（约 1.5 秒），可是没有一个代码块导入 torch："
+            "写 preload = [\"你的库\"]（例如 [\"numpy\"]），或 preload = [] 什么都不预先导入"]
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+def route_warnings(course: Course) -> list[str]:
+    """A route that reads only the appendix, and a written chapter on no route (a learner who
+    follows the routes never meets it): ⚠️, since an author may mean either."""
+    from pathlib import Path
+
+    if not course.routes:
+        return []
+    text = _toml_text(course)
+    toml = Path(course.root) / "course.toml"
+
+    def entry_line(table: str, eid: str) -> int:
+        m = re.search(r"^\[\[" + table + r"\]\]\s*\n(?:(?!\[).*\n)*?\s*id\s*=\s*[\"']" + re.escape(eid) + r"[\"']", text, re.M)
+        return text.count("\n", 0, m.start()) + 1 if m else 1
+
+    out = []
+    kinds = {c.id: c.kind for c in course.chapters}
+    for r in course.routes:
+        if r.chapters and all(kinds.get(cid) == "appendix" for cid in r.chapters):
+            out.append(f"{toml}:{entry_line('routes', r.id)}: ⚠️ 路线 {r.id} 只有附录（{', '.join(r.chapters)}）：选它的读者没有一章正文可读")
+    on_routes = {cid for r in course.routes for cid in r.chapters}
+    for c in course.chapters:
+        if c.available and c.kind == "chapter" and c.id not in on_routes:
+            out.append(f"{toml}:{entry_line('chapters', c.id)}: ⚠️ 第 {c.id} 章已经写好，却不在任何一条路线上：按路线读的读者永远遇不到它（把它加进某条路线的 chapters）")
+    return out

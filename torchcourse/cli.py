@@ -17,8 +17,13 @@ from torchcourse.commandline import course_or_exit
 def cmd_check(args) -> int:
     from torchcourse.check import all_problems, all_warnings, shape
 
+    from torchcourse.lookup.errors import excerpt_selection_problems
+
     course = course_or_exit(args, need_chapters=False)
     problems = all_problems(course)
+    # composed here: the checker never imports the lookup (tests/test_layers.py)
+    problems += [p for p in excerpt_selection_problems(course) if p not in problems]
+    problems += _same_id_elsewhere(course)
     if args.json:
         print(json.dumps(shape(course, problems), ensure_ascii=False, indent=2))
     else:
@@ -33,6 +38,33 @@ def cmd_check(args) -> int:
             f"{len(course.routes)} 条路线：{len(problems)} 处问题"
         )
     return 1 if problems else 0
+
+
+def _same_id_elsewhere(course) -> list:
+    """A course whose id the progress store knows from another folder that still holds a course of
+    that id (copied as a template, id unchanged): its learners would share progress."""
+    import re
+    from pathlib import Path
+
+    from torchcourse.course.loader import course_id_of
+    from torchcourse.course.model import Problem
+    from torchcourse.progress.store import known_course_root
+
+    if course.id == "torchcourse":
+        return []  # the shipped course (its source tree, its wheel, a worktree): copies are the loader's rule
+    other = known_course_root(course.id)
+    here = Path(course.root).resolve()
+    if other is None or Path(other) == here or not (Path(other) / "course.toml").is_file() or course_id_of(Path(other)) != course.id:
+        return []
+    toml = here / "course.toml"
+    try:
+        text = toml.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    m = re.search(r"^\s*id\s*=", text, re.M)
+    line = text.count("\n", 0, m.start()) + 1 if m else 1
+    return [Problem(toml, line, f"course id {course.id!r} is also the id of the course in {other} (opened with torchcourse before): "
+                                "progress is kept by id, so the two courses' learners would share it; give this course its own id")]
 
 
 def cmd_locate(args) -> int:
@@ -84,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     from torchcourse import cli_zh
 
     cli_zh.install()  # usage, headings and usage errors in Chinese, like everything else here
-    parser = argparse.ArgumentParser(prog="torchcourse", description="拆开 PyTorch：在终端里读的中文教程。不带子命令就打开教程界面。")
+    parser = argparse.ArgumentParser(prog="torchcourse", description="拆开 PyTorch：在终端里读的中文教程。不带子命令就打开教程界面。",
+                                     epilog=f"写自己的课程：torchcourse new DIR；作者指南在 {paths.shipped_content_dir() / 'README.md'}")
     parser.add_argument("--version", action="version", version=f"torchcourse {__version__}", help="显示版本号后退出")
     parser.add_argument("--content", metavar="DIR", help="课程目录（含 course.toml；默认是随包附带的课程；也可用环境变量 TORCHCOURSE_CONTENT）")
     sub = parser.add_subparsers(dest="command", metavar="子命令")
@@ -93,9 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="以 JSON 输出课程结构和问题")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("new", help="新建一门课程（作者用）：一章、一个检查点测验、附录和路线，马上能通过 check 和 verify")
+    guide = paths.shipped_content_dir() / "README.md"
+    p = sub.add_parser("new", help="新建一门课程（作者用）：一章、一个检查点测验、附录和路线，马上能通过 check 和 verify",
+                       description=f"新建一门课程。作者指南（课程格式的全部写法）：{guide}")
     p.add_argument("dir", metavar="DIR", help="新课程的目录（不能已经存在，或者是空目录）")
-    p.add_argument("--id", metavar="ID", help="课程 id（默认用目录名）")
+    p.add_argument("--id", metavar="ID", help="课程 id（默认是目录名加一段随机后缀，如 course-3f9a1c：进度记在它名下）")
     p.set_defaults(func=_delegate("torchcourse.scaffold", "cmd_new"))
 
     p = sub.add_parser("locate", help="显示数据、缓存和课程内容所在的路径")

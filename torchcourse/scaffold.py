@@ -23,8 +23,20 @@ FILES['checkpoints/01.toml'] = 'chapter = "01"\n\n[[questions]]\nid = "who-write
 def _course_id(target: Path) -> str:
     from torchcourse.course.loader import COURSE_ID_RE
 
-    name = target.resolve().name
-    return name if COURSE_ID_RE.match(name) else "my-course"
+    import secrets
+
+    # the folder's name alone collides (every author's "course" folder would share one learner's
+    # progress): a short random suffix makes the id this course's own
+    name = target.resolve().name[:50]
+    base = name if COURSE_ID_RE.match(name) else "course"
+    return f"{base}-{secrets.token_hex(3)}"
+
+
+def guide_path() -> Path:
+    """The authoring guide (content/README.md) as installed: in the wheel or the source tree."""
+    from torchcourse import paths
+
+    return paths.shipped_content_dir() / "README.md"
 
 
 def create(target: Path, course_id: str | None = None) -> list[Path]:
@@ -43,6 +55,13 @@ def create(target: Path, course_id: str | None = None) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def _id_of(course_toml: Path) -> str:
+    import re
+
+    m = re.search(r'^id = "([^"]*)"', course_toml.read_text(encoding="utf-8"), re.M)
+    return m.group(1) if m else ""
 
 
 def cmd_new(args) -> int:
@@ -68,5 +87,6 @@ def cmd_new(args) -> int:
     print(f"   torchcourse --content {target} verify           # 运行每个代码块，和预期输出对比")
     print(f"   torchcourse --content {target} verify --accept  # 改了代码块以后，用真实输出改写预期输出")
     print(f"   torchcourse --content {target}                  # 像读者一样打开它")
-    print("写法见 torchcourse 源码里的 content/README.md。")
+    print(f"课程 id 是 {written and _id_of(written[0])!s}：学习进度记在它名下，以后别随手改（要改见指南的 aliases）。")
+    print(f"写法见作者指南：{guide_path()}")
     return 0

@@ -109,6 +109,25 @@ def _skip_fence(lines: list[str], i: int) -> int:
     return i + 1
 
 
+def _misspelt_output(lang: str) -> bool:
+    """A fence language an author meant as ``output`` (``ouput``, ``outptu``, ``Output``, ``out``)."""
+    low = lang.lower()
+    if low == OUTPUT_LANG:
+        return lang != OUTPUT_LANG
+    return low in ("out", "outputs", "result", "stdout") or difflib.SequenceMatcher(None, low, OUTPUT_LANG).ratio() >= 0.75
+
+
+_BAD_HEADING_ATTR_RE = re.compile(r"\s*\{#(?P<anchor>[^}\s]*)\}\s*$")
+
+
+def _ascii_guess(anchor: str) -> str:
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", anchor).encode("ascii", "ignore").decode()
+    plain = re.sub(r"[^A-Za-z0-9_-]+", "-", plain).strip("-")
+    return plain or "some-anchor"
+
+
 def minutes_for(chars: int, chars_per_minute: int) -> int:
     return max(1, math.floor(chars / chars_per_minute + 0.5))
 
@@ -268,11 +287,20 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 unclosed = tok.map[0] + 1
                 problems.append(Problem(path, unclosed, f"code fence {lines[tok.map[0]].strip()!r} opened here is never closed: everything after it is code (add a closing {tok.markup})"))
     breaks: list[tuple[int, str]] = []  # (0-based line, label)
+    nested_html = {tok.map[0] for tok in tokens if tok.type == "html_block" and tok.map and tok.level > 0}
+    table_lines: set[int] = set()
+    for tok in tokens:
+        if tok.type == "table_open" and tok.map:
+            table_lines.update(range(tok.map[0], tok.map[1]))
     for i, ln in enumerate(lines):
         if i in fence_lines:
             continue
         m = BREAK_RE.match(ln)
-        if m:
+        if m and i in nested_html:
+            problems.append(Problem(path, i + 1, f"break marker {ln.strip()!r} is inside a list item: it would cut the list in two; put it after the list, unindented, with a blank line before it"))
+        elif m and i - 1 in table_lines and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|"):
+            problems.append(Problem(path, i + 1, f"break marker {ln.strip()!r} is between two rows of a table: it would cut the table (the rows after it show as raw text); put it after the table, with a blank line before it"))
+        elif m:
             breaks.append((i, (m.group("label") or "").strip() or "断点"))
         elif looks_like_break(ln):
             problems.append(Problem(path, i + 1, f"{ln.strip()!r} looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line"))
@@ -296,10 +324,11 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     current_section: str | None = None
     pending: Snippet | None = None  # snippet waiting for its output block
     seen_ids: dict[str, int] = {}
+    misspelt: set[int] = set()  # lines of the snippets followed by a misspelt ```output fence
 
     def close_pending() -> None:
         nonlocal pending
-        if pending is not None and pending.expected is None and not pending.norun and not pending.gpu:
+        if pending is not None and pending.expected is None and not pending.norun and not pending.gpu and pending.line not in misspelt:
             problems.append(Problem(path, pending.line, f"snippet #{pending.id} has no ```output block after it"))
         pending = None
 
@@ -317,6 +346,10 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 title = title[: m.start()].rstrip()
             else:
                 anchor = slugify(title)
+                bad_attr = _BAD_HEADING_ATTR_RE.search(title)
+                if bad_attr:
+                    problems.append(Problem(path, line0 + 1, f"heading anchor {{#{bad_attr.group('anchor')}}} may use only ASCII letters, digits, '-' and '_' (links name it, and a link target is ASCII): the reader would show it as text; write e.g. {{#{_ascii_guess(bad_attr.group('anchor'))}}}"))
+                    title = title[: bad_attr.start()].rstrip()
             level = int(tok.tag[1])
             if not m and level >= 2:
                 twin = derived.get(title.strip())
@@ -388,6 +421,9 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             else:
                 if lang.lower() in PYTHON_ALIASES and attrs is not None:
                     problems.append(Problem(path, line0 + 1, f"```{lang} {{{attrs}}}: only ```python fences are snippets (run, verified, accepted); write ```python {{{attrs}}} — or drop the braces if it is display-only code"))
+                elif pending is not None and lang and _misspelt_output(lang):
+                    problems.append(Problem(path, line0 + 1, f"```{lang} after snippet #{pending.id} looks like a misspelt ```output fence: write ```output (verify compares only an ```output block; this one is shown as plain text)"))
+                    misspelt.add(pending.line)
                 close_pending()
             i += 1
             continue

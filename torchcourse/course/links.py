@@ -16,6 +16,22 @@ COURSE_LINK_RE = re.compile(r"^(?P<chapter>[A-Za-z0-9]+)?(?:#(?P<anchor>[A-Za-z0
 _LINK_RE = re.compile(r"\]\((?P<href>[^()\s]*)\)")
 _CODE_SPAN_RE = re.compile(r"(`+).*?\1")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
+IMAGE_MARK = "!"  # _links marks an image's target with it
+_REF_USE_RE = re.compile(r"(?<!\\)\[(?P<text>[^\[\]]+)\]\[(?P<label>[^\[\]]*)\]")  # [文字][label], [文字][]
+_REF_DEF_RE = re.compile(r"^\s{0,3}\[(?P<label>[^\]]+)\]:\s*(?P<href>\S+)")  # [label]: target
+
+
+def _image_start(line: str, close: int) -> bool:
+    """The ``](`` at ``close`` ends an image ``![alt](…)``: its ``[`` follows a ``!``."""
+    depth = 0
+    for i in range(close - 1, -1, -1):
+        if line[i] == "]":
+            depth += 1
+        elif line[i] == "[":
+            if depth == 0:
+                return i > 0 and line[i - 1] == "!"
+            depth -= 1
+    return False
 
 
 def _links(chapter: Chapter):
@@ -31,8 +47,15 @@ def _links(chapter: Chapter):
             continue
         if in_fence is not None:
             continue
-        for lm in _LINK_RE.finditer(_CODE_SPAN_RE.sub("", line)):
-            yield n, lm.group("href")
+        plain = _CODE_SPAN_RE.sub("", line)
+        for lm in _LINK_RE.finditer(plain):
+            image = lm.start() > 0 and _image_start(plain, lm.start())
+            yield n, (IMAGE_MARK if image else "") + lm.group("href")
+        for rm in _REF_USE_RE.finditer(plain):
+            yield n, ("ref", rm.group("label") or rm.group("text"))
+        dm = _REF_DEF_RE.match(plain)
+        if dm:
+            yield n, dm.group("href")
 
 
 def anchors_of(chapter: Chapter) -> list[str]:
@@ -46,10 +69,28 @@ def link_problems(course: Course) -> list[Problem]:
     for chapter in course.chapters:
         if not chapter.available or not chapter.source:
             continue
+        defs = {m.group("label").lower(): n for n, ln in enumerate(chapter.source.splitlines(), 1) if (m := _REF_DEF_RE.match(ln))}
         for line, href in _links(chapter):
-            if "://" in href or href.startswith("mailto:"):
+            if isinstance(href, tuple):  # a reference-style link [文字][label]: its definition must exist
+                if href[1].lower() not in defs:
+                    problems.append(Problem(chapter.file, line, f"reference link [{href[1]}] has no definition ([{href[1]}]: 02#anchor on a line of its own); the reader would show it as raw text"))
+                continue
+            if "://" in href or href.startswith(("mailto:", IMAGE_MARK + "http")):
+                if href.startswith(IMAGE_MARK):
+                    problems.append(Problem(chapter.file, line, f"image ({href[len(IMAGE_MARK):]}): images are not supported (the course is read in a terminal); describe it in words, or draw it as text in a ```text block"))
                 continue
             m = COURSE_LINK_RE.match(href)
+            if m is None and href.startswith(IMAGE_MARK):
+                problems.append(Problem(chapter.file, line, f"image ({href[len(IMAGE_MARK):]}): images are not supported (the course is read in a terminal); describe it in words, or draw it as text in a ```text block"))
+                continue
+            if m is None and "#" in href and COURSE_LINK_RE.match(href.split("#", 1)[0] or ""):
+                target_id, anchor = href.split("#", 1)
+                target = chapter if not target_id else course.chapter(target_id)
+                section = next((s for s in target.sections if s.anchor == anchor), None) if target is not None and target.available else None
+                fix = (f"give the heading at line {section.line} an explicit anchor (## {section.title} {{#some-name}}) and link to that"
+                       if section is not None else "anchors in links use only ASCII letters, digits, '-' and '_'")
+                problems.append(Problem(chapter.file, line, f"link ({href}): a link's anchor must be ASCII (letters, digits, '-', '_'): {fix}"))
+                continue
             if m is None or not href:
                 problems.append(Problem(chapter.file, line, f"link ({href}) is neither a course link (02, 02#anchor, #anchor) nor a web address"))
                 continue

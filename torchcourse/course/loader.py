@@ -204,6 +204,79 @@ def course_id_of(root: Path) -> str:
     return value if isinstance(value, str) and COURSE_ID_RE.match(value) else derived_course_id(root)
 
 
+def course_aliases_of(root: Path) -> tuple[str, ...]:
+    """The course's former ids (``aliases = ["old-id"]`` in course.toml): progress kept under one
+    of them is carried over to the current id the first time the course is opened."""
+    import tomllib
+
+    try:
+        data = tomllib.loads((Path(root) / "course.toml").read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    value = data.get("aliases", [])
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, str) and COURSE_ID_RE.match(v))
+
+
+def _shipped_id_problems(root: Path, course_id: str, toml_path: Path, text: str) -> list[Problem]:
+    """A course copied from the shipped one (or from ``new``'s template) that kept its id would
+    share its learners' progress: a chapter never read shows as read."""
+    from torchcourse import paths
+
+    shipped = paths.shipped_content_dir()
+    try:
+        if Path(root).resolve() == shipped.resolve():
+            return []
+    except OSError:
+        return []
+    taken = {"my-course": "the template of torchcourse new"}
+    if course_id_of(shipped) == course_id:
+        taken[course_id] = "the course shipped with torchcourse"
+    if course_id not in taken:
+        return []
+    return [Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"course id {course_id!r} is the id of {taken[course_id]}: progress is kept by id, so learners would see that course's progress here; give this course its own id (e.g. {course_id}-{Path(root).resolve().name[:20]})")]
+
+
+def _data_files(value, root: Path, toml_path: Path, line: int, problems: list[Problem]) -> tuple[str, ...]:
+    """course.toml's ``data = ["heights.csv"]``: files inside the course folder that every snippet
+    finds in its run directory (by their base names)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        problems.append(Problem(toml_path, line, f"data must be a list of files in the course folder (data = [\"heights.csv\"]), got {value!r}"))
+        return ()
+    out: list[str] = []
+    names: dict[str, str] = {}
+    base = Path(root).resolve()
+    for rel in value:
+        path = (Path(root) / rel).resolve()
+        name = path.name
+        if base not in path.parents:
+            problems.append(Problem(toml_path, line, f"data file {rel!r} is outside the course folder; refused"))
+        elif not path.is_file():
+            problems.append(Problem(toml_path, line, f"data file {rel!r} does not exist (or is not a file) in {base}"))
+        elif name == "snippet.py" or name in names:
+            problems.append(Problem(toml_path, line, f"data file {rel!r}: a run directory already holds a file {name!r} ({names.get(name, 'the snippet itself')}); rename it"))
+        else:
+            names[name] = rel
+            out.append(str(path))
+    return tuple(out)
+
+
+def alias_problems(data: dict, text: str, toml_path: Path, course_id: str) -> list[Problem]:
+    value = data.get("aliases")
+    if value is None:
+        return []
+    m = re.search(r"^\s*aliases\s*=", text, re.M)
+    line = text.count("\n", 0, m.start()) + 1 if m else 1
+    if not isinstance(value, list) or not all(isinstance(v, str) and COURSE_ID_RE.match(v) for v in value):
+        return [Problem(toml_path, line, f"aliases must be a list of the course's former ids (aliases = [\"old-id\"]), got {value!r}")]
+    if course_id in value:
+        return [Problem(toml_path, line, f"aliases lists the course's own id {course_id!r}: list only former ids")]
+    return []
+
+
 # A snapshot is trusted only for files unchanged for this long before it was written: a file
 # rewritten within the file system's timestamp granularity of an earlier write (same size, same
 # mtime) can then never be mistaken for the old one ("racily clean", as git calls it).
@@ -488,6 +561,9 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         if any(c.id == cid for c in chapters):
             problems.append(Problem(toml_path, line, f"duplicate chapter id {cid!r}"))
             continue
+        twin = next((c for c in chapters if c.id.lower() == cid.lower()), None)
+        if twin is not None:
+            problems.append(Problem(toml_path, key_line("id", line), f"chapter id {cid!r} differs from chapter {twin.id!r} only by case: links, 'torchcourse run' and a case-insensitive file system cannot tell them apart; rename one"))
         kind = raw.get("kind") or "chapter"
         if kind not in ("chapter", "appendix"):
             problems.append(Problem(toml_path, line, f"chapter {cid}: kind must be 'chapter' or 'appendix', got {kind!r}"))
@@ -496,6 +572,10 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         file = inside_root(raw["file"], f"chapter {cid}: file", key_line("file", line))
         if file is None:
             continue
+        same = next((c for c in chapters if c.file == file), None)
+        if same is not None:
+            problems.append(Problem(toml_path, key_line("file", line), f"chapter {cid}: file {raw['file']!r} is already chapter {same.id}'s: one file, one chapter (the chapter map would list it twice and verify run it twice)"))
+            planned = True  # kept (its routes and links name it), never read twice
         checkpoint = raw.get("checkpoint")
         cp_path = None
         if checkpoint:
@@ -573,18 +653,30 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
                 problems.append(Problem(toml_path, chapters_line, f"route {rid}: unknown chapter {cid!r} (chapters: {', '.join(sorted(ids))})"))
         if not kept:
             problems.append(Problem(toml_path, line, f"route {rid}: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read"))
-        routes.append(Route(rid, raw["name"], raw["audience"], kept))
+        default = raw.get("default", False)
+        if not isinstance(default, bool):
+            problems.append(Problem(toml_path, key_line("default", line), f"route {rid}: default must be true or false, got {default!r}"))
+            default = False
+        elif default and any(r.default for r in routes):
+            first = next(r for r in routes if r.default)
+            problems.append(Problem(toml_path, key_line("default", line), f"route {rid}: default = true, but route {first.id} already is the default: a new learner follows one route"))
+            default = False
+        routes.append(Route(rid, raw["name"], raw["audience"], kept, default=default))
 
     preload = data.get("preload", list(DEFAULT_PRELOAD))
     if not isinstance(preload, list) or not all(isinstance(m, str) and PRELOAD_RE.match(m) for m in preload):
         problems.append(Problem(toml_path, key_line("preload"), f"preload must be a list of module names the warm runner imports first (preload = [\"torch\"], or [] for none), got {preload!r}"))
-        preload = list(DEFAULT_PRELOAD)
+        # still a problem; meanwhile do what the author plainly meant (preload = "numpy"), not torch
+        preload = [preload] if isinstance(preload, str) and PRELOAD_RE.match(preload) else list(DEFAULT_PRELOAD)
+    problems.extend(alias_problems(data, text, toml_path, course_id))
+    data_files = _data_files(data.get("data"), root, toml_path, key_line("data"), problems)
+    problems.extend(_shipped_id_problems(root, course_id, toml_path, text))
     not_covered = data.get("not_covered", "")
     if not isinstance(not_covered, str):
         problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered must be a string (what the error lookup suggests for an error the course does not cover), got {not_covered!r}"))
         not_covered = ""
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id,
-                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip())
+                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip(), data=data_files)
     for route in routes:
         route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
     return course

@@ -211,26 +211,28 @@ class Chapter(_Record):
 
 
 class Route(_Record):
-    _fields = ("id", "name", "audience", "chapters", "minutes")
+    _fields = ("id", "name", "audience", "chapters", "minutes", "default")
 
-    def __init__(self, id: str, name: str, audience: str, chapters: list[str], minutes: int = 0) -> None:
+    def __init__(self, id: str, name: str, audience: str, chapters: list[str], minutes: int = 0,
+                 default: bool = False) -> None:
         self.id = id
         self.name = name
         self.audience = audience
         self.chapters = chapters
         self.minutes = minutes
+        self.default = default  # ``default = true`` in course.toml: a new learner's route
 
 
 class Course(_Record):
     # ``memo`` (derived data remembered by other modules, e.g. loaded checkpoints) is neither
     # shown nor compared
     _fields = ("title", "root", "chars_per_minute", "chapters", "routes", "checkpoints_dir", "problems", "id",
-               "preload", "not_covered")
+               "preload", "not_covered", "data")
 
     def __init__(self, title: str, root: Path, chars_per_minute: int, chapters: list[Chapter],
                  routes: list[Route], checkpoints_dir: Path, problems: list[Problem] | None = None,
                  id: str = "", memo: dict | None = None, preload: tuple[str, ...] = ("torch",),
-                 not_covered: str = "") -> None:
+                 not_covered: str = "", data: tuple[str, ...] = ()) -> None:
         self.title = title
         self.root = root
         self.chars_per_minute = chars_per_minute
@@ -245,6 +247,8 @@ class Course(_Record):
         # after "this course does not cover it" (empty: a wording that names no other course)
         self.preload = tuple(preload)
         self.not_covered = not_covered
+        # ``data`` in course.toml: files (absolute paths) copied into every snippet's run directory
+        self.data = tuple(data)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         for c in self.chapters:
@@ -274,15 +278,17 @@ class Course(_Record):
                 return r
         return None
 
-    DEFAULT_ROUTE = "D"  # a learner who never chose a route follows this one (app and CLI alike)
+    @property
+    def default_route(self) -> Route | None:
+        """A learner who never chose a route follows this one (app and CLI alike): the route
+        marked ``default = true`` in course.toml, else the first route."""
+        return next((r for r in self.routes if getattr(r, "default", False)), self.routes[0] if self.routes else None)
 
     def current_route(self, chosen: str | None) -> Route | None:
         """The route a learner follows: the one chosen (``chosen``, the stored id), else the
-        default route :attr:`DEFAULT_ROUTE` (else the last one)."""
+        :attr:`default_route`."""
         route = self.route(chosen) if chosen else None
-        if route is None:
-            route = self.route(self.DEFAULT_ROUTE) or (self.routes[-1] if self.routes else None)
-        return route
+        return route if route is not None else self.default_route
 
     def snippet(self, key: str) -> Snippet | None:
         """Find ``CHAPTER:SNIPPET``."""

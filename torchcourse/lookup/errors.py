@@ -692,3 +692,47 @@ def where_label(course: Course, entry: ErrorEntry) -> str:
     """Where an entry is explained, as the learner finds it: chapter and section (and the link
     the app and ``torchcourse read`` understand), never a file line."""
     return f"→ {course.chapter_label(entry.chapter_id)} §{entry.section_title} ({entry.link})"
+
+
+def excerpt_selection_problems(course: Course) -> list:
+    """Appendix rows that no longer answer their own error: for each error a snippet prints whose
+    text holds a row's 报错原文, the lookup (as a learner pasting that error gets it) must answer
+    with that row. An excerpt cut down to ``ValueError:`` holds for every ValueError and answers
+    none (walk M4). ``torchcourse check`` adds these to the checker's problems (the checker itself
+    never imports the lookup)."""
+    from torchcourse.course.appendix import flat
+    from torchcourse.course.model import Problem
+
+    entries = appendix_entries(course)
+    if not entries:
+        return []
+    index = error_index(course)
+    files = {ch.id: ch.file for ch in appendices(course)}
+    reported: set[str] = set()
+    problems = []
+    for ch in course.chapters:
+        if not ch.available:
+            continue
+        for snip in ch.snippets:
+            if not snip.expected or TRACEBACK_HEAD not in snip.expected:
+                continue
+            for err in errors_in_output(snip.expected):
+                said = flat(err)
+                meant = [e for e in entries if flat(e.text) and flat(e.text) in said]
+                if not meant:
+                    continue  # no row quotes it: check's "ends in an error that no row quotes"
+                hits = lookup_error(course, err, limit=3, entries=index)
+                top = hits[0] if hits and hits[0].sure else None
+                if top is not None and any(top.entry.origin == e.origin for e in meant):
+                    continue
+                answer = f"answers with the row at line {top.entry.origin.split(':', 1)[1]}" if top is not None else "finds no sure answer"
+                for e in meant:
+                    if e.origin in reported:
+                        continue
+                    reported.add(e.origin)
+                    app_id, _, line = e.origin.partition(":")
+                    short = err if len(err) <= 70 else err[:67] + "..."
+                    problems.append(Problem(files.get(app_id, app_id), int(line) if line.isdigit() else 1,
+                                            f"报错原文 {e.text!r} does not select its own row: {snip.key} prints {short!r}, and the lookup "
+                                            f"{answer}; quote more of the message than the exception type"))
+    return problems

@@ -23,12 +23,16 @@ def _err(message: str) -> None:
 def open_or_report(prefix: str = "torchcourse", args=None, course_id: str | None = None) -> Store | None:
     """Open the store for the course of ``args`` (``--content``, else the shipped one), printing
     its notice (if any) and errors; None when it cannot be opened."""
+    aliases: tuple[str, ...] = ()
     if course_id is None:
-        from torchcourse.course.loader import course_id_of
+        from torchcourse.course.loader import course_aliases_of, course_id_of
 
-        course_id = course_id_of(paths.content_dir(getattr(args, "content", None)))
+        root = paths.content_dir(getattr(args, "content", None))
+        course_id, aliases = course_id_of(root), course_aliases_of(root)
+    else:
+        root = None
     try:
-        store, notice = open_store(course_id=course_id)
+        store, notice = open_store(course_id=course_id, aliases=aliases, root=root)
     except StoreError as exc:
         _err(f"{prefix}: {exc}")
         return None
@@ -112,7 +116,8 @@ def _chapter_row(cid, title, kind, available, break_points, progress, answers, r
         "kind": kind,
         "available": available,  # None: the chapter is no longer in the course
         "break_points": break_points,
-        "furthest_break": p.furthest_break if p else 0,
+        # past the last break is stored as PAST_FINAL_BREAK: shown as the chapter's own count
+        "furthest_break": (min(p.furthest_break, break_points) if break_points is not None else p.furthest_break) if p else 0,
         "completed": bool(p and p.completed),
         "completed_at": p.completed_at if p else None,
         "answers": len(mine),
@@ -153,7 +158,8 @@ def format_summary(data: dict, cpm: int = 170) -> str:
         # the same words as the app's 继续 line: "断点 k/N 之后", or the chapter's start
         if pos["part"] > 0:
             total = f"/{row['break_points']}" if row.get("break_points") else ""
-            where = f" · 断点 {pos['part']}{total} 之后"
+            part = min(pos["part"], row["break_points"]) if row.get("break_points") else pos["part"]
+            where = f" · 断点 {part}{total} 之后"
         else:
             where = " · 开头"
         lines.append(f"上次读到：{label}{where}")
@@ -303,7 +309,10 @@ def cmd_import(args) -> int:
     else:
         source, text, where = Path(args.file), None, str(Path(args.file).resolve())
     bounds = _break_counts(args)
-    counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds))
+    from torchcourse.course.loader import course_aliases_of
+
+    aliases = course_aliases_of(paths.content_dir(getattr(args, "content", None)))
+    counts = _with_store(args, lambda store: store.import_json(source, text=text, break_counts=bounds, aliases=aliases))
     if counts is _FAILED:
         return 1
     print(

@@ -164,7 +164,7 @@ def backfill_parts(furthest_break: int, completed: bool) -> range:
     """Parts counted as read for a chapter known only by its furthest break and completed flag
     (a v4 database, an export file without ``parts_read``): the parts before that break; all of
     them, the tail after the last break included, for a completed chapter."""
-    return range(max(0, furthest_break) + (1 if completed else 0))
+    return range(min(max(0, furthest_break), 10_000) + (1 if completed else 0))  # (past the last break: a large number)
 
 
 def _v4_to_v5(conn: sqlite3.Connection) -> None:

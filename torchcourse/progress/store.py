@@ -65,6 +65,9 @@ class _Unusable(Exception):
 
 # Rows read back from the database, immutable. A NamedTuple is defined in ~0.2 ms at import,
 # a frozen dataclass in ~1.4 ms (it compiles its methods), and the home screen's start-up pays it.
+PAST_FINAL_BREAK = 1_000_000  # furthest_break / position part of a learner past a chapter's last break
+
+
 class ChapterProgress(NamedTuple):
     chapter_id: str
     furthest_break: int = 0  # 1-based index of the furthest 🛑 reached; 0 = none yet
@@ -373,14 +376,18 @@ def _move_aside(path: Path) -> Path:
     return target
 
 
-def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID) -> tuple["Store", str | None]:
+def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID, aliases: tuple[str, ...] = (),
+               root: Path | None = None) -> tuple["Store", str | None]:
     """Open (creating or migrating) the progress database, for the course ``course_id``.
 
     Every read and write of the returned store concerns that course only.
 
+    ``aliases``: the course's former ids (course.toml's ``aliases``): when nothing is stored under
+    ``course_id`` yet, the progress of the first alias that has some is moved to it.
+
     Returns ``(store, notice)``; ``notice`` is a Chinese message to show the learner when a
-    corrupt database was moved aside, else None. Raises :class:`StoreError` when the data
-    directory cannot be written.
+    corrupt database was moved aside or progress was carried over, else None. Raises
+    :class:`StoreError` when the data directory cannot be written.
     """
     if path is None:
         from torchcourse import paths
@@ -389,12 +396,19 @@ def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID) -> 
     path = Path(path)
     _check_writable_dir(path.parent)
     try:
-        return Store(_connect_retrying(path), path, course_id), None
+        store, notice = Store(_connect_retrying(path), path, course_id), None
     except _Unusable as exc:
         moved = _move_aside(path)
         what = "进度文件无法读取" if exc.unreadable else "进度文件已损坏"
         notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
-        return Store(_connect_retrying(path), path, course_id), notice
+        store = Store(_connect_retrying(path), path, course_id)
+    adopted = store.adopt_aliases(aliases) if aliases else None
+    if root is not None:
+        store.remember_root(root)
+    if adopted:
+        moved_note = f"课程 id 从 {adopted!r} 改成了 {course_id!r}（course.toml 的 aliases）：原来的进度已经接过来了"
+        notice = f"{notice}\n{moved_note}" if notice else moved_note
+    return store, notice
 
 
 def _connect_retrying(path: Path) -> sqlite3.Connection:
@@ -458,6 +472,51 @@ class Store:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise StoreError(f"读写进度库 {self.path} 时出错：{exc}") from exc
+
+    def remember_root(self, root: Path) -> None:
+        """Record the folder this course id was last opened from (``check`` warns when another
+        folder claims the same id: a course copied as a template that kept its id)."""
+        value = str(Path(root).resolve())
+        try:
+            with self._tx(write=True) as c:
+                if self._get(c, "course_root") != value:
+                    self._set(c, "course_root", value)
+        except StoreError:
+            pass  # a read-only data directory: nothing to remember
+
+    def rename_question(self, chapter_id: str, old: str, new: str) -> bool:
+        """Move the answers of question ``old`` to ``new`` (the author renamed it and said so with
+        ``was``), unless ``new`` already has answers. True when something moved."""
+        with self._tx(write=True) as c:
+            if c.execute("SELECT 1 FROM answers WHERE course_id = ? AND chapter_id = ? AND question_id = ? LIMIT 1",
+                         (self.course_id, chapter_id, new)).fetchone():
+                return False
+            cur = c.execute("UPDATE answers SET question_id = ? WHERE course_id = ? AND chapter_id = ? AND question_id = ?",
+                            (new, self.course_id, chapter_id, old))
+            return cur.rowcount > 0
+
+    def adopt_aliases(self, aliases) -> str | None:
+        """Move the progress stored under the first of ``aliases`` that has any to this course's
+        id, when nothing is stored under this id yet (the author renamed the course and listed
+        its old id in ``aliases``). Returns the alias adopted, or None."""
+        aliases = [a for a in aliases if a and a != self.course_id]
+        if not aliases:
+            return None
+        with self._tx(write=True) as c:
+            tables = [name for (name,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                      if any(col[1] == "course_id" for col in c.execute(f"PRAGMA table_info({name})"))]
+
+            def has_rows(cid: str) -> bool:
+                return any(c.execute(f"SELECT 1 FROM {t} WHERE course_id = ? LIMIT 1", (cid,)).fetchone() for t in tables)
+
+            if has_rows(self.course_id):
+                return None
+            for alias in aliases:
+                if has_rows(alias):
+                    for t in tables:
+                        c.execute(f"UPDATE {t} SET course_id = ? WHERE course_id = ?", (self.course_id, alias))
+                    return alias
+        return None
 
     def _set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
         conn.execute(
@@ -559,29 +618,35 @@ class Store:
 
     # -- chapters ---------------------------------------------------------------------------
 
-    def reach_break(self, chapter_id: str, break_index: int, at: datetime | None = None) -> None:
+    def reach_break(self, chapter_id: str, break_index: int, at: datetime | None = None, *, final: bool = False) -> None:
         """Break point ``break_index`` (1-based) of the chapter was reached.
 
         Keeps the maximum, logs the event for the activity calendar, and sets the last
         position to the part right after that break (0-based part index ``break_index``),
         unless the position is already further into this chapter.
+
+        ``final``: it is the chapter's last break. Then :data:`PAST_FINAL_BREAK` is stored instead
+        of its index (and as the position's part), so that a break the author inserts later does
+        not move a learner who finished the chapter back into it (readers clamp it to the
+        chapter's break count).
         """
         break_index = int(break_index)
         if break_index < 1:
             raise ValueError(f"break_index is 1-based, got {break_index}")
+        stored = PAST_FINAL_BREAK if final else break_index
         with self._tx(True) as c:
             c.execute(
                 "INSERT INTO chapters (course_id, chapter_id, furthest_break) VALUES (?, ?, ?) "
                 "ON CONFLICT(course_id, chapter_id) DO UPDATE SET furthest_break = max(furthest_break, excluded.furthest_break)",
-                (self.course_id, chapter_id, break_index),
+                (self.course_id, chapter_id, stored),
             )
             c.execute("INSERT INTO breaks (course_id, chapter_id, break_index, at) VALUES (?, ?, ?, ?)", (self.course_id, chapter_id, break_index, _iso(at)))
             pos = self._position(c)
             # a break behind the resume place of the same chapter (scrolled back up past it, or
             # seen again on the way down) never moves 继续 back
-            if pos is None or pos[0] != chapter_id or pos[1] < break_index:
+            if pos is None or pos[0] != chapter_id or pos[1] < stored:
                 self._set(c, "position_chapter", chapter_id)
-                self._set(c, "position_part", str(break_index))
+                self._set(c, "position_part", str(stored))
                 self._set(c, "position_route", self._get(c, "route") or "")
                 self._clear_place(c)
 
@@ -854,7 +919,8 @@ class Store:
             tmp.unlink(missing_ok=True)
             raise StoreError(f"无法写入 {path}：{os_reason(exc)}") from exc
 
-    def import_json(self, path: Path, text: str | None = None, break_counts: dict[str, int] | None = None) -> dict:
+    def import_json(self, path: Path, text: str | None = None, break_counts: dict[str, int] | None = None,
+                    aliases: tuple[str, ...] = ()) -> dict:
         """Merge an export file into this store; never overwrites, never loses local rows.
 
         furthest_break: the larger; completed: either; answers, runs and breaks: added unless
@@ -884,7 +950,8 @@ class Store:
                 f"{path}:{exc.lineno}: 不是有效的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{json_reason(exc.msg)}），什么都没有导入。"
             ) from exc
         rows = _validate_export(data, path)
-        if rows["course"] is not None and rows["course"] != self.course_id:
+        # a file of one of the course's former ids (course.toml ``aliases``) is this course's
+        if rows["course"] is not None and rows["course"] != self.course_id and rows["course"] not in aliases:
             raise StoreError(
                 f"{path}：这是课程 {rows['course']!r} 的进度，当前课程是 {self.course_id!r}，什么都没有导入。"
                 f"用 --content 打开那门课程再导入。"
@@ -892,7 +959,7 @@ class Store:
         if break_counts is not None:
             for i, ch in enumerate(rows["chapters"]):
                 n = break_counts.get(ch["chapter_id"])
-                if n is not None and ch["furthest_break"] > n:
+                if n is not None and ch["furthest_break"] > n and ch["furthest_break"] != PAST_FINAL_BREAK:
                     raise StoreError(
                         f"{path}: chapters[{i}].furthest_break：第 {ch['chapter_id']} 章只有 {n} 个停顿点，"
                         f"这里却是 {ch['furthest_break']}，什么都没有导入。"
@@ -1117,3 +1184,23 @@ def _validate_export(data: object, path: Path) -> dict:
             part = count(pr.get("part"), f"{where}.part", 0)
             out["parts_read"].append({"chapter_id": text(pr, "chapter_id", where), "part": part, "at": when(pr, "at", where)})
     return out
+
+
+def known_course_root(course_id: str, path: Path | None = None) -> str | None:
+    """The folder the course ``course_id`` was last opened from, read without creating or
+    changing the database (None when there is none, or it cannot be read)."""
+    if path is None:
+        from torchcourse import paths
+
+        path = paths.database_path()
+    if not Path(path).is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = conn.execute("SELECT value FROM settings WHERE course_id = ? AND key = 'course_root'", (course_id,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None

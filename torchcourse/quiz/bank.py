@@ -18,7 +18,7 @@ from torchcourse.course.model import Chapter, Course, Problem
 KINDS = ("single", "multi", "fill", "predict", "open")
 KIND_NAMES = {"single": "单选", "multi": "多选", "fill": "填空", "predict": "预测输出", "open": "简答"}
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
-QUESTION_KEYS = {"id", "kind", "prompt", "choices", "answer", "accept", "snippet", "reference", "explain", "section"}
+QUESTION_KEYS = {"id", "kind", "prompt", "choices", "answer", "accept", "snippet", "reference", "explain", "section", "was"}
 TOP_KEYS = {"chapter", "questions"}
 # keys that only make sense for some kinds (a key given to another kind is a mistake)
 KEY_KINDS = {
@@ -44,6 +44,7 @@ class Question:
     reference: str | None = None  # open: the reference answer
     chapter_id: str = ""
     line: int = 1  # 1-based line of its [[questions]] header
+    was: tuple[str, ...] = ()  # ``was = "old-id"``: former ids; learners' answers under them are carried over
 
     @property
     def kind_name(self) -> str:
@@ -197,6 +198,15 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
         for key in sorted(set(raw) - QUESTION_KEYS):
             bad(at(key), f"{label}: unknown key {key!r} (known: {', '.join(sorted(QUESTION_KEYS))})")
 
+        was = raw.get("was", [])
+        was = [was] if isinstance(was, str) else was
+        if not isinstance(was, list) or not all(isinstance(w, str) and ID_RE.match(w) for w in was):
+            bad(at("was"), f"{label}: was must be the question's former id (was = \"old-id\") or a list of them, got {raw.get('was')!r}")
+            was = []
+        elif qid in was:
+            bad(at("was"), f"{label}: was lists the question's own id")
+            was = []
+
         kind = raw.get("kind")
         if kind not in KINDS:
             where = at("kind") if "kind" in raw else start
@@ -267,6 +277,10 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
             value = raw.get("accept")
             if isinstance(value, str):
                 value = [value]
+            if isinstance(value, list) and value and all(isinstance(a, str) for a in value) and not all(a.strip() for a in value):
+                blank = next(i for i, a in enumerate(value) if not a.strip())
+                bad(at("accept"), f"{label}: accept entry {blank} ({value[blank]!r}) is blank (only spaces): every accepted answer needs some text")
+                return None
             if not isinstance(value, list) or not value or not all(isinstance(a, str) and a.strip() for a in value):
                 bad(at("accept") if "accept" in raw else start, f"{label}: accept must be a non-empty list of accepted answers")
                 return None
@@ -350,8 +364,14 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
                     reference=reference,
                     chapter_id=cid,
                     line=start,
+                    was=tuple(was),
                 )
             )
+    current = {q.id for q in cp.questions}
+    for q in cp.questions:
+        for old in q.was:
+            if old in current:
+                bad(q.line, f"question {q.id!r}: was = {old!r} is the id of another question of this file: answers cannot move to both")
     problems.sort(key=lambda p: p.line)
     return cp
 
@@ -479,3 +499,23 @@ def validate_checkpoints(course: Course) -> list[Problem]:
 
 
 __all__ = ["KINDS", "KIND_NAMES", "Question", "Checkpoint", "load_checkpoint", "checkpoint_for", "questions_for", "validate_checkpoints"]
+
+
+def adopt_renamed_questions(course: Course, store, chapter_ids=None) -> int:
+    """Carry learners' answers over to renamed questions (``was = "old-id"`` in a checkpoint file):
+    answers stored under a former id move to the current one, unless the current id already has
+    answers. Returns how many questions were carried over."""
+    moved = 0
+    for chapter in course.chapters:
+        if chapter_ids is not None and chapter.id not in chapter_ids:
+            continue
+        cp = checkpoint_for(course, chapter.id) if chapter.checkpoint is not None else None
+        for q in cp.questions if cp is not None else ():
+            for old in q.was:
+                try:
+                    if store.rename_question(chapter.id, old, q.id):
+                        moved += 1
+                        break
+                except Exception:  # a store that cannot be written now: the answers stay where they are
+                    return moved
+    return moved

@@ -292,9 +292,10 @@ class _LazyRunner:
     """The snippet runner for predict questions: warmed up in the background as the quiz
     starts (when it has predict questions), so the first run does not wait for ``import torch``."""
 
-    def __init__(self, course_id: str, preload: tuple[str, ...] | None = None):
+    def __init__(self, course_id: str, preload: tuple[str, ...] | None = None, data: tuple[str, ...] = ()):
         self.course_id = course_id
         self.preload = preload  # course.toml ``preload``: what the warm runner imports first
+        self.data = data  # course.toml ``data``: files copied into every run directory
         self.runner = None
         self.error: Exception | None = None
 
@@ -304,7 +305,7 @@ class _LazyRunner:
                 from torchcourse import paths
                 from torchcourse.runner import Runner
 
-                self.runner = Runner(cache_dir=paths.run_cache_dir(self.course_id), warm=True, preload=self.preload)
+                self.runner = Runner(cache_dir=paths.run_cache_dir(self.course_id), warm=True, preload=self.preload, data=self.data)
             except Exception as exc:  # noqa: BLE001 - the quiz goes on without running
                 self.error = exc
         return self.runner
@@ -365,7 +366,7 @@ def cmd_quiz(args) -> int:
     store = open_or_report("torchcourse quiz", course_id=course.id)
     if store is None:
         return 1
-    runner = _LazyRunner(course.id, course.preload)
+    runner = _LazyRunner(course.id, course.preload, course.data)
     try:
         try:
             session = _session(course, store, args)

@@ -77,6 +77,9 @@ def due_questions(course: Course, store, today: date | None = None) -> list[tupl
     """Questions answered wrong at least once and due on ``today`` (default: the local date),
     most overdue first, then in course order."""
     today = today or date.today()
+    from torchcourse.quiz.bank import adopt_renamed_questions
+
+    adopt_renamed_questions(course, store)
     states = review_states(course, store)
     due: list[tuple[date, int, str, Question]] = []
     order = 0

@@ -146,6 +146,10 @@ class QuizSession:
         if not cp.questions:
             detail = f"\n{cp.problems[0]}" if cp.problems else ""
             raise QuizError(f"{chapter_label(course, cid)}的检查点文件里没有可用的题目。{detail}")
+        if any(q.was for q in cp.questions):
+            from torchcourse.quiz.bank import adopt_renamed_questions
+
+            adopt_renamed_questions(course, store, {cid})
         session = cls(course, store, [(cid, q) for q in cp.questions], chapter_id=cid, clock=clock,
                       seed=resume.attempt.seed if resume is not None else seed)
         if resume is not None:

@@ -88,6 +88,8 @@ def quiz_warnings(course: Course) -> list[str]:
                 f"（超过四分之一，挑最长的就能蒙对）：{ids}。改写选项，让长短不再泄露答案"
             )
         for q in choice_qs:
+            if q.kind == "multi" and isinstance(q.answer, list) and len(q.choices) > 1 and sorted(q.answer) == list(range(len(q.choices))):
+                out.append(f"{cp.path}:{q.line}: ⚠️ question {q.id!r}: 多选题的答案是全部选项，全选就能答对：加一个错的选项")
             echo = echoed_by_key(q)
             if echo:
                 words = "、".join(f"「{w}」" for w in echo[:3])

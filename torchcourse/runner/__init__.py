@@ -3,13 +3,15 @@
 Public API (stable; the Textual app builds on it)
 -------------------------------------------------
 
-``Runner(cache_dir: Path | None = None, warm: bool = True, *, preload=None, hash_seed=None)``
+``Runner(cache_dir: Path | None = None, warm: bool = True, *, preload=None, hash_seed=None, data=())``
     One per app. ``cache_dir`` (normally ``paths.cache_dir() / "runs"``) enables the output
     cache; ``None`` disables it. ``warm=True`` forks snippets from a zygote process that has
     imported ``preload`` (the course's ``preload`` of course.toml; default ``("torch",)``, and
     numpy with torch) — started lazily on the first warm run, or now with ``start()``;
     ``warm=False`` runs every snippet in a brand-new interpreter. ``hash_seed`` replaces the
     fixed ``PYTHONHASHSEED=0`` of every run (``verify --accept``'s second pass uses "1").
+    ``data``: the course's data files (course.toml ``data``, absolute paths), copied into every
+    run directory by their base names; their contents are part of the cache key.
 
 ``runner.run(snippet, *, cold=False, use_cache=True, cancel=None) -> RunResult``
     Thread-safe; call it from worker threads. Blocks until the snippet ends, times out

@@ -147,13 +147,14 @@ class FairQueue:
 
 
 class ClassroomService:
-    def __init__(self, socket_path: str, *, jobs: int | None = None, preload=None, hide=(), runner=None, run_space: int | None = None):
+    def __init__(self, socket_path: str, *, jobs: int | None = None, preload=None, hide=(), runner=None, run_space: int | None = None,
+                 data=()):
         self.socket_path = socket_path
         self.jobs = max(1, int(jobs or os.cpu_count() or 2))
         if runner is None:
             from torchcourse.runner.sandbox import SandboxRunner
 
-            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs, run_space=run_space)
+            runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs, run_space=run_space, data=data)
         self.runner = runner
         self.queue = FairQueue()
         self.running: list[Job] = []
@@ -358,6 +359,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="同时运行的代码块个数（默认：CPU 核数）")
     ap.add_argument("--preload", action="append", default=None, help="预热运行器先导入的模块（默认 torch）")
     ap.add_argument("--hide", action="append", default=[], help="沙箱里看不到的路径（用户文件、课堂的数据目录……）")
+    ap.add_argument("--data", action="append", default=[], help="课程的数据文件（course.toml 的 data），复制进每个运行目录")
     ap.add_argument("--lifeline", action="store_true", help="标准输入关闭（启动它的进程退出）时就退出")
     ap.add_argument("--run-space", type=int, default=None, metavar="MB", help="所有运行目录合起来最多占多少 MB（以 root 运行时是一个 tmpfs；默认每个并发 1024）")
     args = ap.parse_args(argv)
@@ -371,7 +373,7 @@ def main(argv=None) -> int:
     # tmpfs of a bounded size that vanishes with the service, not on the server's disk
     private_mounts()
     svc = ClassroomService(args.socket, jobs=args.jobs, preload=tuple(args.preload) if args.preload else None, hide=args.hide,
-                           run_space=args.run_space << 20 if args.run_space else None)
+                           run_space=args.run_space << 20 if args.run_space else None, data=tuple(args.data))
     done = threading.Event()
 
     def on_signal(*_):

@@ -24,11 +24,11 @@ ICONS = {
 }
 
 
-def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None):
+def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None, data=()):
     from torchcourse.runner import Runner
 
     cache = None if getattr(args, "no_cache", False) else paths.run_cache_dir(course_id)
-    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed)
+    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed, data=data)
 
 
 def _select(course, wanted: list[str]):
@@ -172,7 +172,7 @@ def cmd_verify(args) -> int:
                 print(f"  {p}", file=sys.stderr)
             return 1
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json, accepting=accept)
-    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload)
+    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload, data=course.data)
     try:
         if not cold and any(s.runnable and not s.cold and not s.gpu for s in snippets):
             progress.note(_preload_note(course))
@@ -269,11 +269,13 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{r.raise_problem}")
         elif r.status == "mismatch" and (too_big := _too_big(r)):
             refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{too_big}")
+        elif r.status == "mismatch" and (wild := _wildcard_in(r.actual)):
+            refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：{wild}")
         elif r.status == "mismatch":
             todo_idx.append(i)
     if todo_idx:
         # the second run: the other mode, and another hash seed (set order, hash(): see the guide)
-        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED)
+        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED, data=course.data)
         try:
             second = run_many(again, [snippets[i] for i in todo_idx], jobs=max(1, int(getattr(runner_args, "jobs", 2) or 1)), cold=not cold, use_cache=False)
         finally:
@@ -316,12 +318,37 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             print(f"  • {r}", file=stream)
     if changes:
         _appendix_after_accept(course)
+        if not as_json:
+            _machine_warnings_after_accept(course, [snippets[i] for i in todo_idx])
     return 0
+
+
+def _machine_warnings_after_accept(course, written) -> None:
+    """The ⚠️ of check for outputs that depend on the machine (clock, directory order, versions),
+    said now: the two runs of accept agreed here, which proves nothing about a learner's machine."""
+    from torchcourse.check import machine_dependence
+
+    for s in written:
+        for reason in machine_dependence(s.code):
+            print(f"{s_file(course, s)}:{s.line}: ⚠️ 代码块 #{s.id} {reason}")
 
 
 SECOND_HASH_SEED = "1"  # the first run has the fixed PYTHONHASHSEED=0 of every run
 ACCEPT_MAX_LINES = 400  # the longest output block accept writes; a longer one is refused
 ACCEPT_MAX_CHARS = 40_000
+
+
+def _wildcard_in(actual: str) -> str:
+    """Why a real output cannot be written as it is: a line that is exactly ``...`` or text holding
+    ``<<...>>`` would be a wildcard in the expected block, and the snippet would test nothing."""
+    from torchcourse.runner.normalize import INLINE_WILDCARD, LINE_WILDCARD
+
+    for n, ln in enumerate(actual.split("\n"), start=1):
+        if ln == LINE_WILDCARD or INLINE_WILDCARD in ln:
+            what = "恰好是 ..." if ln == LINE_WILDCARD else "含有 <<...>>"
+            return (f"输出第 {n} 行{what}：写进期望输出块它就成了通配符（匹配任何内容），从此这个代码块什么也不检查。"
+                    f"请改一下打印的内容（例如打印 … 或「（省略）」），再写入")
+    return ""
 
 
 def _too_big(res) -> str:
@@ -396,7 +423,7 @@ def cmd_run(args) -> int:
         snippet_or_exit(None, args.snippet)
     course = course_or_exit(args)
     snip = snippet_or_exit(course, args.snippet)
-    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, data=course.data)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:
@@ -555,7 +582,7 @@ def cmd_run_sandbox(args) -> int:
     import os
 
     home = {"TORCHCOURSE_HOME": os.environ["TORCHCOURSE_HOME"]} if os.environ.get("TORCHCOURSE_HOME") else {}
-    runner = SandboxRunner(cache_dir=None, warm=not args.cold, preload=preload, env=home)
+    runner = SandboxRunner(cache_dir=None, warm=not args.cold, preload=preload, env=home, data=course.data if course is not None else ())
     try:
         res = runner.run(snip, cold=args.cold, use_cache=False)
     finally:

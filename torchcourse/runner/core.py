@@ -32,7 +32,8 @@ def missing_module_message(module: str | None) -> str:
     """What a learner reads when the warm runner cannot import a module the course preloads."""
     if not module or module == "torch":
         return MSG_NO_TORCH
-    return f"🚫 运行器找不到 {module}（课程的 course.toml 要预先导入它）：请先安装 `pip install {module.split('.')[0]}`，再重试。"
+    return (f"🚫 运行器找不到 {module}（课程的 course.toml 在 preload 里要预先导入它）：先确认这个名字没有拼错"
+            f"（作者运行 torchcourse check 会检查 preload 的每个名字），确实是这门课要用的库再安装它，然后重试。")
 
 
 def bad_attrs_message(snippet: Snippet) -> str:
@@ -154,13 +155,21 @@ def _write_snippet(run_dir: str, code: str) -> None:
         os.close(fd)
 
 
-def _reset_run_dir(run_dir: str, code: str) -> None:
-    """Empty the run directory (and HOME/TMPDIR beside it) and write the snippet again."""
+def _reset_run_dir(run_dir: str, code: str, data: tuple[str, ...] = ()) -> None:
+    """Empty the run directory (and HOME/TMPDIR beside it) and write the snippet (and the
+    course's data files) again."""
     base = os.path.dirname(run_dir)
     for name in os.listdir(base):
         shutil.rmtree(os.path.join(base, name), ignore_errors=True)
     os.mkdir(run_dir)
     _write_snippet(run_dir, code)
+    _copy_data(run_dir, data)
+
+
+def _copy_data(run_dir: str, data: tuple[str, ...]) -> None:
+    """The course's data files (course.toml ``data``) beside snippet.py, by their base names."""
+    for path in data:
+        shutil.copyfile(path, os.path.join(run_dir, os.path.basename(path)))
 
 
 def _shadows(run_dir: str, preloaded: set[str]) -> bool:
@@ -241,8 +250,12 @@ class Runner:
     """Runs snippets. Thread-safe; one per app. See the package docstring for the contract."""
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
-                 preload: tuple[str, ...] | list[str] | None = None, hash_seed: str | None = None):
+                 preload: tuple[str, ...] | list[str] | None = None, hash_seed: str | None = None,
+                 data: tuple[str, ...] | list[str] = ()):
         self.python = python or execute.default_python()
+        # the course's data files (course.toml ``data``, absolute paths): copied into every run
+        # directory, so a snippet can read heights.csv; their contents are part of the cache key
+        self.data = tuple(str(p) for p in data)
         self.warm = warm
         # what the zygote imports before forking (course.toml ``preload``; default torch)
         self.preload = tuple(DEFAULT_PRELOAD if preload is None else preload)
@@ -279,6 +292,20 @@ class Runner:
 
     def _env_overrides(self) -> dict[str, str]:
         return {"PYTHONHASHSEED": self.hash_seed} if self.hash_seed is not None else {}
+
+    def _data_digest(self) -> str:
+        """The data files' names and contents, hashed (read at each cached run: a file the author
+        edits changes every key that could depend on it)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for path in self.data:
+            h.update(os.path.basename(path).encode("utf-8") + b"\0")
+            try:
+                h.update(Path(path).read_bytes())
+            except OSError:
+                h.update(b"\0missing")
+        return h.hexdigest()[:16]
 
     def fingerprint(self) -> dict:
         return fingerprint(self.python, gpu_possible(self.python))
@@ -373,6 +400,8 @@ class Runner:
                 env["preload"] = list(self.preload)  # (the default stays out: existing keys hold)
             if self.hash_seed is not None:
                 env["hash_seed"] = self.hash_seed
+            if self.data:
+                env["data"] = self._data_digest()
             key = self.cache.key(snippet.code, env)
             rec = self.cache.get(key)
             if rec is not None:
@@ -387,6 +416,7 @@ class Runner:
         try:
             os.mkdir(run_dir)
             _write_snippet(run_dir, snippet.code)
+            _copy_data(run_dir, self.data)
             self._prepare(base)
             if use_cold:
                 raw = self._run_cold(run_dir, timeout=timeout, cancel=cancel, cleanup_dir=base)
@@ -403,14 +433,14 @@ class Runner:
                         # the zygote died between runs, or during this run (killed by another
                         # snippet or from outside): this snippet is collateral, run it again once
                         # with a new zygote in a fresh directory
-                        _reset_run_dir(run_dir, snippet.code)
+                        _reset_run_dir(run_dir, snippet.code, self.data)
                         self._prepare(base)
                         z = self.zygote(stale=z)
                         raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base, held=held)
                     if raw.outcome == "exited" and _shadows(run_dir, z.preloaded()):
                         # the snippet wrote a module (json.py…) that shadows one the zygote had
                         # already imported: only a fresh interpreter gives `python file.py`'s answer
-                        _reset_run_dir(run_dir, snippet.code)
+                        _reset_run_dir(run_dir, snippet.code, self.data)
                         self._prepare(base)
                         raw = self._run_cold(run_dir, timeout=timeout, cancel=cancel, cleanup_dir=base)
                 except ZygoteError as exc:

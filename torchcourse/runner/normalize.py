@@ -7,9 +7,11 @@ Both sides
      (a progress bar redrawing itself) only the text after the last ``\\r`` is kept.
   2. ANSI escape sequences (colours, cursor moves) are removed.
   3. Memory addresses ``0x`` followed by 6 or more hex digits become the token ``0xADDR``.
-  4. Tracebacks: after each ``Traceback (most recent call last):`` header the indented frame
-     lines (file, line, source, carets) collapse into the single line ``  ...``; the header
-     and every line from the first unindented one on (``RuntimeError: …``) are kept.
+  4. Tracebacks: a header that starts mid-line (the program printed ``几行？`` or a progress
+     line without a newline before it failed) moves to a line of its own, the text before it
+     kept on its line. After each ``Traceback (most recent call last):`` header the indented
+     frame lines (file, line, source, carets) collapse into the single line ``  ...``; the
+     header and every line from the first unindented one on (``RuntimeError: …``) are kept.
   5. Trailing whitespace on every line and leading / trailing blank lines are removed.
   6. The build-machine path in torch's C++ warnings (``Triggered internally at
      /__w/pytorch/…/TensorBody.h:494.``) becomes ``<torch-source>``: it differs between builds
@@ -95,6 +97,21 @@ def _replace_paths(text: str, run_dir: str | None) -> str:
     return text
 
 
+def _header_on_own_line(lines: list[str]) -> list[str]:
+    """A line that ends in the traceback header after other text (``几行？Traceback (most recent
+    call last):``: stdout without a final newline, then the traceback on stderr) becomes two
+    lines, the text and the header."""
+    out: list[str] = []
+    for ln in lines:
+        body = ln.rstrip()
+        if body.endswith(TRACEBACK_HEADER) and body != TRACEBACK_HEADER:
+            out.append(body[: -len(TRACEBACK_HEADER)])
+            out.append(TRACEBACK_HEADER)
+        else:
+            out.append(ln)
+    return out
+
+
 def _collapse_tracebacks(lines: list[str]) -> list[str]:
     out: list[str] = []
     in_frames = False
@@ -132,7 +149,8 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
         text = _replace_paths(text, run_dir)
     text = _ADDR_RE.sub(ADDR_TOKEN, text)
     text = _TORCH_SOURCE_RE.sub(r"\1" + TORCH_SOURCE_TOKEN, text)
-    lines = text.split("\n") if frames else _collapse_tracebacks(text.split("\n"))
+    lines = _header_on_own_line(text.split("\n"))
+    lines = lines if frames else _collapse_tracebacks(lines)
     lines = [ln.rstrip() for ln in lines]
     while lines and not lines[0]:
         lines.pop(0)
@@ -181,7 +199,11 @@ def raised_exception(actual: str, returncode: int | None) -> str | None:
         tail = [ln for ln in lines if ln.strip()][-1:]
         m = _EXC_LINE_RE.match(tail[0]) if tail else None
         return m.group("name") if m and m.group("name").endswith(("SyntaxError", "IndentationError", "TabError")) else None
-    last = max(i for i, ln in enumerate(lines) if ln.rstrip() == TRACEBACK_HEADER)
+    lines = _header_on_own_line(lines)
+    headers = [i for i, ln in enumerate(lines) if ln.rstrip() == TRACEBACK_HEADER]
+    if not headers:
+        return None  # the header text inside a line, not a traceback's own header
+    last = headers[-1]
     for ln in lines[last + 1 :]:
         if not ln.strip() or ln[:1] in (" ", "\t"):
             continue

@@ -276,12 +276,12 @@ class SandboxRunner(core.Runner):
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
                  env: dict[str, str] | None = None, jobs: int = 2, total_mem: int | None = None,
-                 run_space: int | None = None):
+                 run_space: int | None = None, data=()):
         """``env``: variables added to every run's environment (``run --sandbox`` passes the
         user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it). ``jobs``: runs
         at once, for the sandbox-wide memory group (``total_mem``, default jobs × the per-run limit
         + the zygote's share). ``run_space``: bytes of the run directories' tmpfs (see Sandbox)."""
-        super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
+        super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed, data=data)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide, runs_tmpfs=run_space or jobs * RUNS_TMPFS_PER_JOB)
         self._runs_root = self.sandbox.runs_root
         self._extra_env = dict(env or {})

@@ -51,7 +51,8 @@ class ClassRunner:
 
     START_WAIT = 120.0  # seconds for the service to listen (it checks the sandbox first)
 
-    def __init__(self, *, hide: list[str], preload: tuple[str, ...] | None = None, jobs: int | None = None) -> None:
+    def __init__(self, *, hide: list[str], preload: tuple[str, ...] | None = None, jobs: int | None = None,
+                 data: tuple[str, ...] = ()) -> None:
         import json
         import os
         import select
@@ -66,6 +67,8 @@ class ClassRunner:
             argv += ["--hide", str(path)]
         for module in preload or ():
             argv += ["--preload", module]
+        for path in data:  # the course's data files, copied into every run directory
+            argv += ["--data", str(path)]
         if jobs:
             argv += ["--jobs", str(jobs)]
         self.errors = tempfile.TemporaryFile()

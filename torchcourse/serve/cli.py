@@ -121,7 +121,7 @@ def cmd_serve(args) -> int:
 
         try:
             class_runner = ClassRunner(hide=[str(Path(args.users).expanduser().resolve()), str(data_root)],
-                                       preload=course.preload)
+                                       preload=course.preload, data=course.data)
         except ClassRunnerError as exc:
             print(f"torchcourse serve: 多人课堂不启动：{exc}", file=sys.stderr)
             return 1

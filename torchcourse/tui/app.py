@@ -59,7 +59,7 @@ class TorchCourseApp(App):
         self.unsaved_at_exit: list[str] = []
         self.quiz_seed: int | None = None  # None: each quiz attempt shuffles its choices afresh (tests fix it)
         if runner is None:
-            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload)))
+            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload, getattr(course, "data", ()))))
         self.runner = runner
         self.notice = notice
         self._today = today
@@ -419,7 +419,9 @@ def run_app(args) -> int:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 2
     try:
-        store, notice = open_store(course_id=course.id)
+        from torchcourse.course.loader import course_aliases_of
+
+        store, notice = open_store(course_id=course.id, aliases=course_aliases_of(course.root), root=course.root)
     except StoreError as exc:
         print(f"torchcourse: {exc}", file=sys.stderr)
         return 1

@@ -54,6 +54,7 @@ KEYS: tuple[Key, ...] = (
     Key("z", "cancel_run", "取消运行", "取消正在运行的代码块", "阅读", show=False),
     Key("e", "edit_snippet", "改代码", "在原处改选中（或屏幕上第一个）代码块：Ctrl+R 运行并和书上的输出对比，Esc 保存并退出；改过的代码块会标出来", "阅读", show=False),
     Key("o", "toggle_frames", "调用栈", "展开（再按收起）代码块实际输出里报错的完整调用栈：平时所有 File …, line N 帧一起折成一行 “  ...”", "阅读", show=False),
+    Key("p", "toggle_proof", "证明", "展开（再按收起）选中的或屏幕上第一个折起来的证明：「🔎 证明」一行折着撑起上面那句话的代码块，展开后看到代码和预期输出，x 运行它", "阅读", show=False),
     Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
     Key("m", "quiz", "测验", "本章的检查点测验（j、k 像 less 和 vim 一样滚动，不会打开测验）", "阅读"),
     # scrolling like less / vim: none of these opens a dialog

@@ -28,10 +28,27 @@ class Segment:
     snippet: Snippet | None = None
 
 
+_FENCE_MARK_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
 def display_markdown(text: str) -> str:
-    """Markdown as shown: heading anchors ``{#…}`` and break markers removed."""
-    text = HEADING_ATTR_RE.sub(r"\1", text)
-    return BREAK_LINE_RE.sub("", text)
+    """Markdown as shown: heading anchors ``{#…}`` and break markers removed (outside code
+    fences: a fence that shows the marker's syntax keeps it)."""
+    if "```" not in text and "~~~" not in text:
+        text = HEADING_ATTR_RE.sub(r"\1", text)
+        return BREAK_LINE_RE.sub("", text)
+    out, fence = [], None
+    for line in text.split("\n"):
+        m = _FENCE_MARK_RE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]):
+            fence = None
+        elif fence is None:
+            line = HEADING_ATTR_RE.sub(r"\1", line)
+            line = BREAK_LINE_RE.sub("", line)
+        out.append(line)
+    return "\n".join(out)
 
 
 def part_lines(chapter: Chapter, part: Part) -> tuple[int, list[str]]:

@@ -7,8 +7,6 @@ from typing import NamedTuple
 from torchcourse.course import Chapter, Course, Route, chapter_minutes
 from torchcourse.progress.reading import minutes_read
 
-DEFAULT_ROUTE = Course.DEFAULT_ROUTE
-
 
 class ChapterStatus(NamedTuple):  # defined at start-up: a NamedTuple costs a fifth of a dataclass
     chapter: Chapter

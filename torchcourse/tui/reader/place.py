@@ -64,7 +64,8 @@ class ReadingPlace:
         b = self.positions.banner(k)
         if b is not None:
             b.mark_reached()  # shown at once; the write is queued off the UI thread
-        app.save_progress(f"{cid} 章的断点 {k}", lambda s: s.reach_break(cid, k))
+        final = k >= self.chapter.break_points  # stored as "past the last break", however many come later
+        app.save_progress(f"{cid} 章的断点 {k}", lambda s: s.reach_break(cid, k, final=final))
         app.after_progress(cid)
 
     async def next_part(self) -> None:

@@ -19,6 +19,7 @@ from torchcourse.course.loader import chapter_stamp, reload_chapter
 
 CHECK_EVERY_S = 1.0
 OFFER = "📝 这一章的文件刚改过：按 Shift+R 重新载入（停在同一行）"
+GONE = "📝 这一章的文件 {file} 不见了（删掉或移走了）：屏幕上是它原来的内容；放回去后按 Shift+R 重新载入"
 
 
 def moved_line(old: str, new: str, line: int) -> int:
@@ -53,6 +54,10 @@ class Preview:
 
     def check(self) -> None:
         now = chapter_stamp(self.chapter)
+        if now is None and self.stamp is not None and self.offered != "gone":
+            self.offered = "gone"  # deleted or moved away (an atomic save reappears within the second)
+            self.screen.notify(GONE.format(file=self.chapter.file.name), severity="warning", timeout=20)
+            return
         if now is None or now == self.stamp or now == self.offered:
             return
         self.offered = now
@@ -60,6 +65,9 @@ class Preview:
 
     def reload(self) -> None:
         """``R``: the chapter read again from its file, and opened again at the same reading line."""
+        if chapter_stamp(self.chapter) is None and self.stamp is not None:
+            self.screen.notify(GONE.format(file=self.chapter.file.name), severity="warning")
+            return
         if not self.changed():
             self.screen.notify("这一章的文件没有改过，不用重新载入。")
             return

@@ -306,6 +306,9 @@ class ReaderScreen(LeanScreen):
     def action_toggle_frames(self) -> None:
         self.snippets.toggle_frames()
 
+    def action_toggle_proof(self) -> None:
+        self.snippets.toggle_proof()
+
     def action_restore_snippet(self) -> None:
         self.snippets.restore()
 

@@ -183,6 +183,17 @@ class Snippets:
                 return
         self.screen.notify("屏幕上没有可以展开的调用栈：运行一个报错的代码块（x）后再按 o。")
 
+    def toggle_proof(self) -> None:
+        """``p``: open or fold the selected proof snippet, else the first proof on screen."""
+        focused = _snippet_of(self.screen.focused)
+        top, bottom = self.positions.view_range()
+        views = [focused] if focused is not None and self.positions.on_screen(focused) else []
+        views += [v for v, y in self.positions.snippet_tops() if y < bottom and y + v.outer_size.height > top]
+        for view in views:
+            if view.toggle_proof():
+                return
+        self.screen.notify("屏幕上没有折起来的证明（「🔎 证明」那一行）。")
+
     def cancel(self) -> None:
         events = list(self._cancels.values())
         if self._run_all_cancel is not None:

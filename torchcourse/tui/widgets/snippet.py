@@ -80,6 +80,24 @@ class SnippetHead(Static):
             view.request_run()
 
 
+class ProofLine(Static):
+    """A proof snippet's one line (``{#id proof}``): 🔎 证明：… (按 p 展开); a click opens or folds it."""
+
+    def action_toggle(self) -> None:
+        view = self.parent
+        if isinstance(view, SnippetView):
+            view.focus()
+            view.toggle_proof()
+
+
+def proof_summary(snippet: Snippet, width: int = 36) -> str:
+    """What a folded proof says of itself: its first comment line, else its first line of code."""
+    lines = [ln.strip() for ln in snippet.code.splitlines() if ln.strip()]
+    comment = next((ln.lstrip("#").strip() for ln in lines if ln.startswith("#") and ln.lstrip("#").strip()), None)
+    text = comment or (lines[0] if lines else f"#{snippet.id}")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 RAN = ("match", "mismatch", "error", "timeout")  # statuses of a run that printed something
 
 
@@ -119,6 +137,9 @@ class SnippetView(Vertical, can_focus=True):
             self.add_class("-gpu")
         if snippet.norun:
             self.add_class("-norun")
+        self.folded = bool(getattr(snippet, "proof", False))  # a proof starts folded under its claim
+        if self.folded:
+            self.add_class("-proof", "-folded")
 
     def _tags(self) -> str:
         s = self.snippet
@@ -155,9 +176,28 @@ class SnippetView(Vertical, can_focus=True):
         self.query_one(SnippetHead).update(SnippetHead.make(self.snippet.runnable, self._tags()))
         self.query_one(".code", Static).update(highlight(self.code.rstrip("\n"), language="python"))
 
+    def _proof_line(self) -> Content:
+        if self.folded:
+            text = f"🔎 证明：{proof_summary(self.snippet)}（按 p 展开）"
+        else:
+            text = "🔎 证明（按 p 收起）"
+        return Content.from_markup("[@click=toggle]$text[/]", text=text)
+
+    def toggle_proof(self) -> bool:
+        """``p``: open or fold a proof snippet; False when this snippet is not a proof."""
+        if not getattr(self.snippet, "proof", False):
+            return False
+        self.folded = not self.folded
+        self.set_class(self.folded, "-folded")
+        for line in self.query(ProofLine):
+            line.update(self._proof_line())
+        return True
+
     def compose(self) -> ComposeResult:
         s = self.snippet
         self.set_class(self.edited_code is not None, "-edited")
+        if getattr(s, "proof", False):
+            yield ProofLine(self._proof_line(), classes="proof-line")
         yield SnippetHead(s.runnable, self._tags(), classes="snip-head")
         yield Static(highlight(self.code.rstrip("\n"), language="python"), classes="code")
         if s.expected is not None:
@@ -253,6 +293,8 @@ class SnippetView(Vertical, can_focus=True):
 
     def request_run(self) -> None:
         if self.snippet.runnable and self.state != "running":
+            if self.folded:  # a folded proof opens to show its run
+                self.toggle_proof()
             self.post_message(self.RunRequested(self))
 
     # -- called by the screen -------------------------------------------------------------
