@@ -33,7 +33,7 @@ def cmd_run_file(args) -> int:
         print(f"torchcourse run: {book.key} 只供阅读（norun），没有可对比的输出，不运行。", file=sys.stderr)
         return 2
     snip = book.replace(code=code)
-    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, recorded=course.recorded)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=False)
     finally:
