@@ -185,3 +185,17 @@ def regroup(alternatives, module: str, releases: tuple[str, ...], release: str, 
         if r is not None and texts[r] is not None:
             run.append(r)
     return out
+
+
+def book_output(snippet, recorded: dict[str, tuple[str, ...]], installed: dict[str, str]) -> tuple[str | None, str]:
+    """(the output the reader shows for ``snippet``, its label): the alternative recorded for the
+    installed release when there is one, else the reference block — labelled with the release it
+    was recorded on when the installed one is another ("" on the reference release)."""
+    off = off_reference(recorded, installed) if recorded else []
+    if not off or snippet.expected is None:
+        return snippet.expected, ""
+    alt = applicable(snippet.alternatives, installed)
+    if alt is not None:
+        return alt.text, f"{alt.module} {installed.get(alt.module)} 上的记录"
+    module, reference, have = off[0]
+    return snippet.expected, f"在 {module} {reference} 上记录；你装的是 {have}"

@@ -59,7 +59,7 @@ class TorchCourseApp(App):
         self.unsaved_at_exit: list[str] = []
         self.quiz_seed: int | None = None  # None: each quiz attempt shuffles its choices afresh (tests fix it)
         if runner is None:
-            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload)))
+            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload, course.recorded)))
         self.runner = runner
         self.notice = notice
         self._today = today
