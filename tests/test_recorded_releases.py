@@ -343,3 +343,11 @@ class TestDoctorNamesInstalledAndRecorded:
         site = libs["2.0"].parent / "v2.0" / "site-packages"
         out = tc("--content", str(root), "doctor", home=tmp_path / "h", env={"PYTHONPATH": str(site)})
         assert "mylib       ⚠️ 2.0（已安装）· 书里的输出记录于 1.0、3.0（参考版本 1.0）：你的版本没有记录" in out.stdout, out.stdout
+
+
+class TestCudaBuildLogLineOnCpu:
+    def test_torchs_no_cuda_runtime_line_is_no_difference_when_torch_is_preloaded(self):
+        line = "W1204 20:34:46.780000 31161 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found, using CUDA_HOME='/usr/local'"
+        assert compare("True True", f"{line}\nTrue True", ("torch",))
+        assert not compare("True True", f"{line}\nTrue True", ("numpy",))
+        assert not compare("True True", "No CUDA runtime is found\nTrue True", ("torch",))  # a snippet's own print stays

@@ -28,6 +28,10 @@ Comparison only (the actual panel keeps the real text)
      as ``<site-packages>/torch/autograd/graph.py:<n>``: it moves between releases. Only such a
      path, which the runner itself wrote (rule 8), is touched: ``graph.py:979`` printed by the
      snippet compares literally.
+ 10. torch's own log line that a CUDA build prints on a machine without CUDA
+     (``W1204 20:34:46.780000 31161 torch/utils/cpp_extension.py:183] … No CUDA runtime is
+     found, using CUDA_HOME=…``: a time, a process id, the machine's CUDA_HOME) is left out when
+     torch is a preloaded library: the CPU build of the same release never prints it.
 
 Wildcards (expected side only, never produced by the runner itself)
   - a line that is exactly ``...`` (no indentation) matches any number of lines, none included;
@@ -267,9 +271,15 @@ def _library_line_re(libraries: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(r"(<site-packages>/(?:" + "|".join(sorted(set(names))) + r')/[^\s:"\'(),]*?\.py)(:|", line )\d+')
 
 
+_NO_CUDA_LOG_RE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ torch/utils/cpp_extension\.py:\d+\] (?:\[[^\]]*\] )?No CUDA runtime is found, using CUDA_HOME=.*\n?", re.M)
+
+
 def library_lines(text: str, libraries: tuple[str, ...]) -> str:
-    """Rule 9: a line number inside the files of ``libraries`` (the course's preload modules,
-    under ``<site-packages>/``) becomes ``<n>``. For the comparison only."""
+    """Rules 9 and 10: a line number inside the files of ``libraries`` (the course's preload
+    modules, under ``<site-packages>/``) becomes ``<n>``; torch's "No CUDA runtime is found" log
+    line goes. For the comparison only."""
+    if "torch" in libraries and "No CUDA runtime" in text:
+        text = _NO_CUDA_LOG_RE.sub("", text)
     rx = _library_line_re(tuple(libraries))
     if rx is None or "<site-packages>/" not in text:
         return text
