@@ -403,8 +403,8 @@ def _accept_alternatives(course, chapters, snippets, results, todo_idx, off, *, 
         print(f"torchcourse verify --accept：这里的 {module} 是 {have}，不在 course.toml 的 [recorded] {module} = {list(releases)} 里：先把这个版本加进去，再写入它的输出。", file=sys.stderr)
         return 1
 
-    def same(a: str, b: str) -> bool:
-        return normalize(a, side="expected") == normalize(b, side="expected")
+    def same(a: str, b: str) -> bool:  # as the comparison sees them: a library's line number is no difference
+        return compare(a, normalize(b, side="expected"), course.preload) and compare(b, normalize(a, side="expected"), course.preload)
 
     for ch in chapters:
         rows = []
