@@ -351,3 +351,47 @@ class TestCudaBuildLogLineOnCpu:
         assert compare("True True", f"{line}\nTrue True", ("torch",))
         assert not compare("True True", f"{line}\nTrue True", ("numpy",))
         assert not compare("True True", "No CUDA runtime is found\nTrue True", ("torch",))  # a snippet's own print stays
+
+
+class TestReaderShowsTheInstalledReleasesOutput:
+    """The app's snippet panel (this venv has torch 2.13.0): a course recorded on 2.12.0 (the
+    reference) and 2.13.0 shows the 2.13.0 alternative where there is one, and the reference
+    labelled with its release elsewhere; the alternative block itself is never shown as text."""
+
+    def test_the_panel_shows_the_alternative_or_the_labelled_reference(self, tmp_path):
+        import shutil
+
+        from test_tui_support import FIXTURE, open_reader, started, sync, widget_text
+        from torchcourse.tui.widgets.snippet import SnippetView
+
+        root = tmp_path / "course"
+        shutil.copytree(FIXTURE, root)
+        toml = root / "course.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('checkpoints = "checkpoints"', 'checkpoints = "checkpoints"\npreload = ["torch"]', 1)
+                        + '\n[recorded]\ntorch = ["2.12.0", "2.13.0"]\n', encoding="utf-8")
+        md = root / "01-box.md"
+        md.write_text(md.read_text(encoding="utf-8").replace("```output\n盒子: [1, 2, 3]\n```\n", "```output\n盒子: [1, 2, 3]\n```\n\n```output {torch==2.13.0}\n盒子（新版）: [1, 2, 3]\n```\n", 1), encoding="utf-8")
+        assert load_course(root).snippet("01:hello").alternatives
+
+        @sync
+        async def body():
+            async with started(tmp_path / "db.sqlite3", course_root=root) as (app, store, pilot):
+                screen = await open_reader(pilot, "01")
+                views = {v.snippet.id: v for v in screen.query(SnippetView)}
+                hello = widget_text(views["hello"].query_one(".expected"))
+                assert "预期输出（torch 2.13.0" in hello and "上的记录）" in hello and "盒子（新版）: [1, 2, 3]" in hello
+                assert "盒子: [1, 2, 3]" not in hello
+                other = widget_text(views["shape-print"].query_one(".expected"))
+                assert "预期输出（在 torch 2.12.0 上记录；你装的是 2.13.0" in other
+                assert "torch==2.13.0" not in widget_text(screen)
+
+        body()
+
+    def test_the_verdict_carries_the_release_note(self):
+        from types import SimpleNamespace
+
+        from torchcourse.tui.widgets.snippet import verdict_text
+
+        note = "书里这段是在 torch 2.13.0 上记录的，你装的是 2.15.0；不一致可能来自版本差异，不一定是你的改动"
+        res = SimpleNamespace(status="mismatch", message=note, actual="x", raise_problem="", release_note=note, seconds=0.1, cached=False, truncated=False)
+        assert note in verdict_text(res)
