@@ -465,7 +465,10 @@ class Runner:
 
     def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
         expected = snippet.expected
-        off = off_reference(self.recorded, self.installed()) if self.recorded else []
+        # (also called with a ClassroomClient as ``self``, which has neither attribute)
+        recorded = getattr(self, "recorded", None)
+        libraries = getattr(self, "preload", DEFAULT_PRELOAD)
+        off = off_reference(recorded, self.installed()) if recorded else []
         alt = applicable(snippet.alternatives, self.installed()) if off and snippet.alternatives and expected is not None else None
         res = RunResult("match", actual=actual, expected=alt.text if alt else expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
         if alt is not None:
@@ -485,15 +488,15 @@ class Runner:
             res.status = "mismatch"
             res.diff = unified_diff("", actual)
             res.message = ("📭 没有期望输出块（作者需运行 verify --accept） " + res.message).strip()
-        elif compare(res.expected, actual, self.preload):
+        elif compare(res.expected, actual, libraries):
             res.status = "match"
         else:
             res.status = "mismatch"
-            res.diff = unified_diff(res.expected, actual, self.preload)
+            res.diff = unified_diff(res.expected, actual, libraries)
             if alt is None and off:
                 res.release_note = release_note(*off[0])
         if expected is not None:
-            res.reference_match = res.status == "match" if alt is None else compare(expected, actual, self.preload)
+            res.reference_match = res.status == "match" if alt is None else compare(expected, actual, libraries)
         if res.raise_problem:
             res.status = "mismatch"
             res.message = (res.raise_problem + " " + res.message).strip()
