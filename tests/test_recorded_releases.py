@@ -230,6 +230,17 @@ class TestVerdictNamesTheRelease:
         out = tc("--content", str(course), "run", "01:lib", "--python", str(libs["2.0"]), home=tmp_path / "h")
         assert out.returncode == 1 and note in out.stdout, out.stdout + out.stderr
 
+    def test_verify_json_names_the_alternative_or_the_note(self, course, libs, tmp_path):
+        import json
+
+        out = tc("--content", str(course), "verify", "01:lib", "--json", "--python", str(libs["2.0"]), home=tmp_path / "h")
+        (row,) = json.loads(out.stdout)["results"]
+        assert row["release_note"].startswith("书里这段是在 mylib 1.0 上记录的") and "recorded_as" not in row
+        _add_alternative(course, "hello 1", "mylib==2.0", "hello 2")
+        out = tc("--content", str(course), "verify", "01:lib", "--json", "--python", str(libs["2.0"]), home=tmp_path / "h")
+        (row,) = json.loads(out.stdout)["results"]
+        assert row["status"] == "match" and row["recorded_as"] == "mylib==2.0" and "release_note" not in row
+
     def test_on_the_reference_release_a_mismatch_has_no_release_note(self, course, libs, tmp_path):
         path = course / "01-first.md"
         path.write_text(_chapter(course).replace("print(mylib.greet())", "print(mylib.greet(), '!')"), encoding="utf-8")

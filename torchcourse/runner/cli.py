@@ -217,7 +217,12 @@ def cmd_verify(args) -> int:
             skipped += 1
         else:
             failed += 1
-        rows.append({"chapter": s.chapter_id, "id": s.id, "status": status, "seconds": round(r.seconds, 4)})
+        row = {"chapter": s.chapter_id, "id": s.id, "status": status, "seconds": round(r.seconds, 4)}
+        if r.recorded_as:
+            row["recorded_as"] = r.recorded_as  # compared with this release's alternative block
+        if r.release_note and status != "match":
+            row["release_note"] = r.release_note
+        rows.append(row)
         if accept and i not in accepted and r.expected is None and status == "mismatch" and not r.raise_problem:
             continue  # a new block accept refused: the refusal above says why
         if not as_json and status not in ("match", "skipped"):
