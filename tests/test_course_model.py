@@ -29,12 +29,20 @@ def line_of(path: Path, text: str, nth: int = 1) -> int:
 def _counted_by_the_rule(source: str) -> int:
     """The ⏱ count as content/README.md states it, written here independently of
     ``course.chapter.reading_chars``: every non-whitespace character, except HTML comments,
-    fence delimiter lines, ``{#anchor}`` at a line's end and a course link's target ``(03#a)``."""
+    fence delimiter lines, ``{#anchor}`` at a line's end, a course link's target ``(03#a)`` and
+    output alternatives for other releases."""
     while "<!--" in source and "-->" in source[source.index("<!--"):]:
         start = source.index("<!--")
         source = source[:start] + source[source.index("-->", start) + 3:]
     kept = []
+    in_alternative = False  # an output alternative for another release (```output {torch==…}) counts nothing
     for line in source.split("\n"):
+        if in_alternative:
+            in_alternative = line.strip() != "```"
+            continue
+        if line.lstrip().startswith("```output {"):
+            in_alternative = True
+            continue
         if line.lstrip().startswith(("```", "~~~")):
             continue
         end = line.rstrip()

@@ -25,6 +25,7 @@ def all_problems(course: Course) -> list[Problem]:
     problems.extend(excerpt_problems(course))
     problems.extend(uncovered_error_problems(course))
     problems.extend(variant_problems(course))
+    problems.extend(alternative_problems(course))
     problems.extend(validate_checkpoints(course))
     problems.extend(author_problems(course))
     problems.extend(preload_problems(course))
@@ -103,6 +104,31 @@ def shape(course: Course, problems: list[Problem]) -> dict:
         "problems": [str(p) for p in problems],
         "warnings": all_warnings(course),
     }
+
+
+def alternative_problems(course: Course) -> list[Problem]:
+    """An output alternative (```output {torch==2.15.0}) must name a module whose releases
+    course.toml records, select at least one recorded release, and never the reference release
+    (the reference output is the block above it)."""
+    from torchcourse.course.releases import spec_matches
+
+    out = []
+    for ch in course.chapters:
+        if not ch.available:
+            continue
+        for snip in ch.snippets:
+            for alt in snip.alternatives:
+                releases = course.recorded.get(alt.module)
+                if not releases:
+                    declared = ", ".join(f"{m} {list(r)}" for m, r in course.recorded.items()) or "none"
+                    out.append(Problem(ch.file, alt.line, f"output alternative {{{alt.label}}} of #{snip.id}: course.toml records no releases of {alt.module!r} (declared in [recorded]: {declared}); only verify --accept run under a recorded release writes an alternative"))
+                    continue
+                chosen = [r for r in releases if spec_matches(alt.spec, r)]
+                if not chosen:
+                    out.append(Problem(ch.file, alt.line, f"output alternative {{{alt.label}}} of #{snip.id} selects none of the recorded {alt.module} releases {list(releases)} (course.toml [recorded])"))
+                elif releases[0] in chosen:
+                    out.append(Problem(ch.file, alt.line, f"output alternative {{{alt.label}}} of #{snip.id} selects the reference release {alt.module} {releases[0]}, whose output is the block above it"))
+    return out
 
 
 # -- the appendix's excerpts are real runs' ------------------------------------------------

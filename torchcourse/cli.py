@@ -163,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果，重新运行")
     p.add_argument("--file", metavar="PATH", help="运行你自己的文件代替这个代码块（同样的运行条件），和它的预期输出对比")
     p.add_argument("--sandbox", metavar="FILE", help="在多人课堂用的沙箱里运行 FILE（只读的系统、没有网络、只能写自己的运行目录），打印它的输出")
+    p.add_argument("--python", metavar="PATH", help="用这个 Python 解释器（比如装了另一个 torch 版本的虚拟环境）运行代码块")
     p.set_defaults(func=_run_snippet_or_file)
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
@@ -172,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
     p.add_argument("--accept", action="store_true", help="用真实运行的输出改写预期输出（作者用）")
+    p.add_argument("--python", metavar="PATH", help="用这个 Python 解释器运行代码块（维护者用：另一个 torch 版本的虚拟环境）；配 --accept 写入那个版本的输出备选块")
+    p.add_argument("--drift", action="store_true", help="维护者用：逐段报告和书里记录的是否一样（same / differs, recorded / differs, new）并给出差异；不写文件")
     p.set_defaults(func=_delegate("torchcourse.runner.cli", "cmd_verify"))
 
     p = sub.add_parser("doctor", help="Python/torch 版本、路径、预热运行器的延迟")

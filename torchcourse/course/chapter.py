@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from torchcourse.course.model import Callout, Chapter, Part, Problem, Section, Snippet
+from torchcourse.course.releases import OutputAlternative, parse_alternative
 
 SNIPPET_LANG = "python"
 OUTPUT_LANG = "output"
@@ -78,13 +79,21 @@ _PROOF_FENCE_RE = re.compile(r"^\s*```python\s*\{[^}]*(?<![\w=-])proof(?![\w=-])
 _OUTPUT_FENCE_RE = re.compile(r"^\s*```output\b")
 
 
+_ALT_FENCE_RE = re.compile(r"^\s*```output\s*\{[^}]*\S[^}]*\}\s*$")
+
+
 def without_proofs(source: str) -> str:
     """The source without its proof snippets (``{#id proof}``) and their output blocks: a proof
-    is folded under its claim and read only by a learner who opens it, so it is no reading time."""
+    is folded under its claim and read only by a learner who opens it, so it is no reading time.
+    Output alternatives for other releases (```output {torch==2.15.0}) go too: a learner reads
+    one output per snippet, never the others."""
     lines = source.splitlines()
     out: list[str] = []
     i = 0
     while i < len(lines):
+        if _ALT_FENCE_RE.match(lines[i]):
+            i = _skip_fence(lines, i)
+            continue
         if not _PROOF_FENCE_RE.match(lines[i]):
             out.append(lines[i])
             i += 1
@@ -323,11 +332,13 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     derived: dict[str, int] = {}  # title -> line, of the sections whose anchor comes from the title
     current_section: str | None = None
     pending: Snippet | None = None  # snippet waiting for its output block
+    last_output: Snippet | None = None  # the snippet whose reference output block came last
     seen_ids: dict[str, int] = {}
     misspelt: set[int] = set()  # lines of the snippets followed by a misspelt ```output fence
 
     def close_pending() -> None:
-        nonlocal pending
+        nonlocal pending, last_output
+        last_output = None
         if pending is not None and pending.expected is None and not pending.norun and not pending.gpu and pending.line not in misspelt:
             problems.append(Problem(path, pending.line, f"snippet #{pending.id} has no ```output block after it"))
         pending = None
@@ -404,6 +415,21 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 )
                 chapter.snippets.append(snip)
                 pending = snip
+            elif lang == OUTPUT_LANG and attrs is not None and attrs.strip():
+                # ```output {torch==2.15.0}: another release's output, after the reference block
+                prev = tokens[i - 1] if i > 0 else None
+                prev_lang = parse_fence_info(prev.info)[0] if prev is not None and prev.type == "fence" else None
+                parsed = parse_alternative(attrs)
+                if isinstance(parsed, str):
+                    problems.append(Problem(path, line0 + 1, parsed))
+                elif pending is not None and prev_lang == SNIPPET_LANG:
+                    problems.append(Problem(path, line0 + 1, f"```output {{{attrs}}} of #{pending.id} has no reference ```output block before it: the reference output (the course's first recorded release) comes first, alternatives after it"))
+                elif last_output is None or prev_lang != OUTPUT_LANG:
+                    problems.append(Problem(path, line0 + 1, f"```output {{{attrs}}} does not follow a snippet's ```output block"))
+                else:
+                    last_output.alternatives = (*last_output.alternatives, OutputAlternative(parsed[0], parsed[1], tok.content, line0 + 1))
+                i += 1
+                continue
             elif lang == OUTPUT_LANG:
                 prev = tokens[i - 1] if i > 0 else None
                 if pending is None or prev is None or prev.type != "fence" or parse_fence_info(prev.info)[0] != SNIPPET_LANG:
@@ -417,6 +443,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                         problems.append(Problem(path, line0 + 1, f"the ```output block of #{pending.id} is only the wildcard '...', which matches any output: verify could never fail; let verify --accept write the real output"))
                     pending.expected = tok.content
                     pending.expected_line = line0 + 1
+                    last_output = pending
                     pending = None
             else:
                 if lang.lower() in PYTHON_ALIASES and attrs is not None:

@@ -675,11 +675,44 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     if not isinstance(not_covered, str):
         problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered must be a string (what the error lookup suggests for an error the course does not cover), got {not_covered!r}"))
         not_covered = ""
+    recorded = _recorded(data, text, toml_path, tuple(dict.fromkeys(preload)), problems)
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id,
-                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip(), data=data_files)
+                    preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip(), data=data_files,
+                    recorded=recorded)
     for route in routes:
         route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
     return course
+
+
+def _recorded(data: dict, text: str, toml_path: Path, preload: tuple[str, ...], problems: list[Problem]) -> dict[str, tuple[str, ...]]:
+    """``[recorded]``: module -> the releases the outputs are recorded on (the reference first).
+    Each module must be one the course preloads; each release a version number, once."""
+    from torchcourse.course.releases import release_of
+
+    raw = data.get("recorded", {})
+    table_line = _line_of(text, r"^\s*\[recorded\]", 0)
+    if not isinstance(raw, dict):
+        problems.append(Problem(toml_path, _line_of(text, r"^\s*recorded\s*=", 0), f"recorded must be a table, [recorded] with one line a module: torch = [\"2.13.0\", \"2.14.1\"] (the first is the reference release), got {raw!r:.80}"))
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    for module, releases in raw.items():
+        line = _line_of(text, r"^\s*" + re.escape(module) + r"\s*=", table_line)
+        if module not in preload:
+            problems.append(Problem(toml_path, line, f"[recorded] names {module!r}, which the course does not preload (preload = {list(preload)!r}): only a preloaded module's releases are recorded"))
+            continue
+        if not isinstance(releases, list) or not releases or not all(isinstance(v, str) for v in releases):
+            problems.append(Problem(toml_path, line, f"[recorded] {module} must be a non-empty list of release numbers, the reference first (e.g. [\"2.13.0\", \"2.14.1\"]), got {releases!r:.80}"))
+            continue
+        bad = [v for v in releases if release_of(v) is None or "+" in v]
+        if bad:
+            problems.append(Problem(toml_path, line, f"[recorded] {module}: {bad[0]!r} is not a release number such as 2.13.0"))
+            continue
+        seen = [release_of(v) for v in releases]
+        if len(set(seen)) != len(seen):
+            problems.append(Problem(toml_path, line, f"[recorded] {module} lists a release twice: {releases!r}"))
+            continue
+        out[module] = tuple(releases)
+    return out
 
 
 def chapter_stamp(chapter: Chapter) -> tuple | None:

@@ -56,13 +56,14 @@ class Snippet(_Record):
     """A runnable ```python block and the ```output block that follows it."""
 
     _fields = ("id", "chapter_id", "code", "expected", "line", "expected_line", "part", "section",
-               "gpu", "norun", "cold", "proof", "timeout", "raises", "bad_attrs", "exit_code")
+               "gpu", "norun", "cold", "proof", "timeout", "raises", "bad_attrs", "exit_code", "alternatives")
 
     def __init__(self, id: str, chapter_id: str, code: str, expected: str | None, line: int,
                  expected_line: int | None = None, part: int = 0, section: str | None = None,
                  gpu: bool = False, norun: bool = False, cold: bool = False, proof: bool = False,
                  timeout: float | None = None, raises: str | None = None,
-                 bad_attrs: tuple[str, ...] = (), exit_code: int | None = None) -> None:
+                 bad_attrs: tuple[str, ...] = (), exit_code: int | None = None,
+                 alternatives: tuple = ()) -> None:
         self.id = id
         self.chapter_id = chapter_id
         self.code = code
@@ -79,6 +80,9 @@ class Snippet(_Record):
         self.raises = raises  # the exception the snippet is meant to end with (``raises=RuntimeError``)
         self.bad_attrs = bad_attrs  # fence attributes that could not be understood: never run it
         self.exit_code = exit_code  # ``exit=N``: the snippet is meant to end with exit status N
+        # ```output {torch==2.15.0} blocks after the reference one: what it prints on other
+        # recorded releases (torchcourse.course.releases.OutputAlternative)
+        self.alternatives = tuple(alternatives)
 
     @property
     def key(self) -> str:
@@ -227,12 +231,13 @@ class Course(_Record):
     # ``memo`` (derived data remembered by other modules, e.g. loaded checkpoints) is neither
     # shown nor compared
     _fields = ("title", "root", "chars_per_minute", "chapters", "routes", "checkpoints_dir", "problems", "id",
-               "preload", "not_covered", "data")
+               "preload", "not_covered", "data", "recorded")
 
     def __init__(self, title: str, root: Path, chars_per_minute: int, chapters: list[Chapter],
                  routes: list[Route], checkpoints_dir: Path, problems: list[Problem] | None = None,
                  id: str = "", memo: dict | None = None, preload: tuple[str, ...] = ("torch",),
-                 not_covered: str = "", data: tuple[str, ...] = ()) -> None:
+                 not_covered: str = "", data: tuple[str, ...] = (),
+                 recorded: dict[str, tuple[str, ...]] | None = None) -> None:
         self.title = title
         self.root = root
         self.chars_per_minute = chars_per_minute
@@ -249,6 +254,9 @@ class Course(_Record):
         self.not_covered = not_covered
         # ``data`` in course.toml: files (absolute paths) copied into every snippet's run directory
         self.data = tuple(data)
+        # ``[recorded]`` in course.toml: module -> the releases its outputs are recorded on, the
+        # reference release first (torchcourse.course.releases)
+        self.recorded = {} if recorded is None else dict(recorded)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         for c in self.chapters:

@@ -27,11 +27,68 @@ def _closing_line(lines: list[str], open_idx: int) -> int:
     return len(lines)  # unclosed: the block runs to the end of the file
 
 
-def _block(indent: str, text: str, eol: str) -> list[str]:
+def _block(indent: str, text: str, eol: str, info: str = "") -> list[str]:
     longest = max((len(m.group(0)) for m in re.finditer(r"^`{3,}", text, re.M)), default=0)
     fence = "`" * max(3, longest + 1)
     body = [indent + ln if ln else ln for ln in text.split("\n")] if text else []
-    return [f"{indent}{fence}output{eol}", *(ln + eol for ln in body), f"{indent}{fence}{eol}"]
+    return [f"{indent}{fence}output{info}{eol}", *(ln + eol for ln in body), f"{indent}{fence}{eol}"]
+
+
+_ALT_OPEN_RE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})output\s*\{(?P<attrs>[^}]*)\}\s*$")
+
+
+def rewrite_alternatives(path: Path, changes: list[tuple[Snippet, str, list[tuple[str, str]]]]) -> int:
+    """Replace, for each (snippet, module, blocks), the snippet's output alternatives of
+    ``module`` by ``blocks`` ((specifier set, text) each, written ```output {MODULE SPEC}) right
+    after its reference block (and after the alternatives of other modules, kept as they are).
+    Returns the number of snippets whose alternatives changed; other bytes stay."""
+    from torchcourse.course.releases import parse_alternative
+
+    raw = path.read_bytes().decode("utf-8")
+    lines = raw.splitlines(keepends=True)
+    eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    changed = 0
+    for snip, module, blocks in sorted(changes, key=lambda c: c[0].line, reverse=True):
+        if snip.expected_line is None:
+            raise ValueError(f"{path}:{snip.line}: #{snip.id} has no reference ```output block to put an alternative after")
+        out_idx = snip.expected_line - 1
+        m = _FENCE_OPEN_RE.match(lines[out_idx]) if 0 <= out_idx < len(lines) else None
+        if m is None:
+            raise ValueError(f"{path}:{snip.expected_line}: expected the ```output fence of #{snip.id} here")
+        indent = m.group("indent")
+        ref_end = _closing_line(lines, out_idx)
+        kept: list[list[str]] = []
+        j, region_end = ref_end + 1, ref_end
+        while True:
+            k = j
+            while k < len(lines) and not lines[k].strip():
+                k += 1
+            am = _ALT_OPEN_RE.match(lines[k].rstrip("\r\n")) if k < len(lines) else None
+            if am is None:
+                break
+            close = _closing_line(lines, k)
+            parsed = parse_alternative(am.group("attrs"))
+            if isinstance(parsed, str) or parsed[0] != module:
+                kept.append(lines[k : close + 1])
+            region_end = close
+            j = close + 1
+        new: list[str] = []
+        for block in kept:
+            new += [eol, *block]
+        for spec, text in blocks:
+            new += [eol, *_block(indent, text.rstrip("\n"), eol, f" {{{module}{spec}}}")]
+        old = lines[ref_end + 1 : region_end + 1]
+        if not lines[ref_end].endswith(("\n", "\r")):
+            lines[ref_end] += eol
+        if old == new:
+            continue
+        lines[ref_end + 1 : region_end + 1] = new
+        if region_end == ref_end and new and ref_end + 1 + len(new) < len(lines) and lines[ref_end + 1 + len(new)].strip():
+            lines.insert(ref_end + 1 + len(new), eol)
+        changed += 1
+    if changed:
+        path.write_bytes("".join(lines).encode("utf-8"))
+    return changed
 
 
 GPU_ORIGIN_PREFIX = "<!-- gpu 输出记录于："

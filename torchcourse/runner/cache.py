@@ -39,6 +39,68 @@ def torch_version(python: str) -> str:
         return "none"
 
 
+_VERSIONS_CODE = r"""
+import importlib.metadata as m, importlib.util as u, json, sys
+out = {}
+dists = None
+for name in json.loads(sys.argv[1]):
+    top = name.split(".")[0]
+    try:
+        if u.find_spec(top) is None:
+            out[name] = "none"
+            continue
+    except Exception:
+        out[name] = "none"
+        continue
+    try:
+        out[name] = m.version(top)
+        continue
+    except Exception:
+        pass
+    if dists is None:
+        try:
+            dists = m.packages_distributions()
+        except Exception:
+            dists = {}
+    found = None
+    for dist in dists.get(top, ()):
+        try:
+            found = m.version(dist)
+            break
+        except Exception:
+            pass
+    if found is None:
+        try:
+            found = str(getattr(__import__(top), "__version__", "unknown"))
+        except BaseException:
+            found = "unknown"
+    out[name] = found
+print(json.dumps(out))
+"""
+
+
+@lru_cache(maxsize=16)
+def module_versions(python: str, modules: tuple[str, ...]) -> dict[str, str]:
+    """Installed version of each module for the interpreter ``python`` ("none" when it cannot be
+    found, "unknown" when it has no version): the distribution's metadata, else the module's
+    ``__version__``. Asked of ``python`` itself in one subprocess (in its snippet environment),
+    so that another interpreter (``verify --python``) answers for its own site-packages."""
+    if not modules:
+        return {}
+    if modules == ("torch",):
+        return {"torch": torch_version(python)}
+    import subprocess
+
+    from torchcourse.runner.execute import snippet_env
+
+    try:
+        out = subprocess.run([python, "-c", _VERSIONS_CODE, json.dumps(list(modules))], capture_output=True, text=True, timeout=60, env=snippet_env())
+        data = json.loads(out.stdout.strip().splitlines()[-1])
+        return {name: str(data.get(name, "unknown")) for name in modules}
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return {name: "unknown" for name in modules}
+
+
 def gpu_possible(python: str) -> bool:
     """A cheap guess (no torch import): a CUDA build of torch and an NVIDIA device node."""
     tv = torch_version(python)
@@ -47,8 +109,11 @@ def gpu_possible(python: str) -> bool:
     return os.path.exists("/dev/nvidia0") or os.path.exists("/proc/driver/nvidia/version")
 
 
-def fingerprint(python: str, gpu: bool) -> dict:
-    return {
+def fingerprint(python: str, gpu: bool, preload: tuple[str, ...] = ()) -> dict:
+    """What a cached output depends on besides its code: the interpreter, torch, the version of
+    every module the course preloads (author walk H3: a NumPy course on another NumPy), platform,
+    GPU and the runner's protocol."""
+    env = {
         "python": sys.version if python == sys.executable else python,
         "torch": torch_version(python),
         "platform": platform.platform(),
@@ -56,6 +121,10 @@ def fingerprint(python: str, gpu: bool) -> dict:
         "gpu": bool(gpu),
         "protocol": PROTOCOL_VERSION,
     }
+    others = tuple(m for m in preload if m != "torch")
+    if others:
+        env["preload_versions"] = module_versions(python, others)
+    return env
 
 
 def _opt_int(v) -> bool:

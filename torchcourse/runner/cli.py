@@ -24,11 +24,26 @@ ICONS = {
 }
 
 
-def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None, data=()):
+def _runner(args, warm: bool, course_id: str, *, preload=None, hash_seed: str | None = None, data=(), recorded=None):
     from torchcourse.runner import Runner
 
     cache = None if getattr(args, "no_cache", False) else paths.run_cache_dir(course_id)
-    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed, data=data)
+    return Runner(cache_dir=cache, warm=warm, preload=preload, hash_seed=hash_seed, python=python_or_exit(args), data=data,
+                  recorded=recorded)
+
+
+def python_or_exit(args) -> str | None:
+    """``--python PATH``: the interpreter snippets run with (None: this one). A path that is not
+    an executable file ends the command with a message naming it."""
+    import os
+
+    path = getattr(args, "python", None)
+    if not path:
+        return None
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        print(f"torchcourse: --python {path} 不是一个可以运行的 Python 解释器（要虚拟环境里的 bin/python）", file=sys.stderr)
+        raise SystemExit(2)
+    return os.path.abspath(path)
 
 
 def _select(course, wanted: list[str]):
@@ -172,20 +187,22 @@ def cmd_verify(args) -> int:
                 print(f"  {p}", file=sys.stderr)
             return 1
     progress = _Progress(len(snippets), stream, stream.isatty(), quiet_lines=as_json, accepting=accept)
-    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload, data=course.data)
+    runner = _runner(args, warm=not cold, course_id=course.id, preload=course.preload, data=course.data, recorded=course.recorded)
     try:
         if not cold and any(s.runnable and not s.cold and not s.gpu for s in snippets):
             progress.note(_preload_note(course))
             runner.start()
         results = run_many(
             runner, snippets, jobs=max(1, int(getattr(args, "jobs", 2) or 1)), cold=cold,
-            use_cache=not getattr(args, "no_cache", False),
+            use_cache=not (getattr(args, "no_cache", False) or getattr(args, "drift", False)),
             on_start=lambda i, s: progress.started(s), on_result=lambda i, s, r: progress.update(s, r),
         )
     finally:
         progress.close()
         runner.close()
 
+    if getattr(args, "drift", False):
+        return _drift_report(course, args, snippets, results)
     accepted: set[int] = set()
     if accept:
         code = _accept(course, chapters, snippets, results, runner_args=args, cold=cold, as_json=as_json, accepted=accepted)
@@ -201,7 +218,12 @@ def cmd_verify(args) -> int:
             skipped += 1
         else:
             failed += 1
-        rows.append({"chapter": s.chapter_id, "id": s.id, "status": status, "seconds": round(r.seconds, 4)})
+        row = {"chapter": s.chapter_id, "id": s.id, "status": status, "seconds": round(r.seconds, 4)}
+        if r.recorded_as:
+            row["recorded_as"] = r.recorded_as  # compared with this release's alternative block
+        if r.release_note and status != "match":
+            row["release_note"] = r.release_note
+        rows.append(row)
         if accept and i not in accepted and r.expected is None and status == "mismatch" and not r.raise_problem:
             continue  # a new block accept refused: the refusal above says why
         if not as_json and status not in ("match", "skipped"):
@@ -220,6 +242,37 @@ def cmd_verify(args) -> int:
     else:
         print(verify_summary(passed, failed, skipped))
     return 1 if failed else 0
+
+
+def _drift_report(course, args, snippets, results) -> int:
+    """``verify --drift``: per snippet, ``same`` (prints the reference output), ``differs,
+    recorded`` (differs from the reference, matches this release's alternative block) or
+    ``differs, new`` (with the diff against the reference), for a maintainer triaging a release."""
+    from torchcourse.runner.cache import module_versions
+    from torchcourse.runner.normalize import unified_diff
+
+    python = python_or_exit(args) or sys.executable
+    versions = module_versions(python, tuple(dict.fromkeys((*course.recorded, *course.preload))))
+    print("drift: " + python + "  " + "  ".join(f"{m} {v}" for m, v in versions.items())
+          + ("  (recorded: " + "; ".join(f"{m} {', '.join(r)}" for m, r in course.recorded.items()) + ")" if course.recorded else ""))
+    counts = {"same": 0, "differs, recorded": 0, "differs, new": 0, "not compared": 0}
+    for s, r in zip(snippets, results):
+        if r.status in ("skipped", "cancelled") or (r.status in ("error", "timeout") and r.reference_match is None):
+            kind = "not compared"
+            print(f"{kind:<18} {s.key}  {r.status} {r.message}".rstrip())
+        elif r.reference_match and not r.raise_problem:
+            kind = "same"
+            print(f"{kind:<18} {s.key}")
+        elif r.recorded_as and r.status == "match":
+            kind = "differs, recorded"
+            print(f"{kind:<18} {s.key}  ({r.recorded_as})")
+        else:
+            kind = "differs, new"
+            print(f"{kind:<18} {s.key}  ({s_file(course, s)}:{s.line})  {r.raise_problem}".rstrip())
+            print(visible(unified_diff(s.expected or "", r.actual, course.preload)))
+        counts[kind] += 1
+    print(" · ".join(f"{k} {v}" for k, v in counts.items()))
+    return 1 if counts["differs, new"] else 0
 
 
 def verify_summary(passed: int, failed: int, skipped: int) -> str:
@@ -275,7 +328,8 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
             todo_idx.append(i)
     if todo_idx:
         # the second run: the other mode, and another hash seed (set order, hash(): see the guide)
-        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED, data=course.data)
+        again = _runner(runner_args, warm=cold, course_id=course.id, preload=course.preload, hash_seed=SECOND_HASH_SEED, data=course.data,
+                        recorded=course.recorded)
         try:
             second = run_many(again, [snippets[i] for i in todo_idx], jobs=max(1, int(getattr(runner_args, "jobs", 2) or 1)), cold=not cold, use_cache=False)
         finally:
@@ -291,6 +345,9 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
                 keep.append(i)
         todo_idx = keep
     changes = 0
+    off = _off_reference(course, runner_args)
+    if off and todo_idx:
+        return _accept_alternatives(course, chapters, snippets, results, todo_idx, off, refused=refused, as_json=as_json, accepted=accepted)
     for ch in chapters:
         rows = [(snippets[i], results[i]) for i in todo_idx if snippets[i].chapter_id == ch.id]
         if not rows:
@@ -331,6 +388,74 @@ def _machine_warnings_after_accept(course, written) -> None:
     for s in written:
         for reason in machine_dependence(s.code):
             print(f"{s_file(course, s)}:{s.line}: ⚠️ 代码块 #{s.id} {reason}")
+def _off_reference(course, args) -> tuple[str, str, str] | None:
+    """(module, reference release, installed version) when the snippet interpreter's release of a
+    recorded module is not the reference one, else None."""
+    if not course.recorded:
+        return None
+    from torchcourse.course.releases import off_reference
+    from torchcourse.runner.cache import module_versions
+
+    off = off_reference(course.recorded, module_versions(python_or_exit(args) or sys.executable, tuple(course.recorded)))
+    return off[0] if off else None
+
+
+def _print_refused(refused: list[str]) -> None:
+    if refused:
+        print(f"\n🚫 拒绝写入 {len(refused)} 个代码块：", file=sys.stderr)
+        for r in refused:
+            print(f"  • {r}", file=sys.stderr)
+
+
+def _accept_alternatives(course, chapters, snippets, results, todo_idx, off, *, refused, as_json: bool, accepted: set) -> int:
+    """verify --accept under a release that is not the reference: write the snippet's output
+    alternative for that release (```output {torch==2.15.0}), never the reference block; an
+    output equal to the reference removes that release from the alternatives; consecutive
+    releases printing the same share one block."""
+    from torchcourse.course.releases import regroup, same_release
+    from torchcourse.runner.accept import rewrite_alternatives
+    from torchcourse.runner.normalize import compare, normalize, unified_diff
+
+    module, reference, have = off
+    releases = course.recorded[module]
+    if not any(same_release(r, have) for r in releases):
+        print(f"torchcourse verify --accept：这里的 {module} 是 {have}，不在 course.toml 的 [recorded] {module} = {list(releases)} 里：先把这个版本加进去，再写入它的输出。", file=sys.stderr)
+        return 1
+
+    def same(a: str, b: str) -> bool:  # as the comparison sees them: a library's line number is no difference
+        return compare(a, normalize(b, side="expected"), course.preload) and compare(b, normalize(a, side="expected"), course.preload)
+
+    for ch in chapters:
+        rows = []
+        for i in todo_idx:
+            s, r = snippets[i], results[i]
+            if s.chapter_id != ch.id:
+                continue
+            if s.expected is None:
+                refused.append(f"{s.key}（{s_file(course, s)}:{s.line}）：还没有参考输出块；先在参考版本 {module} {reference} 上运行 verify --accept 写它")
+                continue
+            text = None if compare(s.expected, r.actual, course.preload) else r.actual
+            rows.append((i, s, r, text, regroup(s.alternatives, module, releases, have, text, same=same)))
+        if not rows:
+            continue
+        try:
+            n = rewrite_alternatives(ch.file, [(s, module, blocks) for _, s, _, _, blocks in rows])
+        except (OSError, ValueError) as exc:
+            print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
+            return 2
+        accepted.update(i for i, *_ in rows)
+        if not as_json:
+            for _, s, r, text, _ in rows:
+                if text is None:
+                    print(f"📝 {s.key}（{s_file(course, s)}:{s.line}）在 {module} {have} 上和参考输出一致：不需要这个版本的备选块")
+                    continue
+                diff = unified_diff(s.expected, r.actual, course.preload).split("\n")
+                print(f"📝 {s.key}（{s_file(course, s)}:{s.line}）写入 {module} {have} 的备选输出（和参考版本 {reference} 的差异）：")
+                for ln in diff[2:14] + (["  …"] if len(diff) > 14 else []):
+                    print(f"    {visible(ln)}")
+            print(f"📝 {ch.file}: 改写了 {n} 个代码块的 {module} 备选输出")
+    _print_refused(refused)
+    return 0
 
 
 SECOND_HASH_SEED = "1"  # the first run has the fixed PYTHONHASHSEED=0 of every run
@@ -423,7 +548,7 @@ def cmd_run(args) -> int:
         snippet_or_exit(None, args.snippet)
     course = course_or_exit(args)
     snip = snippet_or_exit(course, args.snippet)
-    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, data=course.data)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, data=course.data, recorded=course.recorded)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=not args.no_cache)
     finally:
@@ -433,10 +558,12 @@ def cmd_run(args) -> int:
     # outputs are shown with their control characters made visible: a snippet printing ESC c or
     # SO must not reset or garble the terminal (comparisons used the text as it is)
     columns = shutil.get_terminal_size((80, 24)).columns
-    expected = normalize(snip.expected, side="expected") if snip.expected is not None else "（没有期望输出）"
+    book = res.expected if res.expected is not None else snip.expected
+    expected = normalize(book, side="expected") if book is not None else "（没有期望输出）"
     actual = res.actual if res.status not in ("skipped",) else "（未运行）"
     print(f"{snip.key}  ({s_file(course, snip)}:{snip.line})")
-    print(side_by_side("期望输出 expected", visible(expected), "实际输出 actual", visible(actual), columns))
+    title = f"期望输出 expected（书里 {res.recorded_as} 的记录）" if res.recorded_as else "期望输出 expected"
+    print(side_by_side(title, visible(expected), "实际输出 actual", visible(actual), columns))
     print("─" * max(10, min(columns - 1, 100)))
     extra = "（缓存）" if res.cached else ""
     print(f"{ICONS.get(res.status, res.status)}  {res.seconds:.3f}s{extra}  {res.message}".rstrip())
@@ -478,6 +605,20 @@ def _module_version(name: str) -> str | None:
         return "已安装"
 
 
+def _recorded_line(installed: str, releases: tuple[str, ...]) -> str:
+    """doctor's line for one preloaded module: installed vs the releases outputs are recorded on."""
+    from torchcourse.course.releases import same_release
+
+    if not releases:
+        return f"✅ {installed}（course.toml 没有为它记录版本）"
+    listed = "、".join(releases)
+    if same_release(installed, releases[0]):
+        return f"✅ {installed}（已安装）· 书里的输出记录于 {listed}（参考版本 {releases[0]}）"
+    if any(same_release(installed, r) for r in releases):
+        return f"✅ {installed}（已安装）· 书里的输出记录于 {listed}（参考版本 {releases[0]}；你这个版本的不同输出书里也记录了）"
+    return f"⚠️ {installed}（已安装）· 书里的输出记录于 {listed}（参考版本 {releases[0]}）：你的版本没有记录，输出可能不同"
+
+
 def cmd_doctor(args) -> int:
     import platform
     import statistics
@@ -494,22 +635,22 @@ def cmd_doctor(args) -> int:
     tv = torch_version(sys.executable)
     missing = False
     print(f"preload     {'、'.join(preload) or '（无）'}（course.toml 的 preload：预热运行器先导入它们）")
+    recorded = course.recorded if course is not None else {"torch": (TORCH_PIN,)}
     for name in preload:  # what the course's course.toml says the warm runner imports
+        releases = recorded.get(name) or ((TORCH_PIN,) if name == "torch" and course is None else ())
         if name == "torch":
             if tv == "none":
-                print(f"torch       ❌ 未安装 — pip install torch=={TORCH_PIN}")
+                print(f"torch       ❌ 未安装 — pip install torch=={releases[0] if releases else TORCH_PIN}")
                 ok = False
-            elif tv.split("+")[0] != TORCH_PIN:
-                print(f"torch       ⚠️ {tv}（课程按 {TORCH_PIN} 写成，输出可能不同）")
             else:
-                print(f"torch       ✅ {tv}")
+                print(f"torch       {_recorded_line(tv, releases)}")
             continue
         version = _module_version(name)
         if version is None:
             print(f"{name:<11} ❌ 未安装 — pip install {name.split('.')[0]}（课程的 course.toml 要预先导入它）")
             ok, missing = False, True
         else:
-            print(f"{name:<11} ✅ {version}")
+            print(f"{name:<11} {_recorded_line(version, releases)}")
     if tv == "none" and "torch" in preload:
         missing = True
     runner = Runner(cache_dir=None, warm=True, preload=preload)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from torchcourse.course.model import Snippet
 from torchcourse.runner import execute
-from torchcourse.runner.cache import RunCache, fingerprint, gpu_possible
+from torchcourse.course.releases import applicable, off_reference, release_note
+from torchcourse.runner.cache import RunCache, fingerprint, gpu_possible, module_versions
 from torchcourse.runner.normalize import TRACEBACK_HEADER, compare, exception_matches, normalize, raised_exception, unified_diff
 
 DEFAULT_TIMEOUT = 60.0
@@ -94,6 +95,12 @@ class RunResult:
     raised: str | None = None  # class name of the uncaught exception the run ended with
     raise_problem: str = ""  # set when ``raised`` disagrees with ``raises=``, or the exit status with ``exit=N``
     frames: str = ""  # the real output with its traceback frames (``actual`` shows them as ``  ...``); "" when the same
+    # the recorded release ``expected`` is the output of, when it is an alternative block
+    # (``torch==2.15.0``); "" for the reference block
+    recorded_as: str = ""
+    # set on a mismatch on a release the output was not recorded on (releases.release_note)
+    release_note: str = ""
+    reference_match: bool | None = None  # did the actual output match the reference block too
 
     @property
     def ok(self) -> bool:
@@ -251,11 +258,17 @@ class Runner:
 
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload: tuple[str, ...] | list[str] | None = None, hash_seed: str | None = None,
-                 data: tuple[str, ...] | list[str] = ()):
+                 data: tuple[str, ...] | list[str] = (), recorded: dict[str, tuple[str, ...]] | None = None):
         self.python = python or execute.default_python()
         # the course's data files (course.toml ``data``, absolute paths): copied into every run
         # directory, so a snippet can read heights.csv; their contents are part of the cache key
         self.data = tuple(str(p) for p in data)
+        # course.toml [recorded]: the releases outputs are recorded on (reference first); the
+        # verdict picks the alternative for the installed release and names the release otherwise
+        self.recorded = dict(recorded or {})
+        import sys as _sys
+
+        self._other_python = None if os.path.abspath(self.python) == os.path.abspath(_sys.executable) else self.python
         self.warm = warm
         # what the zygote imports before forking (course.toml ``preload``; default torch)
         self.preload = tuple(DEFAULT_PRELOAD if preload is None else preload)
@@ -308,7 +321,14 @@ class Runner:
         return h.hexdigest()[:16]
 
     def fingerprint(self) -> dict:
-        return fingerprint(self.python, gpu_possible(self.python))
+        return fingerprint(self.python, gpu_possible(self.python), self.preload)
+
+    def installed(self) -> dict[str, str]:
+        """The installed version of every module the course records releases of, for the snippet
+        interpreter (asked once; no import of the module)."""
+        if not self.recorded:
+            return {}
+        return module_versions(self.python, tuple(self.recorded))
 
     # -- zygote ------------------------------------------------------------------------
     def zygote(self, *, stale=None):
@@ -454,8 +474,8 @@ class Runner:
                 self._in_flight -= 1
                 self._in_flight_cv.notify_all()
         text = raw.output.decode("utf-8", errors="replace")
-        actual = normalize(text, side="actual", run_dir=run_dir)
-        frames = normalize(text, side="actual", run_dir=run_dir, frames=True) if TRACEBACK_HEADER in text else ""
+        actual = normalize(text, side="actual", run_dir=run_dir, python=self._other_python)
+        frames = normalize(text, side="actual", run_dir=run_dir, frames=True, python=self._other_python) if TRACEBACK_HEADER in text else ""
         if raw.truncated:
             actual = (actual + "\n" + execute.TRUNCATION_NOTICE).lstrip("\n")
             frames = frames and (frames + "\n" + execute.TRUNCATION_NOTICE).lstrip("\n")
@@ -474,7 +494,14 @@ class Runner:
 
     def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
         expected = snippet.expected
-        res = RunResult("match", actual=actual, expected=expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
+        # (also called with a ClassroomClient as ``self``, which has neither attribute)
+        recorded = getattr(self, "recorded", None)
+        libraries = getattr(self, "preload", DEFAULT_PRELOAD)
+        off = off_reference(recorded, self.installed()) if recorded else []
+        alt = applicable(snippet.alternatives, self.installed()) if off and snippet.alternatives and expected is not None else None
+        res = RunResult("match", actual=actual, expected=alt.text if alt else expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
+        if alt is not None:
+            res.recorded_as = alt.label
         if outcome == "timeout":
             res.status = "timeout"
             res.message = f"⏱️ 超时：运行超过 {timeout:g} 秒，已终止（确实需要更久的代码块，作者可在围栏里写 timeout=N，最多 600）"
@@ -490,16 +517,22 @@ class Runner:
             res.status = "mismatch"
             res.diff = unified_diff("", actual)
             res.message = ("📭 没有期望输出块（作者需运行 verify --accept） " + res.message).strip()
-        elif compare(expected, actual):
+        elif compare(res.expected, actual, libraries):
             res.status = "match"
         else:
             res.status = "mismatch"
-            res.diff = unified_diff(expected, actual)
+            res.diff = unified_diff(res.expected, actual, libraries)
+            if alt is None and off:
+                res.release_note = release_note(*off[0])
+        if expected is not None:
+            res.reference_match = res.status == "match" if alt is None else compare(expected, actual, libraries)
         if res.raise_problem:
             res.status = "mismatch"
             res.message = (res.raise_problem + " " + res.message).strip()
         if truncated:
             res.message = (res.message + " ✂️ 输出已截断").strip()
+        if res.status == "mismatch" and res.release_note:
+            res.message = (res.message + " " + res.release_note).strip()
         return res
 
 

@@ -33,13 +33,15 @@ def cmd_run_file(args) -> int:
         print(f"torchcourse run: {book.key} 只供阅读（norun），没有可对比的输出，不运行。", file=sys.stderr)
         return 2
     snip = book.replace(code=code)
-    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, data=course.data)
+    runner = _runner(args, warm=not args.cold, course_id=course.id, preload=course.preload, data=course.data,
+                     recorded=course.recorded)
     try:
         res = runner.run(snip, cold=args.cold, use_cache=False)
     finally:
         runner.close()
     columns = shutil.get_terminal_size((80, 24)).columns
-    expected = normalize(book.expected, side="expected") if book.expected is not None else "（没有期望输出）"
+    shown = res.expected if res.expected is not None else book.expected  # the installed release's record
+    expected = normalize(shown, side="expected") if shown is not None else "（没有期望输出）"
     actual = res.actual if res.status != "skipped" else "（未运行）"
     print(f"{path} 代替 {book.key}（{s_file(course, book)}:{book.line}）运行：同样的运行器、空的临时目录、超时 {book.timeout or 60:g} 秒")
     print(side_by_side("书上的预期输出 expected", visible(expected), "你的文件的输出 actual", visible(actual), columns))

@@ -24,6 +24,17 @@ Actual side only (what the snippet printed)
   8. Site-packages directories become ``<site-packages>``; ``sys.prefix`` (and the base
      prefix of a venv) become ``<prefix>``. Outputs are then equal across machines and venvs.
 
+Comparison only (the actual panel keeps the real text)
+  9. A line number inside the installed library's own files — a path under ``<site-packages>/``
+     of a module the course preloads, ``<site-packages>/torch/autograd/graph.py:979`` — compares
+     as ``<site-packages>/torch/autograd/graph.py:<n>``: it moves between releases. Only such a
+     path, which the runner itself wrote (rule 8), is touched: ``graph.py:979`` printed by the
+     snippet compares literally.
+ 10. torch's own log line that a CUDA build prints on a machine without CUDA
+     (``W1204 20:34:46.780000 31161 torch/utils/cpp_extension.py:183] … No CUDA runtime is
+     found, using CUDA_HOME=…``: a time, a process id, the machine's CUDA_HOME) is left out when
+     torch is a preloaded library: the CPU build of the same release never prints it.
+
 Wildcards (expected side only, never produced by the runner itself)
   - a line that is exactly ``...`` (no indentation) matches any number of lines, none included;
   - ``<<...>>`` inside a line matches any text within that line.
@@ -78,7 +89,45 @@ def _environment_paths() -> list[tuple[str, str]]:
     return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
 
 
-def _replace_paths(text: str, run_dir: str | None) -> str:
+_PATHS_CODE = r"""
+import json, os, site, sys
+sites = []
+try: sites.extend(site.getsitepackages())
+except Exception: pass
+try: sites.append(site.getusersitepackages())
+except Exception: pass
+sites.extend(p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages")))
+print(json.dumps({"sites": sites, "prefixes": [sys.prefix, sys.base_prefix, sys.exec_prefix]}))
+"""
+
+
+@lru_cache(maxsize=8)
+def environment_paths_for(python: str | None) -> list[tuple[str, str]]:
+    """:func:`_environment_paths` of another interpreter (``verify --python``): its own
+    site-packages and prefixes, asked of it once; this interpreter's when it is this one."""
+    if not python or os.path.abspath(python) == os.path.abspath(sys.executable):  # not realpath: a venv's python is a link
+        return _environment_paths()
+    import json
+    import subprocess
+
+    try:
+        out = subprocess.run([python, "-c", _PATHS_CODE], capture_output=True, text=True, timeout=60)
+        data = json.loads(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return _environment_paths()
+    pairs: dict[str, str] = {}
+    for p in data.get("sites", []):
+        for q in {p, os.path.realpath(p)}:
+            if q and len(q) > 1:
+                pairs[q.rstrip("/")] = "<site-packages>"
+    for p in data.get("prefixes", []):
+        for q in {p, os.path.realpath(p)}:
+            if q and len(q) > 1:
+                pairs.setdefault(q.rstrip("/"), "<prefix>")
+    return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+
+def _replace_paths(text: str, run_dir: str | None, python: str | None = None) -> str:
     if run_dir:
         for d in sorted({run_dir.rstrip("/"), os.path.realpath(run_dir)}, key=len, reverse=True):
             text = text.replace(d + "/", "").replace(d, ".")
@@ -86,7 +135,7 @@ def _replace_paths(text: str, run_dir: str | None) -> str:
             if os.path.basename(base).startswith("tc-run-"):
                 # the snippet's own HOME and TMPDIR sit beside its run directory: ../home, ../tmp
                 text = text.replace(base + "/", "../")
-    pairs = _environment_paths()
+    pairs = environment_paths_for(python) if python else _environment_paths()
     if pairs:
         # one pass, longest path first, and only a whole path: with sys.prefix == "/p", the "/p" of
         # "/p/bin/python3" is the prefix, the "/p" of "/python3" or "/x/p" or "/px" is not
@@ -130,7 +179,8 @@ def _collapse_tracebacks(lines: list[str]) -> list[str]:
     return out
 
 
-def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = None, frames: bool = False) -> str:
+def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = None, frames: bool = False,
+              python: str | None = None) -> str:
     """Normalize an output for comparison; ``side`` is ``"actual"`` or ``"expected"``.
 
     ``run_dir`` (actual side) is the temporary directory the snippet ran in. ``frames``: keep
@@ -146,7 +196,7 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
     lines = [ln.rsplit("\r", 1)[-1] if "\r" in ln else ln for ln in text.split("\n")]
     text = "\n".join(lines)
     if side == "actual":
-        text = _replace_paths(text, run_dir)
+        text = _replace_paths(text, run_dir, python)
     text = _ADDR_RE.sub(ADDR_TOKEN, text)
     text = _TORCH_SOURCE_RE.sub(r"\1" + TORCH_SOURCE_TOKEN, text)
     lines = _header_on_own_line(text.split("\n"))
@@ -232,12 +282,39 @@ def has_wildcards(expected: str) -> bool:
     return INLINE_WILDCARD in expected or any(ln == LINE_WILDCARD for ln in expected.split("\n"))
 
 
-def compare(expected: str | None, actual: str) -> bool:
-    """True when the actual output matches the expected one (both normalized here)."""
+LIBRARY_LINE_TOKEN = "<n>"
+
+
+@lru_cache(maxsize=16)
+def _library_line_re(libraries: tuple[str, ...]) -> re.Pattern[str] | None:
+    names = [re.escape(name.split(".")[0]) for name in libraries if name]
+    if not names:
+        return None
+    return re.compile(r"(<site-packages>/(?:" + "|".join(sorted(set(names))) + r')/[^\s:"\'(),]*?\.py)(:|", line )\d+')
+
+
+_NO_CUDA_LOG_RE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ torch/utils/cpp_extension\.py:\d+\] (?:\[[^\]]*\] )?No CUDA runtime is found, using CUDA_HOME=.*\n?", re.M)
+
+
+def library_lines(text: str, libraries: tuple[str, ...]) -> str:
+    """Rules 9 and 10: a line number inside the files of ``libraries`` (the course's preload
+    modules, under ``<site-packages>/``) becomes ``<n>``; torch's "No CUDA runtime is found" log
+    line goes. For the comparison only."""
+    if "torch" in libraries and "No CUDA runtime" in text:
+        text = _NO_CUDA_LOG_RE.sub("", text)
+    rx = _library_line_re(tuple(libraries))
+    if rx is None or "<site-packages>/" not in text:
+        return text
+    return rx.sub(lambda m: m.group(1) + m.group(2) + LIBRARY_LINE_TOKEN, text)
+
+
+def compare(expected: str | None, actual: str, libraries: tuple[str, ...] = ()) -> bool:
+    """True when the actual output matches the expected one (both normalized here; with
+    ``libraries``, rule 9 for those modules' files)."""
     if expected is None:
         return False
-    exp = normalize(expected, side="expected")
-    act = normalize(actual, side="expected")  # already-normalized text is a fixed point
+    exp = library_lines(normalize(expected, side="expected"), libraries)
+    act = library_lines(normalize(actual, side="expected"), libraries)  # already-normalized text is a fixed point
     if exp == act:
         return True
     if not has_wildcards(exp):
@@ -248,7 +325,7 @@ def compare(expected: str | None, actual: str) -> bool:
     return _pattern(exp).fullmatch(target) is not None
 
 
-def unified_diff(expected: str | None, actual: str) -> str:
-    exp = normalize(expected or "", side="expected").split("\n")
-    act = normalize(actual, side="expected").split("\n")
+def unified_diff(expected: str | None, actual: str, libraries: tuple[str, ...] = ()) -> str:
+    exp = library_lines(normalize(expected or "", side="expected"), libraries).split("\n")
+    act = library_lines(normalize(actual, side="expected"), libraries).split("\n")
     return "\n".join(difflib.unified_diff(exp, act, fromfile="期望 expected", tofile="实际 actual", lineterm=""))

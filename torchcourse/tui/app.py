@@ -59,7 +59,8 @@ class TorchCourseApp(App):
         self.unsaved_at_exit: list[str] = []
         self.quiz_seed: int | None = None  # None: each quiz attempt shuffles its choices afresh (tests fix it)
         if runner is None:
-            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload, getattr(course, "data", ()))))
+            runner = LazyRunner(runner_factory or (lambda: default_runner_factory(course.id, course.preload, getattr(course, "data", ()),
+                                                                                  getattr(course, "recorded", None))))
         self.runner = runner
         self.notice = notice
         self._today = today

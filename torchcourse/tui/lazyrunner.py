@@ -67,7 +67,8 @@ class LazyRunner:
             runner.close()
 
 
-def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = None, data: tuple[str, ...] = ()):
+def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = None, data: tuple[str, ...] = (),
+                           recorded: dict | None = None):
     """The app's runner: the class's shared runner when ``TORCHCOURSE_CLASS_RUNNER`` names its
     socket (the learner from ``TORCHCOURSE_LEARNER``; its output cache in this learner's own cache
     directory), else a Runner of this app's own."""
@@ -80,4 +81,4 @@ def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = Non
         return client
     from torchcourse.runner import Runner
 
-    return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True, preload=preload, data=data)
+    return Runner(cache_dir=paths.run_cache_dir(course_id), warm=True, preload=preload, data=data, recorded=recorded)

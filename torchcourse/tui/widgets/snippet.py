@@ -45,6 +45,8 @@ def verdict_text(result) -> str:
         head = result.message  # the runner's own: it names the limit (运行超过 60 秒) and timeout=N
     elif status == "mismatch" and getattr(result, "raise_problem", ""):
         head = f"{head}：{learner_words(result.raise_problem)}"  # an undeclared exception or exit status: the diff may be empty
+    if status == "mismatch" and getattr(result, "release_note", ""):
+        head = f"{head}。{result.release_note}"  # the book was recorded on another release
     tail = []
     if getattr(result, "cached", False):
         tail.append("缓存结果，X 重新运行")
@@ -203,10 +205,25 @@ class SnippetView(Vertical, can_focus=True):
         if s.expected is not None:
             yield Static(self._expected_content(), classes="out expected")
 
+    def _book_output(self) -> tuple[str | None, str]:
+        """The book's output for the torch (and other recorded modules) installed here: the
+        alternative recorded for this release, else the reference one, labelled off reference."""
+        course = getattr(self.app, "course", None) if self.is_attached else None
+        recorded = getattr(course, "recorded", None)
+        if not recorded or self.snippet.expected is None:
+            return self.snippet.expected, ""
+        import sys
+
+        from torchcourse.course.releases import book_output
+        from torchcourse.runner.cache import module_versions
+
+        return book_output(self.snippet, recorded, module_versions(sys.executable, tuple(recorded)))
+
     def _expected_content(self) -> Content:
-        s = self.snippet
-        expected = visible(s.expected.rstrip("\n")) if s.expected else "（没有记录预期输出）"
-        return Content.assemble(("预期输出\n", "bold $text-muted"), expected)
+        text, label = self._book_output()
+        expected = visible(text.rstrip("\n")) if text else "（没有记录预期输出）"
+        head = f"预期输出（{label}）\n" if label else "预期输出\n"
+        return Content.assemble((head, "bold $text-muted"), expected)
 
     def _outputs(self) -> Static:
         """On the first run the expected block becomes a pair: expected | actual (stacked when narrow)."""
@@ -343,7 +360,7 @@ class SnippetView(Vertical, can_focus=True):
             ran = status in RAN
             shown = actual if ran and actual else ""
             frames = _frames_of(result, status)
-            left, right = marked_pair(self.snippet.expected, shown, frames=bool(frames))
+            left, right = marked_pair(self._book_output()[0], shown, frames=bool(frames))
             # ``o`` expands this run's own frames, never an earlier (book) run's (review-00 F1)
             self._actual_text, self._frames, self.frames_shown = right, frames, False
             self._outputs().update(self._actual_content())
