@@ -174,3 +174,39 @@ def test_why_of_an_out_of_memory_message_says_where_to_look_next(tmp_path):
                        input=NOT_COVERED[0], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and r.stdout == ""
     assert "本教程没有讲到这条报错" in r.stderr and "第 00 章 §不讲的五件事" in r.stderr
+
+
+def _variant(name):
+    return next(c["output"] for c in VARIANTS if c["name"] == name)
+
+
+class TestTheAnswerFitsTheCaseNotOnlyTheSection:
+    """A row of the right section whose cause is another case's sends the learner the wrong way
+    (10-A M6): each paste below is a real run (tests/data/lookup_variants.json)."""
+
+    def _top(self, course, name):
+        hits = lookup_error(course, _variant(name))
+        assert hits and hits[0].sure, (name, [(h.entry.text, h.score) for h in hits[:3]])
+        return hits[0].entry
+
+    def test_a_guard_on_a_str_argument_is_answered_with_the_constant_argument_cause(self, course):
+        entry = self._top(course, "export-str-guard")
+        assert "非张量参数" in entry.cause and "各导一份" in entry.check
+
+    def test_a_guard_on_a_dim_range_is_answered_with_the_dim_range_cause(self, course):
+        entry = self._top(course, "export-dim-min-guard")
+        assert "Dim 的范围" in entry.cause and "min" in entry.check
+
+    def test_strict_export_data_branching_is_not_told_to_drop_fullgraph_only(self, course):
+        entry = self._top(course, "export-strict-branch")
+        assert "strict=True" in entry.cause and "export 没有这条退路" in entry.check
+
+    def test_a_plain_file_loaded_into_a_compiled_model_is_told_to_load_through_orig_mod(self, course):
+        entry = self._top(course, "plain-into-compiled")
+        assert "compiled._orig_mod.load_state_dict" in entry.check
+
+
+def test_the_break_reason_chapter_10_prints_is_not_called_uncovered(course):
+    # printed by 10:compile-explain (and by any explain of an `if` on a tensor's value)
+    hits = lookup_error(course, "generic_jump TensorVariable()")
+    assert hits and hits[0].entry.text == "generic_jump TensorVariable()"

@@ -238,7 +238,8 @@ SHOWN_IN_FULL = {
     "wo-ultralytics": [("10#weights-only-failed", True, ""), ("06#weights-only", True, "")],
     "wo-numpy-reconstruct-win": [("06#weights-only", True, ""), ("10#weights-only-failed", True, "")],
     "wo-operand10-corrupt": [("A#corrupt-file", True, ""), ("06#weights-only", True, "")],
-    "shm-gdrnet-chinese": [("A#shm-bus-error", True, ""), ("08#spawn", True, "")],
+    # the worker's own ERROR line and the main process's signal line: two rows of one section
+    "shm-gdrnet-chinese": [("A#shm-bus-error", True, ""), ("A#shm-bus-error", True, ""), ("08#spawn", True, "")],
     "prefix-deepthinking": [("06#module-prefix", True, ""), ("06#missing-unexpected", True, "")],
     "keys-openseg-wrapped": [("06#module-prefix", False, ""), ("06#missing-unexpected", False, ""),
                              ("10#compile-state-dict", False, "")],
