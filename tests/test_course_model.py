@@ -29,16 +29,28 @@ def line_of(path: Path, text: str, nth: int = 1) -> int:
 def _counted_by_the_rule(source: str) -> int:
     """The ⏱ count as content/README.md states it, written here independently of
     ``course.chapter.reading_chars``: every non-whitespace character, except HTML comments,
-    fence delimiter lines, ``{#anchor}`` at a line's end, a course link's target ``(03#a)`` and
-    output alternatives for other releases."""
+    fence delimiter lines, ``{#anchor}`` at a line's end, a course link's target ``(03#a)``,
+    output alternatives for other releases, and proof snippets with their output blocks."""
     while "<!--" in source and "-->" in source[source.index("<!--"):]:
         start = source.index("<!--")
         source = source[:start] + source[source.index("-->", start) + 3:]
     kept = []
     in_alternative = False  # an output alternative for another release (```output {torch==…}) counts nothing
+    in_proof = False  # a proof snippet (```python {#id proof}) and the output blocks after it count nothing
+    after_proof = False
     for line in source.split("\n"):
-        if in_alternative:
-            in_alternative = line.strip() != "```"
+        if in_alternative or in_proof:
+            if line.strip() == "```":
+                in_alternative = in_proof = False
+            continue
+        stripped = line.strip()
+        if after_proof and stripped.startswith("```output"):
+            in_proof = True
+            continue
+        if stripped:
+            after_proof = False
+        if stripped.startswith("```python {") and "proof" in stripped[stripped.index("{"):].replace("}", " ").split():
+            in_proof = after_proof = True
             continue
         if line.lstrip().startswith("```output {"):
             in_alternative = True

@@ -89,12 +89,16 @@ def _python(path: Path, site: Path) -> Path:
     return path
 
 
+SITES: dict[str, Path] = {}  # version -> its site-packages (set by the libs fixture)
+
+
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):
     """Three interpreters: mylib 1.0 (the reference), 2.0 and 3.0 (both print 'hello 2')."""
     root = tmp_path_factory.mktemp("libs")
     sites = {"1.0": _install(root, "1.0", "hello 1", 0), "2.0": _install(root, "2.0", "hello 2", 3),
              "3.0": _install(root, "3.0", "hello 2", 5, metadata=False)}
+    SITES.update(sites)
     return {v: _python(root / f"python-{v}", site) for v, site in sites.items()}
 
 
@@ -135,7 +139,10 @@ def _add_alternative(root: Path, after: str, spec: str, body: str) -> None:
 
 
 def _check(root: Path, tmp_path: Path):
-    return tc("--content", str(root), "check", home=tmp_path / "h")
+    # as an author runs it: where the course's library (the reference release) is installed,
+    # since check refuses a preload module it cannot import
+    path = os.pathsep.join(p for p in (str(SITES["1.0"]), os.environ.get("PYTHONPATH", "")) if p)
+    return tc("--content", str(root), "check", home=tmp_path / "h", env={"PYTHONPATH": path})
 
 
 class TestRecordedReleasesInCourseToml:
