@@ -46,7 +46,8 @@ DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
 # warm run's limit is relative to the zygote's size instead
 COLD_BASE_VM = 1 << 30
 ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
-SHM_SIZE = 1 << 30  # the sandbox's /dev/shm (shared by its runs)
+SHM_SIZE = 16 << 20  # the sandbox's own /dev/shm (each run mounts a private one over it)
+RUN_SHM_SIZE = 512 << 20  # each run's private /dev/shm (DataLoader workers' tensors, sem_open)
 RUNS_TMPFS_PER_JOB = 1 << 30  # the run directories' tmpfs (classroom service only), per run at once
 RUN_SPACE_RESERVE = 16 << 20  # below this much free room, a new run first waits for removals
 SYSTEM_DIRS = ("/usr", "/etc")
@@ -204,7 +205,8 @@ class Sandbox:
 
     def jail_spec(self, *, relative: bool) -> dict:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
-        return {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative}
+        return {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
+                "shm": RUN_SHM_SIZE}
 
     def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
         args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -270,6 +272,13 @@ class Sandbox:
         return outer, inner
 
 
+JAIL_FAILED = "沙箱没能建立，代码没有运行"  # tc_jail's and the zygote's words when confinement failed (exit 70)
+
+
+def _jail_failed(res: core.RunResult) -> bool:
+    return res.returncode == 70 and JAIL_FAILED in res.actual
+
+
 class SandboxRunner(core.Runner):
     """A :class:`torchcourse.runner.Runner` whose every run (warm and cold) is sandboxed."""
 
@@ -318,6 +327,18 @@ class SandboxRunner(core.Runner):
                 pass
         try:
             res = super()._run(snippet, **kw)
+            if _jail_failed(res) and not kw.get("cold"):
+                # the zygote could not confine this run (its limits or state were changed under it):
+                # it is replaced, and the run tried once more in the new one
+                stale = self._zygote
+                if stale is not None:
+                    from torchcourse.runner.warm import ZygoteError
+
+                    try:
+                        self.zygote(stale=stale)
+                    except ZygoteError:
+                        return res
+                res = super()._run(snippet, **kw)
         except OSError as exc:  # no room even for the run's directory
             return core.RunResult("error", expected=snippet.expected, message=f"💥 无法运行代码片段：{exc}")
         if self.cgroups.oom_kills() > before:
