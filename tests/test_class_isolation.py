@@ -230,3 +230,31 @@ class TestOneLearnerCannotHoldEverySlot:
                 c.set()
             for th in threads:
                 th.join(60)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="run directories on tmpfs need root (the server case)")
+class TestARunsDirectoryIsBoundedOnItsOwn:
+    EVE = """
+        import os, time
+        n = 0
+        try:
+            for i in range(100):
+                with open(f"fill{i}", "wb") as fh:
+                    for _ in range(200):
+                        fh.write(b"x" * (1 << 20))
+                        n += 1
+        except OSError as e:
+            print("full", n <= 1024, e.errno)
+        """
+    ALICE = snip("""
+        import time
+        time.sleep(3)
+        with open("checkpoint.bin", "wb") as fh:
+            fh.write(b"w" * (10 << 20))
+        print("saved", len(open("checkpoint.bin", "rb").read()) >> 20)
+        """, expected="saved 10")
+
+    def test_a_full_run_directory_is_the_writers_own(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
+        assert eve.actual.strip() == "full True 28", eve.actual
+        assert_matches(alice, self.ALICE)

@@ -114,7 +114,7 @@ def python_paths(python: str) -> list[str]:
 
 _PRIVATE_MOUNTS = [False]
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC = 2, 4, 1 << 18, 1 << 14
+MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC, MS_SHARED = 2, 4, 1 << 18, 1 << 14, 1 << 20
 
 
 def _libc():
@@ -175,6 +175,12 @@ class Sandbox:
         self.runs_on_tmpfs = False
         if runs_tmpfs and _PRIVATE_MOUNTS[0]:
             self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid)
+            # shared: each run's own tmpfs, mounted on its directory later (run_space), reaches the
+            # zygote's bwrap (whose copy of this mount is its slave) and the runs forked from it
+            if self.runs_on_tmpfs and _libc().mount(None, self.runs_root.encode(), None, MS_SHARED, None) != 0:
+                _umount(self.runs_root)
+                self.runs_on_tmpfs = False
+        self.run_mounts: set[str] = set()
         self.read_paths = [*(d for d in SYSTEM_DIRS if os.path.isdir(d)), *python_paths(self.python), RUNNER_DIR]
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
@@ -189,7 +195,32 @@ class Sandbox:
                 for n in dirnames + filenames:
                     os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
 
+    def run_space(self, base: str, size: int) -> None:
+        """A tmpfs of ``size`` bytes on one run's ``tc-run-*`` directory (its files moved into it):
+        a run that writes without end fills its own space, never another run's (classroom only)."""
+        if not self.runs_on_tmpfs or base in self.run_mounts:
+            return
+        saved = {}
+        run = os.path.join(base, "run")
+        for name in os.listdir(run):
+            with open(os.path.join(run, name), "rb") as fh:
+                saved[name] = fh.read()
+        if not _mount_tmpfs(base, size, self.uid, self.gid):
+            return
+        self.run_mounts.add(base)
+        os.mkdir(run)
+        for name, data in saved.items():
+            with open(os.path.join(run, name), "wb") as fh:
+                fh.write(data)
+
+    def release(self, base: str) -> None:
+        if base in self.run_mounts:
+            self.run_mounts.discard(base)
+            _umount(base)
+
     def close(self) -> None:
+        for base in list(self.run_mounts):
+            self.release(base)
         if self.runs_on_tmpfs:
             _umount(self.runs_root)
             self.runs_on_tmpfs = False
@@ -293,6 +324,7 @@ class SandboxRunner(core.Runner):
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide, runs_tmpfs=run_space or jobs * RUNS_TMPFS_PER_JOB)
         self._runs_root = self.sandbox.runs_root
+        self.run_space_each = max(16 << 20, int(run_space or jobs * RUNS_TMPFS_PER_JOB) // max(1, jobs))  # each run's own tmpfs
         self._extra_env = dict(env or {})
         sb = self.sandbox
         self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
@@ -347,8 +379,12 @@ class SandboxRunner(core.Runner):
         return res
 
     def _prepare(self, base: str) -> None:
+        self.sandbox.run_space(base, self.run_space_each)
         execute.private_dirs(os.path.join(base, "run"))
         self.sandbox.own(base)
+
+    def _release(self, base: str) -> None:
+        self.sandbox.release(base)
 
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
         env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}
