@@ -72,8 +72,11 @@ CLOSE_GRACE = 15.0  # seconds an app gets after SIGHUP (its runner waits up to E
 EXIT_GRACE = 3.0  # an app that announced its exit (q) gets this long before it is sent SIGHUP
 SPARE_WAIT = 30.0  # seconds an app started for a page waits for that page's websocket
 MAX_SPARES = 2  # apps waiting for their page at once (more page loads just start theirs on connect)
-TICKET_WAIT = 600.0  # seconds a page's websocket id stays valid (the page connects once, right away)
-MAX_CELLS = 1000  # a terminal size from the query string is clamped to 1..MAX_CELLS
+TICKET_WAIT = 60.0  # seconds a page's websocket id stays valid (the page connects once, right away)
+MAX_CELLS = 500  # a terminal's width or height (query string or resize message) is clamped to 1..MAX_CELLS
+MAX_SESSIONS_PER_LEARNER = 4  # a learner's next tab beyond this ends their oldest session
+STOP_WAIT = CLOSE_GRACE + 10.0  # serve stops within this once asked (SIGTERM / Ctrl+C), whatever a session does
+PACKET_LOOP_WAIT = 5.0  # seconds the packet loop gets to end once its app process is gone
 
 REFUSED = (
     "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><title>需要访问令牌</title></head>"
@@ -226,8 +229,20 @@ class CourseAppService(AppService):
                         pass
                     await process.wait()
         if self._task is not None:
-            await self._task  # the packet loop ends at the closed stdout
+            # the packet loop ends at the closed stdout; one stuck writing to a client that has gone
+            # (a huge frame) is cancelled, so that the session ends and serve can stop
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), PACKET_LOOP_WAIT)
+            except (TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+            except Exception:  # noqa: BLE001 - the loop's own failure: the session is over anyway
+                pass
             self._task = None
+
+    async def set_terminal_size(self, width: int, height: int) -> None:
+        """A resize message from the page, clamped like the query's size (a client asking for
+        3000 × 2000 cells gets at most MAX_CELLS each way)."""
+        await super().set_terminal_size(_clamp(str(width), 80), _clamp(str(height), 24))
 
 
 class CourseServer(Server):
@@ -406,6 +421,7 @@ class CourseServer(Server):
                 await service.attach(websocket)
                 if service.size != (width, height):
                     await service.set_terminal_size(width, height)
+            await self._cap_sessions(learner, service)
             early = "（页面加载时已启动）" if service.attached_early else ""
             who = f"：学员 {learner}" if learner else ""
             log.info("打开了一个会话（pid %s；现在 %d 个）%s%s", service.pid, len(self.sessions), early, who)
@@ -418,6 +434,18 @@ class CourseServer(Server):
             if service is not None:
                 await self._end(service, websocket)
         return websocket
+
+    async def _cap_sessions(self, learner: str, service: CourseAppService) -> None:
+        """At most MAX_SESSIONS_PER_LEARNER open sessions per learner: the oldest ones end (their
+        place is saved, as when a tab closes). Pages waiting for their websocket do not count."""
+        service.opened_at = asyncio.get_running_loop().time()
+        waiting = set(self.spares.values())
+        mine = sorted((s for s in self.sessions if getattr(s, "learner", "") == learner and s not in waiting),
+                      key=lambda s: getattr(s, "opened_at", 0.0))
+        for old in mine[: max(0, len(mine) - MAX_SESSIONS_PER_LEARNER)]:
+            if old is not service:
+                log.info("学员 %s 的会话超过 %d 个，结束最早的一个（pid %s）", learner or "-", MAX_SESSIONS_PER_LEARNER, old.pid)
+                asyncio.ensure_future(old.stop())
 
     async def _end(self, service: CourseAppService, websocket: web.WebSocketResponse) -> None:
         await service.stop()
@@ -473,7 +501,18 @@ class CourseServer(Server):
             await stop.wait()
         finally:
             n = len(self.sessions)
-            await self.stop_sessions()
-            await runner.cleanup()
+            try:  # bounded: a session that will not end never keeps serve running
+                await asyncio.wait_for(self.stop_sessions(), STOP_WAIT)
+            except TimeoutError:
+                for s in list(self.sessions):
+                    if s._process is not None and s._process.returncode is None:
+                        try:
+                            os.killpg(s._process.pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+            try:
+                await asyncio.wait_for(runner.cleanup(), 10.0)
+            except TimeoutError:
+                pass
             print(f"torchcourse serve: 已停止（结束了 {n} 个会话，进度都已保存）。", flush=True)
         return 0
