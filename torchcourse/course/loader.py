@@ -586,7 +586,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id,
                     preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip())
     for route in routes:
-        route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+        route.minutes = route_reading_minutes(course, route)
     return course
 
 
@@ -629,8 +629,14 @@ def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
         course.memo.pop("error_index", None)  # built from every chapter's rows and outputs: this one's may have changed
     for route in course.routes:
         if chapter.id in route.chapters:
-            route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+            route.minutes = route_reading_minutes(course, route)
     return found
+
+
+def route_reading_minutes(course, route) -> int:
+    """A route's ⏱: its chapters' minutes; the appendix is a table to consult, not reading."""
+    return sum(chapter_minutes(ch) for cid in route.chapters
+               if (ch := course.chapter(cid)) is not None and ch.kind != "appendix")
 
 
 def chapter_minutes(chapter: Chapter | None) -> int:
