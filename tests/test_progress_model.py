@@ -72,6 +72,27 @@ class TestOneVocabulary:
         store.close()
 
 
+class TestMinutesRead:
+    def test_a_finished_route_never_reads_0_minutes(self, tmp_path):
+        """Walk M2: every break reached, every checkpoint passed, no part held long enough."""
+        from torchcourse.progress.model import route_progress
+
+        course = load_course(paths.shipped_content_dir())
+        store, _ = open_store(tmp_path / "p.sqlite3")
+        route = course.route("C")
+        for cid in route.chapters:
+            store.set_completed(cid)
+        st = all_statuses(course, store)
+        done, n, read = route_progress(route, st)
+        assert (done, n) == (4, 4) and read == route.minutes
+        store.close()
+
+    def test_a_page_counts_at_a_fluent_pace_not_the_badges_pace(self):
+        from torchcourse.progress.reading import reading_pace
+
+        assert reading_pace(170) == 425
+
+
 class TestAppAndCliAgree:
     @sync
     async def test_home_and_progress_print_the_same_words(self, tmp_path, monkeypatch):

@@ -77,7 +77,7 @@ def summary(store: Store, course) -> dict:
         read = parts_read.get(ch.id, set())
         st = statuses[ch.id]
         rows[-1].update({
-            "minutes": chapter_minutes(ch), "read_minutes": round(minutes_read(ch, read), 1),
+            "minutes": chapter_minutes(ch), "read_minutes": round(st.read_minutes, 1),
             "parts": len(ch.parts) if ch.available else None, "parts_read": len({i for i in read if i < len(ch.parts)}),
             "state": st.state, "words": st.words, "score": list(st.score) if st.score else None,
             "counts_in_totals": st.counts_in_totals,
@@ -176,11 +176,11 @@ def format_summary(data: dict, cpm: int = 170) -> str:
         lines.append(f"上次读到：{label}{where}")
     if data["total_minutes"]:
         planned = "，未写的章按目标计" if data["planned_minutes"] else ""
-        from torchcourse.progress.reading import HOW_IT_COUNTS
+        from torchcourse.progress.reading import HOW_IT_COUNTS, reading_pace
 
         # the rule the app counts by, in the words of its own help (review-00 F3)
         lines.append(f"阅读：已读约 {data['read_minutes']}/{data['total_minutes']} 分钟（和首页的算法相同{planned}）")
-        lines.append("  " + HOW_IT_COUNTS.format(cpm=cpm))
+        lines.append("  " + HOW_IT_COUNTS.format(cpm=reading_pace(cpm)))
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")

@@ -68,7 +68,9 @@ def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = Non
     furthest = progress.furthest_break if progress else 0
     done = bool(progress and progress.completed)
     status = "done" if done else "doing" if furthest > 0 or parts_read or placed else "todo"
-    read = minutes_read(chapter, parts_read)
+    # a completed chapter (read to its end, its checkpoint passed) counts whole: a finished route
+    # never reads 0 minutes (walk M2); otherwise the parts really read
+    read = float(minutes) if done else minutes_read(chapter, parts_read)
     failed = None
     if score is not None and score[1]:
         from torchcourse.quiz.completion import passed

@@ -136,10 +136,10 @@ class HomeView:
         read, total = total_minutes(statuses)  # the appendix is consulted, not read: not counted
         planned = any(s.status == "unavailable" for s in statuses.values())
         # a planned chapter's minutes are its target, not measured text: say so
-        from torchcourse.progress.reading import home_note
+        from torchcourse.progress.reading import home_note, reading_pace
 
         # what 已读 means, beside it (walk L8: "4/4 章 · 9/406 分钟" after quick paging read like a bug)
-        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟" + home_note(course.chars_per_minute, planned)
+        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟" + home_note(reading_pace(course.chars_per_minute), planned)
 
         self.target = target = continue_target(course, store)
         if target is None:
