@@ -258,18 +258,12 @@ class TerminalQuiz:
                     self.say(f"本章还有断点没读到（{progress.furthest_break}/{chapter.break_points}）：读完全章才算完成。")
 
 
-_EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-
-
 def plain_markdown(text: str) -> str:
-    """Quiz Markdown for a plain terminal: ``**总是**`` reads ``总是``; inline code keeps its
-    backticks (they mark code), fenced blocks are indented without their fences."""
-    out = []
-    for line in text.split("\n"):
-        if line.strip().startswith("```"):
-            continue
-        out.append(_EMPHASIS_RE.sub(r"\2", line))
-    return "\n".join(out)
+    """Quiz Markdown for a plain terminal (:func:`torchcourse.quiz.text.plain_text`): ``**总是**``
+    reads ``总是``, ``__init__`` stays ``__init__``, inline code keeps its backticks."""
+    from torchcourse.quiz.text import plain_text
+
+    return plain_text(text)
 
 
 def _isatty(stream) -> bool:
