@@ -98,3 +98,31 @@ class TestLinkJump:
             await wait_for(pilot, app.writer.idle, what="writes landed")
             assert store.chapter_progress("01").furthest_break == 0
             assert "继续 (c)：01" in screen_text(app)
+
+
+class TestQuizResultsSurvive回看:
+    @sync
+    async def test_esc_after_回看_returns_to_the_results_list(self, tmp_path):
+        """Walk M1: 07 results, Enter on a missed question, Esc → home; the list was gone."""
+        from test_tui_support import started
+
+        async with started(tmp_path / "p.sqlite3", size=(100, 30)) as (app, store, pilot):
+            app.open_quiz("02")
+            await wait_for(pilot, lambda: "第 1/1 题" in screen_text(app), what="02's quiz")
+            quiz = app.screen
+            right = quiz.session.current[1].answer_indexes
+            wrong = next(i for i in range(len(quiz.session.current[1].choices)) if i not in right)
+            from torchcourse.quiz.order import shown_numbers
+
+            [key] = shown_numbers(quiz.session.order(*quiz.session.current), [wrong])
+            await pilot.press(str(key), "enter")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: quiz.query_one("#quiz-missed").display, what="the results list")
+            await pilot.press("enter")  # 回看 the missed question's section
+            reader = await open_loaded_reader(pilot, app, "02")
+            assert reader.visiting
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is quiz, what="back on the results")
+            assert quiz.query_one("#quiz-missed").option_count == 1
+            await wait_for(pilot, app.writer.idle, what="writes landed")
+            assert "02" not in store.placed_chapters() and store.chapter_progress("02").furthest_break == 0

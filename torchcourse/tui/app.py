@@ -245,6 +245,20 @@ class TorchCourseApp(App):
             return
         self.open_chapter(chapter_id, line=line, anchor=anchor, visiting=True)
 
+    def review_section(self, chapter_id: str, anchor: str | None) -> None:
+        """The quiz results' 回看: the section opens over the results (a visit, like any jump);
+        Esc closes it and the results list is there again (walk M1)."""
+        from torchcourse.tui.reader import ReaderScreen
+
+        ch = self.written_chapter(chapter_id)
+        if ch is None:
+            return
+        if anchor is not None and ch.anchor_line(anchor) is None:
+            anchor = None
+        self.back_stack.append({"pop": True})
+        self.prestart_runner(ch)
+        self.push_screen(ReaderScreen(ch, anchor=anchor, visiting=True))
+
     def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None,
                      offset: int = 0, visiting: bool = False) -> None:
         from torchcourse.tui.reader import ReaderScreen
@@ -358,6 +372,9 @@ class TorchCourseApp(App):
                 self.search_hits = []
             if back.get("home"):
                 self.go_home()
+                return
+            if back.get("pop"):  # a reader opened over another screen (the quiz results)
+                self.pop_screen()
                 return
             part, line, offset = back["place"]
             reader = self.screen
