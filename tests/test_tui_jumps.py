@@ -126,3 +126,17 @@ class TestQuizResultsSurvive回看:
             assert quiz.query_one("#quiz-missed").option_count == 1
             await wait_for(pilot, app.writer.idle, what="writes landed")
             assert "02" not in store.placed_chapters() and store.chapter_progress("02").furthest_break == 0
+
+
+class TestLookupAdviceFits:
+    @sync
+    async def test_the_not_covered_advice_wraps_at_100_columns(self, tmp_path):
+        """Walk M6: the docs address and 「不在本教程范围里」 were cut at the dialog's edge."""
+        app, store = await route_c_reading_01(tmp_path)
+        async with run_app(app, store, size=SIZE) as pilot:
+            app.action_lookup()
+            await wait_for(pilot, lambda: bool(app.screen.query("#lookup-input")), what="the lookup")
+            app.screen.query_one("#lookup-input").text = "RuntimeError: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)"
+            await wait_for(pilot, lambda: "本教程没有讲到" in screen_text(app), what="not covered")
+            shown = "".join(ln.strip(" │┃") for ln in screen_text(app).splitlines())
+            assert "docs.pytorch.org" in shown and "不在本教程范围里" in shown, screen_text(app)
