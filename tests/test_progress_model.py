@@ -121,3 +121,17 @@ class TestAppAndCliAgree:
                 compared += 1
             assert compared >= 6, shown
             assert data["continue"]["chapter"] in shown.split("继续 (c)：", 1)[1][:4]
+
+
+class TestContinueWords:
+    def test_the_chapter_heading_is_not_named_as_a_section(self, tmp_path):
+        """Walk L12: 「继续 (c)：09 自己写一个 autograd 算子 · §09 · 自己写一个 autogra…」."""
+        from torchcourse.progress.model import resume_where
+
+        course = load_course(paths.shipped_content_dir())
+        store, _ = open_store(tmp_path / "p.sqlite3")
+        ch = course.chapter("09")
+        assert resume_where(course, store, ("09", 0, 1, 0)) == "开头"
+        sec = next(s for s in ch.sections if s.level > 1)
+        assert resume_where(course, store, ("09", 0, sec.line, 0)).startswith("§")
+        store.close()

@@ -273,6 +273,9 @@ def resume_where(course: Course, store, place) -> str:
         for s in ch.sections:
             if s.line <= line:
                 section = s
+        # the chapter's own heading is not a section: no title twice (walk L12)
+        if section is not None and (section.level <= 1 or ch.title in section.title):
+            section = None
         if section is not None:
             title = section.title
             while display_width(title) > 24:  # the 继续 line stays one line at 100 columns
