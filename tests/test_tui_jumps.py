@@ -140,3 +140,33 @@ class TestLookupAdviceFits:
             await wait_for(pilot, lambda: "本教程没有讲到" in screen_text(app), what="not covered")
             shown = "".join(ln.strip(" │┃") for ln in screen_text(app).splitlines())
             assert "docs.pytorch.org" in shown and "不在本教程范围里" in shown, screen_text(app)
+
+
+class TestSearchHitsMarked:
+    def test_a_match_is_cut_out_and_styled(self):
+        from rich.segment import Segment
+        from rich.style import Style
+
+        from torchcourse.tui.reader.blocks import SearchMark
+
+        out = list(SearchMark.mark([Segment("用 .Contiguous() 拷贝", Style(color="red"))], "contiguous"))
+        assert [s.text for s in out] == ["用 .", "Contiguous", "() 拷贝"]
+        assert out[1].style.bgcolor is not None and out[0].style.bgcolor is None
+
+    @sync
+    async def test_the_term_is_marked_while_the_search_is_active(self, tmp_path):
+        from torchcourse.tui.reader.blocks import SearchMark
+
+        app, store = await route_c_reading_01(tmp_path)
+        async with run_app(app, store, size=SIZE) as pilot:
+            await pilot.press("c")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("slash", *"contiguous")
+            await wait_for(pilot, lambda: "找到" in screen_text(app), what="hits listed")
+            await pilot.press("enter")
+            await open_loaded_reader(pilot, app, app.search_hits[0].chapter_id)
+            assert SearchMark.term == "contiguous"
+            while app.back_stack:
+                await pilot.press("escape")
+                await pilot.pause()
+            assert SearchMark.term == ""

@@ -230,12 +230,25 @@ class TorchCourseApp(App):
             place = (reader.chapter_layout.start_part, reader.chapter_layout.target_line, reader.chapter_layout.target_offset)
         self.back_stack.append({"chapter": reader.chapter.id, "place": place, "visiting": reader.visiting})
 
+    def mark_search(self) -> None:
+        """The active search's term is marked in the prose of every open reader (like less)."""
+        from torchcourse.tui.reader.blocks import Prose, SearchMark
+
+        term = self.search_term if self.search_hits else ""
+        if SearchMark.term == term:
+            return
+        SearchMark.term = term
+        for screen in self.screen_stack:
+            for prose in screen.query(Prose) if getattr(screen, "chapter", None) is not None else ():
+                prose.refresh()
+
     def jump_to(self, chapter_id: str, *, line: int | None = None, anchor: str | None = None) -> None:
         """A jump (search, lookup, a link, 回看): moves the view, never the saved place or a break
         reached; the chapter opens as a visit until the learner reads on there (see ReadingPlace)."""
         ch = self.written_chapter(chapter_id)
         if ch is None:
             return
+        self.mark_search()
         self.push_back()
         reader = self.top_reader()
         if reader is not None and reader.chapter.id == chapter_id and reader.loaded:
@@ -370,6 +383,7 @@ class TorchCourseApp(App):
             back = self.back_stack.pop()
             if not self.back_stack:
                 self.search_hits = []
+                self.mark_search()
             if back.get("home"):
                 self.go_home()
                 return
@@ -388,6 +402,7 @@ class TorchCourseApp(App):
                 return
         self.back_stack = []
         self.search_hits = []
+        self.mark_search()
         if len(self.screen_stack) > 1:
             # Esc in the reader lands here (a global binding): the place read is saved first, or
             # a scroll less than a second old (the rest timer) was lost with the screen

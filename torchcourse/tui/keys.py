@@ -42,7 +42,7 @@ KEYS: tuple[Key, ...] = (
     Key("m", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
     # reader
     Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
-    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下读到哪里；跳过的段不算读过的分钟）；搜索之后 n 是下一处匹配", "阅读"),
+    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下读到哪里；跳过的段不算读过的分钟）；搜索之后 n 是下一处匹配（匹配处标黄，Esc 退回后取消）", "阅读"),
     Key("N", "prev_hit", "上一处", "搜索之后：上一处匹配（n 是下一处；Esc 回到搜索前的地方）", "阅读", show=False, display="Shift+N"),
     Key("g", "top", "开头", "回到本章开头（像 less；Home 也行）", "阅读", show=False),
     Key("G", "bottom", "结尾", "到本章结尾（像 less；End 也行）", "阅读", show=False, display="Shift+G"),
