@@ -486,3 +486,16 @@ def test_cli_errors_read_in_chinese(home, tmp_path):
     assert "不是有效的 JSON（第 1 行第 1 列：这里应该有一个值）" in cases["empty"].stderr
     assert "这里没有 course.toml" in cases["no-course"].stderr
     assert "course.toml:1: TOML 写法有误" in cases["bad-toml"].stdout
+
+
+class TestBadArgumentsRefused:
+    def test_progress_with_content_pointing_nowhere_exits_2(self, home, tmp_path):
+        """Walk L5: rc 0 and 「还没有任何进度」 read like lost progress."""
+        r = tc("--content", str(tmp_path / "nowhere"), "progress", home=home)
+        assert r.returncode == 2 and "course.toml" in r.stderr and "还没有任何进度" not in r.stdout
+
+    def test_verify_jobs_must_be_positive(self, home):
+        """Walk L7: --jobs 0 and -3 were accepted silently."""
+        for bad in ("0", "-3"):
+            r = tc("verify", "--jobs", bad, "00", home=home)
+            assert r.returncode == 2 and "--jobs 至少是 1" in r.stderr, r.stderr

@@ -204,7 +204,14 @@ def format_summary(data: dict, cpm: int = 170) -> str:
 
 
 def cmd_progress(args) -> int:
-    course = course_or_none(args)
+    if getattr(args, "content", None):
+        # a --content that names no course: exit 2 naming it; a typo must not read as "all my
+        # progress is gone" (walk L5). The shipped course unreadable still shows the ids.
+        from torchcourse.commandline import course_or_exit
+
+        course = course_or_exit(args, need_chapters=False)
+    else:
+        course = course_or_none(args)
     data = _with_store(args, lambda store: summary(store, course))
     if data is _FAILED:
         return 1
