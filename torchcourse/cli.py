@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, metavar="N",
                    help="用固定的种子 N（0 到 2147483647 的整数）打乱选项：同一个 N 每次顺序相同，脚本化作答可以复现")
     p.add_argument("--resume", action="store_true", help="接着上次没做完的测验，从第一道没答的题继续（已答的题计入得分）")
+    p.add_argument("--wrong", action="store_true", help="只重做最近一次答错（或没答）的题；答对的题按最近一次作答计入得分")
     p.set_defaults(func=_delegate("torchcourse.quiz.cli", "cmd_quiz"))
     return parser
 
