@@ -112,6 +112,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _jobs(text: str) -> int:
+    """``verify --jobs``: a positive whole number (0 and -3 were accepted silently, walk L7)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs 应为正整数，实际是 {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs 至少是 1，实际是 {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from torchcourse import cli_zh
 
@@ -168,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
     p.add_argument("chapters", nargs="*", metavar="CHAPTER[:SNIPPET]", help="只检查这些章（默认全部）；章:代码块 只检查这一个代码块，如 01:view-error")
-    p.add_argument("--jobs", type=int, default=2, help="同时运行几个（默认 2）")
+    p.add_argument("--jobs", type=_jobs, default=2, help="同时运行几个（默认 2）")
     p.add_argument("--cold", action="store_true", help="每个代码块都在全新的解释器里运行")
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
@@ -203,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, metavar="N",
                    help="用固定的种子 N（0 到 2147483647 的整数）打乱选项：同一个 N 每次顺序相同，脚本化作答可以复现")
     p.add_argument("--resume", action="store_true", help="接着上次没做完的测验，从第一道没答的题继续（已答的题计入得分）")
+    p.add_argument("--wrong", action="store_true", help="只重做最近一次答错（或没答）的题；答对的题按最近一次作答计入得分")
     p.set_defaults(func=_delegate("torchcourse.quiz.cli", "cmd_quiz"))
     return parser
 

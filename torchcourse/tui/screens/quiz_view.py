@@ -73,8 +73,19 @@ def choice_rows(question, order: list[int], picked: set[int], cursor: int | None
                 style = "dim"
         elif chosen:
             style = "bold"
-        rows.append((Text(f"{pointer}{mark} {pos + 1}) ", style=style), Text(question.choices[index] + suffix, style=style)))
+        rows.append((Text(f"{pointer}{mark} {pos + 1}) ", style=style), choice_text(question.choices[index] + suffix, style)))
     return HangingChoices(rows)
+
+
+def choice_text(text: str, style: str = "") -> Text:
+    """A choice rendered like prose: inline code styled as code without its backticks, ``**…**``
+    bold, ``__init__`` as written (walk M5)."""
+    from torchcourse.quiz.text import inline_spans
+
+    out = Text(style=style)
+    for kind, piece in inline_spans(text):
+        out.append(piece, style="bold" if kind == "bold" else "bold #e5c07b" if kind == "code" else "")
+    return out
 
 
 def answer_hint(question) -> str:
