@@ -23,6 +23,17 @@ def _shown_host(host: str) -> str:
     return host if ":" not in host else f"[{host}]"
 
 
+def link_base(host: str, port: int) -> str:
+    """The start of a learner's link: port 443 is the TLS proxy's (``https://HOST/``), port 80 plain
+    ``http://HOST/``; any other port is written out."""
+    shown = _shown_host(host)
+    if port == 443:
+        return f"https://{shown}/"
+    if port == 80:
+        return f"http://{shown}/"
+    return f"http://{shown}:{port}/"
+
+
 def cmd_add_user(args) -> int:
     """``serve --add-user NAME --users FILE``: one more learner, a fresh token, their link."""
     from torchcourse.serve.users import UsersError, add_user
@@ -34,7 +45,7 @@ def cmd_add_user(args) -> int:
         print(f"torchcourse serve: {exc}", file=sys.stderr)
         return 2
     print(f"torchcourse serve: 已把学员 {args.add_user} 加进 {path}（新令牌）。他的网址（只发给他本人）：")
-    print(f"    http://{_shown_host(args.host)}:{args.port or DEFAULT_PORT}/?token={token}")
+    print(f"    {link_base(args.host, args.port or DEFAULT_PORT)}?token={token}")
     return 0
 
 
@@ -126,6 +137,7 @@ def cmd_serve(args) -> int:
     try:
         server = CourseServer(app_argv(content), token=token, users=users, data_root=data_root,
                               title=course.title or "torchcourse", host=host, port=args.port,
+                              users_path=Path(args.users).expanduser() if users is not None else None,
                               app_env=class_runner.env() if class_runner is not None else None)
     except ValueError as exc:
         print(f"torchcourse serve: {exc}", file=sys.stderr)
