@@ -150,6 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-root", metavar="DIR", help="学员数据目录的上一级（默认是名单旁边的 <名单名>-data/）")
     p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_serve"))
 
+    p = sub.add_parser("class", help="老师用：全班的进度表（读完的章、已读分钟、测验得分、最后活动）")
+    csub = p.add_subparsers(dest="class_command", required=True)
+    p = csub.add_parser("report", help="全班一张表；--csv 给表格软件")
+    p.add_argument("--users", metavar="FILE", help="serve --users 的学员名单（读每人数据目录里的进度）")
+    p.add_argument("--data-root", metavar="DIR", help="学员数据目录的上一级（默认是名单旁边的 <名单名>-data/）")
+    p.add_argument("--progress-dir", metavar="DIR", help="学员用 torchcourse export 导出的进度文件（每人一个 .json，文件名当名字）")
+    p.add_argument("--csv", action="store_true", help="输出 CSV")
+    p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_class_report"))
+
     p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")
     p.add_argument("text", nargs="+", metavar="TEXT", help="报错原文；- 表示从标准输入读")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")

@@ -207,3 +207,32 @@ def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:
     problem = sandbox_problem()  # a real sandboxed run, not only whether bwrap exists
     out.append((True, f"sandbox     {'✅ 沙箱可用（' + str(shutil.which('bwrap')) + ' + Landlock，试运行通过）' if problem is None else '— 沙箱用不了：' + problem + '（一个人用不需要它；多人课堂要用它隔离代码块）'}"))
     return out
+
+
+def cmd_class_report(args) -> int:
+    """``torchcourse class report --users FILE [--progress-dir DIR] [--csv]``: the class's table."""
+    from torchcourse.commandline import course_or_exit
+    from torchcourse.progress.classreport import as_csv, as_text, class_rows
+    from torchcourse.serve.users import UsersError, default_data_root, load_users
+
+    if not args.users and not args.progress_dir:
+        print("torchcourse class report: 要给 --users FILE（serve --users 的课堂）或 --progress-dir DIR（学员导出的进度文件）",
+              file=sys.stderr)
+        return 2
+    names, root = None, None
+    if args.users:
+        path = Path(args.users).expanduser()
+        try:
+            names = list(load_users(path))
+        except UsersError as exc:
+            print(f"torchcourse class report: {exc}", file=sys.stderr)
+            return 2
+        root = Path(args.data_root).expanduser().resolve() if args.data_root else default_data_root(path)
+    if args.progress_dir and not Path(args.progress_dir).is_dir():
+        print(f"torchcourse class report: {args.progress_dir}: 不是一个目录", file=sys.stderr)
+        return 2
+    course = course_or_exit(args)
+    rows = class_rows(course, users=names, data_root=root,
+                      progress_dir=Path(args.progress_dir).expanduser() if args.progress_dir else None)
+    sys.stdout.write(as_csv(rows) if args.csv else as_text(rows))
+    return 0
