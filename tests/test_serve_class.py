@@ -292,3 +292,81 @@ def test_a_cookie_of_one_learner_and_the_link_of_another_opens_the_other(tmp_pat
             await a.close()
 
     asyncio.run(scenario())
+
+
+# -- the users file while serve runs ------------------------------------------------------------
+
+
+class TestTheUsersFileTakesEffectWithoutARestart:
+    def test_added_learner_gets_in_and_a_revoked_one_is_ended_while_others_keep_working(self, tmp_path, serve):
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path, {"alice": TOKENS["alice"]})
+        path = tmp_path / "class.toml"
+        assert get(served.base + f"?token={TOKENS['bob']}")[0] == 403
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                a = await Learner(http, served, TOKENS["alice"]).open()
+                await a.wait_text("学员：alice")
+                with path.open("a", encoding="utf-8") as f:  # the teacher adds bob
+                    f.write(f'bob = "{TOKENS["bob"]}"\n')
+                wait_for(lambda: get(served.base + f"?token={TOKENS['bob']}")[0] == 200, "bob's link lets him in")
+                b = await Learner(http, served, TOKENS["bob"]).open()
+                await b.wait_text("学员：bob")
+                await a.press("c")  # alice's tab stayed connected and works
+                await a.wait_text("看完了一块内存")
+
+                path.write_text(f'bob = "{TOKENS["bob"]}"\n', encoding="utf-8")  # alice is revoked
+                loop = asyncio.get_running_loop()
+                end = loop.time() + DEADLINE
+                while True:
+                    msg = await asyncio.wait_for(a.ws.receive(), max(0.1, end - loop.time()))
+                    if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                        break
+                assert a.ws.close_code == 4403  # the page shows "link no longer valid"
+                assert get(served.base + f"?token={TOKENS['alice']}")[0] == 403
+                await b.press("c")  # bob keeps working
+                await b.wait_text("看完了一块内存")
+                await b.close()
+
+        asyncio.run(scenario())
+        log = served.log()
+        assert "学员名单已重新读入" in log and "停用或换了令牌（他们打开的会话已结束）：alice" in log
+
+    def test_sighup_rereads_the_file_and_a_broken_file_keeps_the_old_list(self, tmp_path, serve):
+        import signal
+
+        served, _root = start_class(serve, tmp_path, {"alice": TOKENS["alice"]})
+        path = tmp_path / "class.toml"
+        path.write_text('alice = "short"\n', encoding="utf-8")
+        wait_for(lambda: "学员名单没有重新读入" in served.log(), "the broken file was reported")
+        assert f"{path}:1: 令牌太短" in served.log()
+        assert get(served.base + f"?token={TOKENS['alice']}")[0] == 200  # the old list still holds
+        import os
+
+        path.write_text(f'alice = "{TOKENS["alice"]}"\nbob = "{TOKENS["bob"]}"\n', encoding="utf-8")
+        os.utime(path, ns=(0, 0))  # the same size is possible; SIGHUP reads it whatever its time
+        served.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: get(served.base + f"?token={TOKENS['bob']}")[0] == 200, "SIGHUP let bob in")
+        assert served.proc.poll() is None  # SIGHUP does not stop a class
+
+
+class TestAMistypedTokenIsRefusedWhateverTheCookie:
+    def test_bobs_cookie_with_a_wrong_token_is_403_and_clears_the_cookie(self, tmp_path, serve):
+        served, _root = start_class(serve, tmp_path)
+        _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}")
+        bob_cookie = headers["Set-Cookie"].split(";", 1)[0]
+        status, headers, page = get(served.base + "?token=" + TOKENS["bob"][:-1] + "x", {"Cookie": bob_cookie})
+        assert status == 403 and "bob" not in page
+        assert "这个链接无效或已经停用，请向老师要你自己的链接" in page
+        assert headers["Set-Cookie"].startswith(bob_cookie.split("=")[0] + '=""') and "Max-Age=0" in headers["Set-Cookie"]
+        assert get(served.base, {"Cookie": bob_cookie})[0] == 200  # the cookie alone still decides
+        assert get(served.base, {"Cookie": bob_cookie, "Authorization": "token nobody-0123456789abcdef"})[0] == 403
+
+    def test_the_cookie_is_secure_when_the_request_came_over_https(self, tmp_path, serve):
+        served, _root = start_class(serve, tmp_path)
+        _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}")
+        assert "Secure" not in headers["Set-Cookie"]
+        _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}", {"X-Forwarded-Proto": "https"})
+        assert "Secure" in headers["Set-Cookie"]
