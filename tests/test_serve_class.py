@@ -370,3 +370,75 @@ class TestAMistypedTokenIsRefusedWhateverTheCookie:
         assert "Secure" not in headers["Set-Cookie"]
         _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}", {"X-Forwarded-Proto": "https"})
         assert "Secure" in headers["Set-Cookie"]
+
+
+# -- behind nginx (docs/classroom.md's recipe, on a port that is not 443) --------------------------
+
+NGINX = "/usr/sbin/nginx"
+
+
+def doc_location_block() -> str:
+    """The ``location / { … }`` of docs/classroom.md's first nginx recipe, as written there."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "classroom.md").read_text(encoding="utf-8")
+    recipe = doc.split("```nginx", 1)[1].split("```", 1)[0]
+    block = recipe[recipe.index("location / {"):]
+    return block[:block.index("}") + 1]
+
+
+class TestTheNginxRecipeWorksOnAnyPort:
+    @pytest.mark.skipif(not Path(NGINX).exists(), reason=f"{NGINX} is missing (apt-get install nginx)")
+    def test_page_and_websocket_through_nginx_on_a_high_port(self, tmp_path, serve):
+        import os
+        import socket
+        import subprocess
+
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path)
+        upstream = served.base.split("//", 1)[1].rstrip("/")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        location = re.sub(r"proxy_pass http://[^;]+;", f"proxy_pass http://{upstream};", doc_location_block())
+        prefix = tmp_path / "nginx"
+        prefix.mkdir()
+        (prefix / "nginx.conf").write_text(
+            f"daemon off; pid {prefix}/nginx.pid; error_log {prefix}/error.log;\n"
+            "events {}\n"
+            f"http {{ access_log off; client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy;\n"
+            f"  fastcgi_temp_path {prefix}/f; uwsgi_temp_path {prefix}/u; scgi_temp_path {prefix}/s;\n"
+            '  map $http_upgrade $connection_upgrade { default upgrade; "" close; }\n'
+            f"  server {{ listen 127.0.0.1:{port}; {location} }}\n}}\n", encoding="utf-8")
+        proc = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            base = f"http://127.0.0.1:{port}/"
+            def answered() -> bool:
+                try:
+                    return get(base)[0] == 403
+                except OSError:  # not listening yet
+                    return False
+
+            wait_for(lambda: proc.poll() is not None or answered(), "nginx answered")
+            assert proc.poll() is None, proc.stderr.read()
+            status, headers, page = get(base + f"?token={TOKENS['alice']}")
+            assert status == 200 and "学员：alice" in page
+            cookie = headers["Set-Cookie"].split(";", 1)[0]
+
+            async def scenario() -> None:
+                async with aiohttp.ClientSession() as http:
+                    # as the browser does: the page's origin, port included, and the cookie
+                    ws = await http.ws_connect(f"ws://127.0.0.1:{port}/ws?width=110&height=30",
+                                               headers={"Origin": f"http://127.0.0.1:{port}", "Cookie": cookie})
+                    screen = ScreenModel(110, 30)
+                    while "学员：alice" not in screen.text():
+                        msg = await asyncio.wait_for(ws.receive(), DEADLINE)
+                        assert msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), msg
+                        if msg.type == aiohttp.WSMsgType.BINARY:
+                            screen.feed(msg.data)
+                    await ws.close()
+
+            asyncio.run(scenario())
+        finally:
+            os.killpg(proc.pid, 15)
+            proc.wait(timeout=60)
