@@ -7,6 +7,8 @@ terminal stream out), real app processes and their real SQLite stores. Every wai
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import json
 import re
 import stat
@@ -442,3 +444,50 @@ class TestTheNginxRecipeWorksOnAnyPort:
         finally:
             os.killpg(proc.pid, 15)
             proc.wait(timeout=60)
+
+
+class TestResettingOneLearnerEndsTheirSessionsFirst:
+    def test_class_reset_ends_alices_tab_then_clears_her_progress_and_bob_works_on(self, tmp_path, serve):
+        import aiohttp
+
+        served, root = start_class(serve, tmp_path)
+        path = tmp_path / "class.toml"
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                a = await Learner(http, served, TOKENS["alice"]).open()
+                b = await Learner(http, served, TOKENS["bob"]).open()
+                await a.wait_text("开始 (c)：01")
+                await a.press("c")
+                await a.wait_text("看完了一块内存")
+                await a.press("n")
+                await a.wait_text("已记下")  # alice has progress, and her tab is open
+                await b.wait_text("学员：bob")
+                reset = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "class", "reset", "alice", "--all",
+                    "--yes", "--users", str(path), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                loop = asyncio.get_running_loop()
+                end = loop.time() + DEADLINE
+                while True:  # her tab is ended by serve, not left to undo the reset
+                    msg = await asyncio.wait_for(a.ws.receive(), max(0.1, end - loop.time()))
+                    if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                        break
+                assert a.ws.close_code == 4403
+                out, err = await asyncio.wait_for(reset.communicate(), DEADLINE)
+                assert reset.returncode == 0, err.decode()
+                assert "已清除全部进度" in out.decode()
+                await b.press("c")  # bob was never interrupted
+                await b.wait_text("看完了一块内存")
+                await b.close()
+                wait_for(lambda: get(served.base + f"?token={TOKENS['alice']}")[0] == 200, "the hold was lifted")
+                a = await Learner(http, served, TOKENS["alice"]).open()  # she gets in again
+                await a.wait_text("开始 (c)：01")  # from the start: nothing undid the reset
+                await a.close()
+
+        asyncio.run(scenario())
+        store = store_of(root, "alice")
+        try:
+            assert store.last_position() is None and store.chapter_progress("01").furthest_break in (0, None, -1)
+        finally:
+            store.close()

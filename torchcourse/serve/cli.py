@@ -236,3 +236,63 @@ def cmd_class_report(args) -> int:
                       progress_dir=Path(args.progress_dir).expanduser() if args.progress_dir else None)
     sys.stdout.write(as_csv(rows) if args.csv else as_text(rows))
     return 0
+
+
+def learner_apps(home: Path) -> list[int]:
+    """Pids of this user's processes running with ``TORCHCOURSE_HOME=home`` (a learner's open apps)."""
+    import os
+
+    want = f"TORCHCOURSE_HOME={home}".encode()
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if want in env:
+                out.append(int(entry))
+    return out
+
+
+def cmd_class_reset(args) -> int:
+    """``torchcourse class reset NAME --users FILE (--all | CHAPTER)``: end that learner's open
+    sessions first (serve ends them and holds the link while a hold file exists), then reset."""
+    import os
+    import time
+
+    from torchcourse.paths import HOME_ENV
+    from torchcourse.serve.users import HOLD_FILE, UsersError, default_data_root, load_users
+
+    path = Path(args.users).expanduser()
+    try:
+        users = load_users(path)
+    except UsersError as exc:
+        print(f"torchcourse class reset: {exc}", file=sys.stderr)
+        return 2
+    if args.name not in users:
+        print(f"torchcourse class reset: {path} 里没有学员 {args.name!r}（有：{'、'.join(users)}）", file=sys.stderr)
+        return 2
+    if not args.all and not args.chapter:
+        print("torchcourse class reset: 要说清楚清除哪一章（如 01），或者 --all 清除全部", file=sys.stderr)
+        return 2
+    root = Path(args.data_root).expanduser().resolve() if args.data_root else default_data_root(path)
+    home = root / args.name
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    hold = home / HOLD_FILE
+    hold.write_text("class reset\n", encoding="utf-8")
+    try:
+        end = time.monotonic() + 60
+        while learner_apps(home) and time.monotonic() < end:
+            time.sleep(0.2)
+        left = learner_apps(home)
+        if left:
+            print(f"torchcourse class reset: 学员 {args.name} 的会话 60 秒内没有结束（pid {left}），什么都没有清除",
+                  file=sys.stderr)
+            return 1
+        os.environ[HOME_ENV] = str(home)
+        from torchcourse.progress.cli import cmd_reset
+
+        return cmd_reset(args)
+    finally:
+        hold.unlink(missing_ok=True)

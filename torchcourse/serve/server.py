@@ -91,6 +91,7 @@ REFUSED_CLASS = (
     "<body style=\"font-family: sans-serif; margin: 3em;\"><h1>403：链接无效</h1>"
     "<p>这个链接无效或已经停用，请向老师要你自己的链接。</p></body></html>"
 )
+from torchcourse.serve.users import HOLD_FILE  # noqa: E402 (a held learner: ``class reset`` is at work)
 REVOKED_CLOSE = 4403  # a websocket ended because its learner's link was removed or changed (the page says so)
 
 SECURITY_HEADERS = {
@@ -274,6 +275,7 @@ class CourseServer(Server):
         self.cookie = f"torchcourse_token_{port}"
         self.users_path = Path(users_path) if users_path is not None else None  # reread on change/SIGHUP
         self._users_stamp = self._stamp()
+        self.held: set[str] = set()  # learners held out while their progress is reset
 
     # -- the users file, read again while serving ---------------------------------------------
 
@@ -327,11 +329,18 @@ class CourseServer(Server):
         return len(ending)
 
     async def watch_users(self, every: float = 1.0) -> None:
-        """Poll the users file's identity, time and size; a change reloads it."""
+        """Poll the users file's identity, time and size (a change reloads it) and the learners'
+        hold files (a held learner's sessions end and their link is refused until it goes)."""
         while True:
             await asyncio.sleep(every)
             if self._stamp() != self._users_stamp:
                 await self.reload_users()
+            held = {n for n in self.users if (self.data_root / n / HOLD_FILE).exists()}
+            newly = held - self.held
+            self.held = held
+            if newly:
+                n = await self.end_learner_sessions(newly)
+                log.info("暂停了学员 %s（重置进度；结束了 %d 个会话）", "、".join(sorted(newly)), n)
 
     # -- who gets in ----------------------------------------------------------------------
 
@@ -353,7 +362,8 @@ class CourseServer(Server):
         for candidate in (request.query.get("token"), value.strip() if scheme.lower() == "token" else None,
                           request.cookies.get(self.cookie)):
             if candidate:
-                return self._learner_of(candidate)
+                name = self._learner_of(candidate)
+                return None if name in self.held else name
         return None
 
     def authorized(self, request: web.Request) -> bool:
