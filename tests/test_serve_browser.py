@@ -294,6 +294,7 @@ class TestTheKeyBarIsOnScreenInAClass:
         page.wait_text("学员：alice")
         page.settle()
         assert_key_bar_on_screen(page, "继续")  # home: c 继续 …
+        assert not page.page.locator(".narrow-dialog").is_visible()  # a desktop window is not a phone
         page.press("c")
         page.wait_text("看完了一块内存")
         page.settle()
@@ -380,3 +381,35 @@ class TestCtrlVPastesIntoTheLookupBox:
         assert any("\\u001b[200~RuntimeError" in m for m in page.sent), page.sent[-5:]
         shot(page)
         page.close()
+
+
+class TestAPhoneIsToldToTurnOrUseAComputer:
+    def test_upright_phone_gets_the_card_and_a_wide_window_does_not(self, browser, serve):
+        served = serve("--content", str(FIXTURE))
+        phone = Page(browser, served.url, viewport=(390, 844))
+        wait_for(lambda: (phone.pump(), phone.page.locator(".narrow-dialog").is_visible())[1], "the phone card")
+        assert "请把手机横过来，或用电脑打开" in phone.page.locator(".narrow-dialog").inner_text()
+        phone.page.set_viewport_size({"width": 844, "height": 390})  # turned
+        wait_for(lambda: (phone.pump(), not phone.page.locator(".narrow-dialog").is_visible())[1], "the card went away")
+        phone.close()
+
+
+class TestTheClosedCardsSayWhatHappened:
+    def test_a_revoked_link_and_a_stopped_server_are_different_cards(self, browser, serve, tmp_path):
+        served, path = class_served(serve, tmp_path)
+        page = Page(browser, served.base + f"?token={CLASS_TOKENS['alice']}")
+        page.wait_text("学员：alice")
+        page.settle()
+        path.write_text(f'bob = "{CLASS_TOKENS["bob"]}"\n', encoding="utf-8")  # alice is revoked
+        card = page.page.locator(".closed-dialog")
+        wait_for(lambda: (page.pump(), card.is_visible())[1], "a closed card")
+        wait_for(lambda: (page.pump(), "这个链接无效或已经停用" in card.inner_text())[1], "the revoked card")
+        assert not page.page.locator("#reopen").is_visible()
+        other = Page(browser, served.base + f"?token={CLASS_TOKENS['bob']}")
+        other.wait_text("学员：bob")
+        other.settle()
+        served.interrupt()  # the server stops under bob
+        card = other.page.locator(".closed-dialog")
+        wait_for(lambda: (other.pump(), "服务器已经停止" in card.inner_text())[1], "the stopped card")
+        page.close()
+        other.close()
