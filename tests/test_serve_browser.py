@@ -413,3 +413,26 @@ class TestTheClosedCardsSayWhatHappened:
         wait_for(lambda: (other.pump(), "服务器已经停止" in card.inner_text())[1], "the stopped card")
         page.close()
         other.close()
+
+
+class TestTheWheelScrollsAThirdOfAScreen:
+    def test_one_notch_moves_the_text_about_a_third_of_the_rows(self, browser, serve):
+        served = serve("--content", str(FIXTURE))
+        page = Page(browser, served.url, viewport=SHORT)  # the chapter is longer than the window
+        page.wait_text(FIXTURE_TITLE)
+        page.settle()
+        page.press("c")
+        page.wait_text("01 · 盒子：一块内存")
+        page.settle()
+        rows = page.size[1]
+        lines = page.screen.lines()
+        marker = next(line.strip()[:12] for line in lines[rows - 4:rows // 2:-1]
+                      if len(line.strip()) > 8 and page.screen.text().count(line.strip()[:12]) == 1)
+        before = page.screen.find(marker)[0]
+        box = page.page.locator(".xterm-screen").bounding_box()
+        page.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.page.mouse.wheel(0, 100)  # one notch
+        assert before > rows // 2, (before, rows)  # room to move it a third up and still see it
+        wait_for(lambda: (page.pump(), before - rows // 2 <= (page.screen.find(marker) or (-99,))[0] <= before - rows // 4)[1],
+                 f"{marker!r} moved up by about a third of {rows} rows (it was on row {before})")
+        page.close()
