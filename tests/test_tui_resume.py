@@ -168,3 +168,23 @@ async def test_a_search_hit_in_a_chapters_opening_names_its_title_once(tmp_path)
         title = app.course.chapter("01").title
         rows = [r for r in screen_text(app).splitlines() if title in r]
         assert rows and all(r.count(title) == 1 for r in rows), rows
+
+
+class TestHomeRereadsThePlaceWhenTheWindowGetsFocusBack:
+    @sync
+    async def test_another_tab_moved_the_place_and_继续_follows_on_focus(self, tmp_path):
+        from textual import events
+
+        from torchcourse.progress import open_store
+
+        db = tmp_path / "p.sqlite3"
+        async with started(db, size=SIZE) as (app, store, pilot):
+            await home(pilot, app)
+            assert "继续 (c)：02" not in screen_text(app)
+            other, _ = open_store(db)  # a second browser tab on the same progress reads on in 02
+            try:
+                other.set_position("02", 1)
+            finally:
+                other.close()
+            app.post_message(events.AppFocus())  # the learner comes back to this tab
+            await wait_for(pilot, lambda: "继续 (c)：02" in screen_text(app), what="继续 follows the other tab")
