@@ -367,3 +367,14 @@ class TestWhyAtATerminal:
                 proc.kill()
             proc.wait(timeout=30)
             os.close(main)
+class TestATypedTracebackWithoutLineBreaksIsFound:
+    def test_exception_name_glued_to_the_frame_before_it(self):
+        from torchcourse import paths
+        from torchcourse.lookup.errors import lookup_error
+
+        course = load_course(paths.shipped_content_dir())
+        typed = ('Traceback (most recent call last):  File "x.py", line 4, in <module>    y.backward()  '
+                 'File "torch/_tensor.py", line 626, in backwardRuntimeError: Trying to backward through the graph '
+                 'a second time (or directly access saved tensors after they have already been freed).')
+        hits = lookup_error(course, typed)
+        assert hits and hits[0].entry.chapter_id == "02" and hits[0].entry.anchor == "second-backward"

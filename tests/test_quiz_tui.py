@@ -319,3 +319,20 @@ class TestQuizTextRenderedLikeProse:
             await pilot.press("enter")
             await wait_for(pilot, lambda: "model.parameters()" in text(screen, "#quiz-choices"))
             assert "`" not in text(screen, "#quiz-choices"), text(screen, "#quiz-choices")
+class TestAClickOnAChoicePicksIt:
+    @sync
+    async def test_click_selects_in_single_and_toggles_in_multi(self, course, store, runner):
+        app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            choices = screen.query_one("#quiz-choices")
+            [six] = num(screen, 1)
+            await pilot.click("#quiz-choices", offset=(8, int(six) - 1))  # on the choice's text
+            await wait_for(pilot, lambda: f"(•) {six}) 6" in text(screen, "#quiz-choices"))
+            await pilot.press("enter", "enter")
+            [first] = num(screen, 0)
+            await pilot.click(choices, offset=(8, int(first) - 1))
+            await wait_for(pilot, lambda: text(screen, "#quiz-choices").count("[x]") == 1)
+            await pilot.click(choices, offset=(8, int(first) - 1))  # again: unticked
+            await wait_for(pilot, lambda: text(screen, "#quiz-choices").count("[x]") == 0)

@@ -110,11 +110,11 @@ def test_a_class_shares_one_runner_and_a_queued_run_says_so_and_can_be_cancelled
             try:
                 await b.tab(2)
                 await b.press("x")
-                await b.wait_text("排队中，前面还有 0 个（z 取消）")
+                await b.wait_text("排队中，马上轮到你（z 取消）")
                 await b.press("z")
                 await b.wait_text("已取消")
                 await a.press("X")  # alice again: fresh, also queued
-                await a.wait_text("排队中，前面还有 0 个（z 取消）")
+                await a.wait_text("排队中，马上轮到你（z 取消）")
             finally:
                 for ev in cancels:
                     ev.set()

@@ -163,6 +163,13 @@ class TorchCourseApp(App):
             return
         await super().on_event(event)
 
+    def on_app_focus(self, event: events.AppFocus) -> None:
+        """Back to this window (a browser tab, a terminal): the home screen reads the progress again,
+        which another tab or terminal on the same progress may have moved (继续's label)."""
+        refresh = getattr(self.screen, "refresh_data", None)
+        if refresh is not None and self.screen.is_mounted and getattr(self.screen, "_shown_once", False):
+            refresh()
+
     def on_ready(self) -> None:
         gcpolicy.started()  # the first frame is out: the collector is back (start_app paused it)
         self.prewarm()

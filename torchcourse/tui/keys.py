@@ -34,7 +34,7 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+p", "command_palette", "命令", "命令面板：按名字打开章节、切换路线、反查报错", "全局", show=False, display="Ctrl+P"),
     Key("escape", "back", "返回", "返回：跳转（搜索、报错反查、链接、目录、测验结果的回看）之后回到跳之前的地方，否则阅读页回到首页；对话框里是关闭", "全局", show=False, display="Esc"),
     Key("q", "quit", "退出", "退出（进度随时已保存）；在对话框（帮助、目录、链接列表…）里 q 只关闭对话框", "全局"),
-    Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢", "全局", show=False, priority=True, display="Ctrl+C"),
+    Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢（浏览器里 Ctrl+C 是复制：按住 Shift 拖动选中文字；退出按 q）", "全局", show=False, priority=True, display="Ctrl+C"),
     # home
     Key("c", "continue", "继续", "回到上次停下的地方继续读（退出时屏幕顶上那一行；章节改过就回到最近的断点）", "首页"),
     Key("r", "choose_route", "选路线", "选择学习路线（换路线不会丢任何进度）", "首页"),

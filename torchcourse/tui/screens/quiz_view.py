@@ -7,6 +7,7 @@ renderables or strings; :mod:`torchcourse.tui.screens.quiz` puts them in its wid
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.widgets.option_list import Option
@@ -73,11 +74,14 @@ def choice_rows(question, order: list[int], picked: set[int], cursor: int | None
                 style = "dim"
         elif chosen:
             style = "bold"
-        rows.append((Text(f"{pointer}{mark} {pos + 1}) ", style=style), choice_text(question.choices[index] + suffix, style)))
+        full = Style.parse(style) if style else Style()
+        if not graded:  # a click on the choice picks it (multi: toggles), as the number key does
+            full += Style.from_meta({"@click": f"screen.pick({pos})"})
+        rows.append((Text(f"{pointer}{mark} {pos + 1}) ", style=full), choice_text(question.choices[index] + suffix, full)))
     return HangingChoices(rows)
 
 
-def choice_text(text: str, style: str = "") -> Text:
+def choice_text(text: str, style="") -> Text:
     """A choice rendered like prose: inline code styled as code without its backticks, ``**…**``
     bold, ``__init__`` as written (walk M5)."""
     from torchcourse.quiz.text import inline_spans
