@@ -127,10 +127,10 @@ def test_progress_cli_states_the_reading_credit_rule_the_app_uses(tmp_path):
     r = subprocess.run([sys.executable, "-m", "torchcourse", "progress"], cwd=Path(__file__).resolve().parents[1],
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    # the rule of progress/reading.py and tui/readcredit.py: time held at the course's pace,
+    # the rule of progress/reading.py and tui/readcredit.py: time held at 2.5 × the course's pace,
     # code and output at half weight, a part counts at nine tenths of its characters
     assert (SEEN_SHARE, CODE_WEIGHT) == (0.9, 0.5)
-    assert "每分钟 170 字" in r.stdout and "代码和输出按一半算" in r.stdout and "九成读过" in r.stdout
+    assert "每分钟 425 字" in r.stdout and "代码和输出按一半算" in r.stdout and "九成读过" in r.stdout
     assert "三分之一" not in r.stdout and "行在屏幕上停留过" not in r.stdout
     assert "按 n 跳到断点只记下读到哪里，不算读过" in r.stdout
 

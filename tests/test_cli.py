@@ -81,9 +81,9 @@ def test_check_json_shape(home):
         "C": ["01", "02", "09", "10"],
         "D": ["00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10"],
     }
-    minutes = {c["id"]: c["minutes"] for c in shape["chapters"]}
-    for route in shape["routes"]:
-        assert route["minutes"] == sum(minutes[c] for c in route["chapters"])
+    minutes = {c["id"]: c["minutes"] for c in shape["chapters"] if c["kind"] != "appendix"}
+    for route in shape["routes"]:  # the appendix is a table to consult: no route's reading time
+        assert route["minutes"] == sum(minutes.get(c, 0) for c in route["chapters"])
     assert shape["problems"] == []
 
 
@@ -123,15 +123,17 @@ def test_progress_summary_uses_course_titles_and_order(home, course):
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "路线：A — 只想知道它为什么这样报错（02 → 03 → 04 → A）" in out
-    assert f"上次读到：第 02 章 · 断点 1/{course.chapter('02').break_points} 之后" in out
+    # the app's 继续 line, in its words (one progress model, issue 49)
+    assert f"继续（应用里按 c）：02 {course.chapter('02').title} · 断点 1/{course.chapter('02').break_points} 之后" in out
     assert "连续打卡：1 天" in out
     assert "测验：作答 3 次，答对 2 次；运行代码 1 次" in out
-    positions = [out.index(ch.title) for ch in course.chapters]
+    table = out[out.index("\n\n"):]  # the chapter rows (the 继续 line above names one title too)
+    positions = [table.index(ch.title) for ch in course.chapters]
     assert positions == sorted(positions)
-    line02 = next(ln for ln in out.splitlines() if course.chapter("02").title in ln)
-    assert "读到第 1 个 🛑" in line02 and "测验答过 2 题，作答 3 次，答对 2 次" in line02
-    line03 = next(ln for ln in out.splitlines() if course.chapter("03").title in ln)
-    assert "✅ 已读完" in line03
+    line02 = next(ln for ln in table.splitlines() if course.chapter("02").title in ln)
+    assert f"读到一半 1/{course.chapter('02').break_points}" in line02 and "测验答过 2 题，作答 3 次，答对 2 次" in line02
+    line03 = next(ln for ln in table.splitlines() if course.chapter("03").title in ln)
+    assert "已完成" in line03
 
 
 def test_progress_json(home, course):
@@ -193,7 +195,7 @@ def test_progress_names_the_appendix_position_as_an_appendix(home):
     from torchcourse import paths
 
     breaks = load_course(paths.shipped_content_dir()).chapter("A").break_points  # the appendix is written now
-    assert f"上次读到：附录 A · 断点 1/{breaks} 之后" in tc("progress", home=home).stdout
+    assert f"继续（应用里按 c）：A 附录 A 速查 · 断点 1/{breaks} 之后" in tc("progress", home=home).stdout
 
 
 def test_export_to_a_missing_folder_names_the_file_and_keeps_the_store(home, tmp_path):
@@ -379,7 +381,8 @@ def test_progress_counts_minutes_from_parts_read_like_the_home_screen(home, cour
     s.reach_break("01", 2)  # jumped through 01
     s.mark_part_read("02", 0)
     s.close()
-    total = sum(ch.minutes if ch.available else int(ch.target_minutes or 0) for ch in course.chapters)
+    # the appendix is a table to consult: no reading total counts it (issue 49)
+    total = sum(ch.minutes if ch.available else int(ch.target_minutes or 0) for ch in course.chapters if ch.kind != "appendix")
     read = round(minutes_read(course.chapter("02"), {0}))
     r = tc("progress", home=home)
     assert r.returncode == 0, r.stderr
@@ -483,3 +486,16 @@ def test_cli_errors_read_in_chinese(home, tmp_path):
     assert "不是有效的 JSON（第 1 行第 1 列：这里应该有一个值）" in cases["empty"].stderr
     assert "这里没有 course.toml" in cases["no-course"].stderr
     assert "course.toml:1: TOML 写法有误" in cases["bad-toml"].stdout
+
+
+class TestBadArgumentsRefused:
+    def test_progress_with_content_pointing_nowhere_exits_2(self, home, tmp_path):
+        """Walk L5: rc 0 and 「还没有任何进度」 read like lost progress."""
+        r = tc("--content", str(tmp_path / "nowhere"), "progress", home=home)
+        assert r.returncode == 2 and "course.toml" in r.stderr and "还没有任何进度" not in r.stdout
+
+    def test_verify_jobs_must_be_positive(self, home):
+        """Walk L7: --jobs 0 and -3 were accepted silently."""
+        for bad in ("0", "-3"):
+            r = tc("verify", "--jobs", bad, "00", home=home)
+            assert r.returncode == 2 and "--jobs 至少是 1" in r.stderr, r.stderr

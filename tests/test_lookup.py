@@ -332,3 +332,49 @@ def test_a_message_that_a_longer_entry_repeats_answers_the_shorter_entry():
                              (long, "multi-output-view"), (runs[1][1], "multi-output-view")]:
             hits = lookup_error(None, text, entries=index)
             assert hits and hits[0].entry.anchor == anchor, (text, [(h.entry.anchor, h.score) for h in hits])
+
+
+class TestWhyAtATerminal:
+    def test_why_dash_says_how_to_end_the_paste(self, tmp_path):
+        """Walk L9: `torchcourse why -` at a terminal waited silently."""
+        import os
+        import pty
+        import select
+        import subprocess
+        import sys
+        import time
+
+        main, child = pty.openpty()
+        env = dict(os.environ, TORCHCOURSE_HOME=str(tmp_path))
+        proc = subprocess.Popen([sys.executable, "-m", "torchcourse", "why", "-"], stdin=child, stdout=child,
+                                stderr=child, env=env, close_fds=True)
+        os.close(child)
+        seen, deadline = b"", time.monotonic() + 60
+        try:
+            while "Ctrl+D".encode() not in seen and time.monotonic() < deadline:
+                if select.select([main], [], [], 1)[0]:
+                    seen += os.read(main, 4096)
+            assert "粘贴报错原文".encode() in seen, seen
+            os.write(main, b"Trying to backward through the graph a second time\n\x04")
+            while proc.poll() is None and time.monotonic() < deadline:
+                if select.select([main], [], [], 0.5)[0]:
+                    try:
+                        seen += os.read(main, 4096)
+                    except OSError:
+                        break
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=30)
+            os.close(main)
+class TestATypedTracebackWithoutLineBreaksIsFound:
+    def test_exception_name_glued_to_the_frame_before_it(self):
+        from torchcourse import paths
+        from torchcourse.lookup.errors import lookup_error
+
+        course = load_course(paths.shipped_content_dir())
+        typed = ('Traceback (most recent call last):  File "x.py", line 4, in <module>    y.backward()  '
+                 'File "torch/_tensor.py", line 626, in backwardRuntimeError: Trying to backward through the graph '
+                 'a second time (or directly access saved tensors after they have already been freed).')
+        hits = lookup_error(course, typed)
+        assert hits and hits[0].entry.chapter_id == "02" and hits[0].entry.anchor == "second-backward"

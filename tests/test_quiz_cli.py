@@ -242,3 +242,37 @@ def test_at_a_terminal_a_quiz_left_half_way_is_named(tmp_path):
     text = " ".join(out.decode(errors="replace").split())
     assert "上次的测验停在第 2/6 题（已答 1 题）；要从第 2 题继续，请加 --resume。这次重新开始。" in text, text
     assert "第 1/6 题" in text and "Traceback" not in text
+
+
+class TestQuizTextAsWritten:
+    def test_quiz_05_shows_dunder_names_as_written(self, tmp_path):
+        """Issue 49 (M5 and the expert reviews): `__init__` printed as `init`."""
+        from torchcourse import paths
+
+        r = quiz(tmp_path, "05", "", content=paths.shipped_content_dir(), extra=("--seed", "1"))
+        assert "`__init__`" in r.stdout, r.stdout[:600]
+        assert "`init`" not in r.stdout
+
+    def test_check_warns_when_a_field_would_not_render_as_written(self):
+        from torchcourse.quiz.text import render_problems
+
+        assert render_problems("用 `x.view(2, 3) 试试") and render_problems("这是 *斜体* 吗")
+        assert render_problems("在 `__init__` 里，**总是** 如此；Module.__init__() call") == []
+
+
+class TestRetakeOnlyTheWrongOnes:
+    def test_wrong_asks_only_the_questions_answered_wrong(self, tmp_path):
+        """Walk M4: the retake re-asked all 17 questions, the 12 right ones too."""
+        from torchcourse.course import load_course
+        from torchcourse.course.loader import course_id_of
+        from torchcourse.quiz.bank import questions_for
+
+        qs = questions_for(load_course(FIXTURE), "01")
+        store, _ = open_store(tmp_path / "data" / "progress.sqlite3", course_id=course_id_of(FIXTURE))
+        for q in qs[1:]:
+            store.record_answer("01", q.id, "x", True)
+        store.record_answer("01", qs[0].id, "x", False)
+        store.close()
+        r = quiz(tmp_path, "01", "", extra=("--seed", str(SEED), "--wrong"))
+        assert f"只重做上次答错或没答的 1 题（共 {len(qs)} 题）" in r.stderr, r.stderr
+        assert "第 1/1 题" in r.stdout or "1/1" in r.stdout, r.stdout

@@ -300,3 +300,39 @@ def test_the_quiz_screen_modules_stay_split_by_role():
         for node in ast.walk(ast.parse(src)):
             if isinstance(node, ast.ClassDef):
                 assert node.end_lineno - node.lineno + 1 <= 400, (f.name, node.name)
+
+
+class TestQuizTextRenderedLikeProse:
+    @sync
+    async def test_choices_and_prompts_show_code_and_dunder_names_as_written(self, store, runner):
+        """Walk M5: choices showed raw backticks; prompts showed `__init__` as bold `init`."""
+        from torchcourse import paths
+
+        shipped = load_course(paths.shipped_content_dir())
+        app = QuizApp(lambda: QuizScreen(shipped, "05", store, runner, seed=1))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            await wait_for(pilot, lambda: "__init__" in screen_text(app))  # 05's first question
+            await pilot.press("1", "enter")
+            await wait_for(pilot, lambda: "__setattr__" in screen_text(app))  # its explanation
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "model.parameters()" in text(screen, "#quiz-choices"))
+            assert "`" not in text(screen, "#quiz-choices"), text(screen, "#quiz-choices")
+class TestAClickOnAChoicePicksIt:
+    @sync
+    async def test_click_selects_in_single_and_toggles_in_multi(self, course, store, runner):
+        app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            choices = screen.query_one("#quiz-choices")
+            [six] = num(screen, 1)
+            await pilot.click("#quiz-choices", offset=(8, int(six) - 1))  # on the choice's text
+            await wait_for(pilot, lambda: f"(•) {six}) 6" in text(screen, "#quiz-choices"))
+            await pilot.press("enter", "enter")
+            [first] = num(screen, 0)
+            await pilot.click(choices, offset=(8, int(first) - 1))
+            await wait_for(pilot, lambda: text(screen, "#quiz-choices").count("[x]") == 1)
+            await pilot.click(choices, offset=(8, int(first) - 1))  # again: unticked
+            await wait_for(pilot, lambda: text(screen, "#quiz-choices").count("[x]") == 0)

@@ -1,5 +1,5 @@
 """Walk L8: a page counts as read once it stayed on screen as long as a reader at the course's
-pace (170 字/分) needs for the text it shows, code and output at half weight; a quick look reads
+pace (170 字/分 × PACE_FACTOR = 425) needs for the text it shows, code and output at half weight; a quick look reads
 next to nothing, and home says what its minutes mean. Pilot on the fixture course, a real store,
 a fake clock for the reading time."""
 
@@ -34,7 +34,9 @@ def seconds_to_read(screen) -> float:
             chars += rows * 0.5 * (reading_chars(seg.text) + reading_chars(seg.snippet.expected or ""))
         else:
             chars += rows * reading_chars(seg.text)
-    return chars * 60 / screen.app.course.chars_per_minute
+    from torchcourse.progress.reading import reading_pace
+
+    return chars * 60 / reading_pace(screen.app.course.chars_per_minute)
 
 
 async def written(pilot, app) -> None:
@@ -70,7 +72,7 @@ async def test_a_page_held_as_long_as_its_text_needs_is_read_a_quick_look_is_not
         await written(pilot, app)
         minutes = round(part_seconds(app.course.chapter("01"), 0) / 60)
         shown = widget_text(app.screen.query_one("#overall"))  # (it wraps at 100 columns in this fixture)
-        assert f"已读约 {minutes}/46 分钟（按 170 字/分：停够的页才算；未写的章按目标计）" in shown, shown
+        assert f"已读约 {minutes}/46 分钟（按 425 字/分：停够的页才算；未写的章按目标计）" in shown, shown
         assert f"已读约 {minutes}/46 分钟" in screen_text(app)
     store.close()
 

@@ -153,3 +153,43 @@ def test_a_port_that_cannot_be_served_is_said_plainly(tmp_path):
     assert r.returncode == 1 and "端口已被占用" in r.stderr and "Traceback" not in r.stderr
     r = tc("serve", "--port", "70000", home=tmp_path)
     assert r.returncode == 2 and "0 到 65535" in r.stderr
+
+
+class TestAHugeTerminalFromADroppedClient:
+    """The red team's M2: a websocket asks for a 3000 × 2000 terminal, then drops. The size is
+    clamped, the session ends, and serve still stops at once on SIGTERM."""
+
+    def test_the_session_ends_and_serve_stops_on_sigterm(self, serve):
+        import signal
+        import time
+
+        import aiohttp
+
+        token = "a-token-the-operator-chose-0123"
+        served = serve("--content", str(FIXTURE), env={TOKEN_ENV: token})
+        ws_url = served.base.replace("http://", "ws://") + "ws?width=100&height=30"
+
+        async def attack() -> None:
+            async with aiohttp.ClientSession() as http:
+                ws = await http.ws_connect(ws_url, headers={"Authorization": f"token {token}"}, max_msg_size=1 << 20)
+                seen = b""
+                while "测试课程".encode() not in seen:
+                    msg = await asyncio.wait_for(ws.receive(), 180)
+                    if msg.type == aiohttp.WSMsgType.BINARY:
+                        seen += msg.data
+                await ws.send_str('["resize", {"width": 3000, "height": 2000}]')
+                while True:  # a clamped frame fits in 1 MB; the client drops whatever comes
+                    msg = await asyncio.wait_for(ws.receive(), 60)
+                    if msg.type != aiohttp.WSMsgType.BINARY or len(msg.data) > 200_000:
+                        break
+                    if b"\x1b[2J" in msg.data or len(msg.data) > 20_000:
+                        break
+                ws._response.connection.transport.abort()  # gone without a goodbye
+
+        asyncio.run(attack())
+        wait_for(lambda: "结束了一个会话" in served.log(), "the dropped session ended", timeout=120)
+        served.proc.send_signal(signal.SIGTERM)
+        start = time.monotonic()
+        served.proc.wait(timeout=60)
+        assert time.monotonic() - start < 30
+        assert "已停止" in served.log()

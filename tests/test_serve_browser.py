@@ -260,3 +260,179 @@ def test_a_class_page_shows_who_is_signed_in_above_the_terminal(browser, serve, 
     assert bar["height"] > 10 and bar["y"] + bar["height"] <= term["y"] + 1  # above the terminal, covering none of it
     shot(page)
     page.close()
+
+
+# -- a class in the browser: the page fits, browser habits work, who is who is strict ---------------
+
+CLASS_TOKENS = {"alice": "alice-token-0123456789abcdef", "bob": "bob-token-0123456789abcdefgh"}
+
+
+def class_served(serve, tmp_path, users=CLASS_TOKENS):
+    path = tmp_path / "class.toml"
+    path.write_text("".join(f'{n} = "{t}"\n' for n, t in users.items()), encoding="utf-8")
+    path.chmod(0o600)
+    return serve("--content", str(FIXTURE), serve_args=("--users", str(path))), path
+
+
+def last_row(page: Page) -> str:
+    return page.screen.lines()[page.size[1] - 1]
+
+
+def assert_key_bar_on_screen(page: Page, needle: str) -> None:
+    """The app's last row (its key bar) holds ``needle`` and lies inside the window."""
+    wait_for(lambda: (page.pump(), needle in last_row(page))[1], f"{needle!r} on the last row")
+    box = page.page.locator(".xterm-screen").bounding_box()
+    height = page.page.evaluate("innerHeight")
+    assert box["y"] + box["height"] <= height + 0.5, (box, height)
+    assert page.page.evaluate("document.documentElement.scrollHeight") <= height
+
+
+class TestTheKeyBarIsOnScreenInAClass:
+    def test_home_reader_and_quiz_show_their_last_row(self, browser, serve, shot, tmp_path):
+        served, _ = class_served(serve, tmp_path)
+        page = Page(browser, served.base + f"?token={CLASS_TOKENS['alice']}", viewport=SHORT)
+        page.wait_text("学员：alice")
+        page.settle()
+        assert_key_bar_on_screen(page, "继续")  # home: c 继续 …
+        assert not page.page.locator(".narrow-dialog").is_visible()  # a desktop window is not a phone
+        page.press("c")
+        page.wait_text("看完了一块内存")
+        page.settle()
+        assert_key_bar_on_screen(page, "下一段")  # reader: n 下一段 …
+        page.press("m")
+        page.wait_text("提交")
+        page.settle()
+        assert_key_bar_on_screen(page, "提交")  # quiz: 回车 提交 …
+        shot(page)
+        page.close()
+
+
+class TestAMistypedLinkNeverOpensTheBrowsersPreviousLearner:
+    def test_bobs_cookie_and_a_wrong_token_is_refused_not_bob(self, browser, serve, shot, tmp_path):
+        served, _ = class_served(serve, tmp_path)
+        context = browser.new_context()
+        try:
+            tab = context.new_page()
+            assert tab.goto(served.base + f"?token={CLASS_TOKENS['bob']}").status == 200  # bob was here
+            assert any(c["value"] == CLASS_TOKENS["bob"] for c in context.cookies())
+            response = tab.goto(served.base + "?token=" + CLASS_TOKENS["bob"][:-1] + "x")  # the next learner mistypes
+            assert response.status == 403
+            assert "这个链接无效或已经停用，请向老师要你自己的链接" in tab.content()
+            assert "bob" not in tab.content()
+            assert not any(c["value"] == CLASS_TOKENS["bob"] for c in context.cookies())  # the stale cookie is gone
+            assert tab.goto(served.base).status == 403  # and no later token-less request is bob either
+            tab.screenshot(path=str(SHOTS / "test_bobs_cookie_and_a_wrong_token_is_refused_not_bob.png"))
+        finally:
+            context.close()
+
+
+def selection_page(browser, url) -> Page:
+    page = Page(browser, url)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    return page
+
+
+class TestCtrlCCopiesAndNeverQuits:
+    def test_shift_drag_then_ctrl_c_copies_and_the_session_runs_on(self, browser, serve, shot):
+        served = serve("--content", str(FIXTURE))
+        page = selection_page(browser, served.url)
+        page.wait_text(FIXTURE_TITLE)
+        page.settle()
+        row, _col = page.screen.find(FIXTURE_TITLE)
+        page.page.evaluate(f"torchcourseXterm.selectLines({row}, {row})")  # what Shift+drag selects
+        assert page.page.evaluate("torchcourseXterm.hasSelection()")
+        page.press("Control+c")
+        copied = page.page.evaluate("navigator.clipboard.readText()")
+        assert FIXTURE_TITLE in copied.replace(" ", ""), copied
+        assert '["stdin","\\u0003"]' not in page.sent  # nothing reached the app
+        page.press("Control+c")  # no selection now: still no quit
+        page.press("c")
+        page.wait_text("看完了一块内存")  # the session is alive
+        assert not page.page.locator(".closed-dialog").is_visible()
+        shot(page)
+        page.close()
+
+    def test_a_plain_drag_says_how_to_select(self, browser, serve):
+        served = serve("--content", str(FIXTURE))
+        page = Page(browser, served.url)
+        page.wait_text(FIXTURE_TITLE)
+        page.settle()
+        page.page.mouse.move(300, 300)
+        page.page.mouse.down()
+        page.page.mouse.move(500, 320, steps=5)
+        page.page.mouse.up()
+        tip = page.page.locator("#tip")
+        assert tip.is_visible() and "按住 Shift 再拖动" in tip.inner_text()
+        page.close()
+
+
+class TestCtrlVPastesIntoTheLookupBox:
+    def test_ctrl_v_fills_the_lookup_box(self, browser, serve, shot):
+        served = serve("--content", str(FIXTURE))
+        page = selection_page(browser, served.url)
+        page.wait_text(FIXTURE_TITLE)
+        page.settle()
+        page.press("e")
+        page.wait_text("粘贴")
+        page.settle()
+        page.page.evaluate("navigator.clipboard.writeText('RuntimeError: element 0 of tensors does not require grad')")
+        page.press("Control+v")
+        page.wait_text("element 0 of tensors")
+        assert any("\\u001b[200~RuntimeError" in m for m in page.sent), page.sent[-5:]
+        shot(page)
+        page.close()
+
+
+class TestAPhoneIsToldToTurnOrUseAComputer:
+    def test_upright_phone_gets_the_card_and_a_wide_window_does_not(self, browser, serve):
+        served = serve("--content", str(FIXTURE))
+        phone = Page(browser, served.url, viewport=(390, 844))
+        wait_for(lambda: (phone.pump(), phone.page.locator(".narrow-dialog").is_visible())[1], "the phone card")
+        assert "请把手机横过来，或用电脑打开" in phone.page.locator(".narrow-dialog").inner_text()
+        phone.page.set_viewport_size({"width": 844, "height": 390})  # turned
+        wait_for(lambda: (phone.pump(), not phone.page.locator(".narrow-dialog").is_visible())[1], "the card went away")
+        phone.close()
+
+
+class TestTheClosedCardsSayWhatHappened:
+    def test_a_revoked_link_and_a_stopped_server_are_different_cards(self, browser, serve, tmp_path):
+        served, path = class_served(serve, tmp_path)
+        page = Page(browser, served.base + f"?token={CLASS_TOKENS['alice']}")
+        page.wait_text("学员：alice")
+        page.settle()
+        path.write_text(f'bob = "{CLASS_TOKENS["bob"]}"\n', encoding="utf-8")  # alice is revoked
+        card = page.page.locator(".closed-dialog")
+        wait_for(lambda: (page.pump(), card.is_visible())[1], "a closed card")
+        wait_for(lambda: (page.pump(), "这个链接无效或已经停用" in card.inner_text())[1], "the revoked card")
+        assert not page.page.locator("#reopen").is_visible()
+        other = Page(browser, served.base + f"?token={CLASS_TOKENS['bob']}")
+        other.wait_text("学员：bob")
+        other.settle()
+        served.interrupt()  # the server stops under bob
+        card = other.page.locator(".closed-dialog")
+        wait_for(lambda: (other.pump(), "服务器已经停止" in card.inner_text())[1], "the stopped card")
+        page.close()
+        other.close()
+
+
+class TestTheWheelScrollsAThirdOfAScreen:
+    def test_one_notch_moves_the_text_about_a_third_of_the_rows(self, browser, serve):
+        served = serve("--content", str(FIXTURE))
+        page = Page(browser, served.url, viewport=SHORT)  # the chapter is longer than the window
+        page.wait_text(FIXTURE_TITLE)
+        page.settle()
+        page.press("c")
+        page.wait_text("01 · 盒子：一块内存")
+        page.settle()
+        rows = page.size[1]
+        lines = page.screen.lines()
+        marker = next(line.strip()[:12] for line in lines[rows - 4:rows // 2:-1]
+                      if len(line.strip()) > 8 and page.screen.text().count(line.strip()[:12]) == 1)
+        before = page.screen.find(marker)[0]
+        box = page.page.locator(".xterm-screen").bounding_box()
+        page.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.page.mouse.wheel(0, 100)  # one notch
+        assert before > rows // 2, (before, rows)  # room to move it a third up and still see it
+        wait_for(lambda: (page.pump(), before - rows // 2 <= (page.screen.find(marker) or (-99,))[0] <= before - rows // 4)[1],
+                 f"{marker!r} moved up by about a third of {rows} rows (it was on row {before})")
+        page.close()

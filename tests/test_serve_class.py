@@ -7,6 +7,8 @@ terminal stream out), real app processes and their real SQLite stores. Every wai
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import json
 import re
 import stat
@@ -292,3 +294,200 @@ def test_a_cookie_of_one_learner_and_the_link_of_another_opens_the_other(tmp_pat
             await a.close()
 
     asyncio.run(scenario())
+
+
+# -- the users file while serve runs ------------------------------------------------------------
+
+
+class TestTheUsersFileTakesEffectWithoutARestart:
+    def test_added_learner_gets_in_and_a_revoked_one_is_ended_while_others_keep_working(self, tmp_path, serve):
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path, {"alice": TOKENS["alice"]})
+        path = tmp_path / "class.toml"
+        assert get(served.base + f"?token={TOKENS['bob']}")[0] == 403
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                a = await Learner(http, served, TOKENS["alice"]).open()
+                await a.wait_text("学员：alice")
+                with path.open("a", encoding="utf-8") as f:  # the teacher adds bob
+                    f.write(f'bob = "{TOKENS["bob"]}"\n')
+                wait_for(lambda: get(served.base + f"?token={TOKENS['bob']}")[0] == 200, "bob's link lets him in")
+                b = await Learner(http, served, TOKENS["bob"]).open()
+                await b.wait_text("学员：bob")
+                await a.press("c")  # alice's tab stayed connected and works
+                await a.wait_text("看完了一块内存")
+
+                path.write_text(f'bob = "{TOKENS["bob"]}"\n', encoding="utf-8")  # alice is revoked
+                loop = asyncio.get_running_loop()
+                end = loop.time() + DEADLINE
+                while True:
+                    msg = await asyncio.wait_for(a.ws.receive(), max(0.1, end - loop.time()))
+                    if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                        break
+                assert a.ws.close_code == 4403  # the page shows "link no longer valid"
+                assert get(served.base + f"?token={TOKENS['alice']}")[0] == 403
+                await b.press("c")  # bob keeps working
+                await b.wait_text("看完了一块内存")
+                await b.close()
+
+        asyncio.run(scenario())
+        log = served.log()
+        assert "学员名单已重新读入" in log and "停用或换了令牌（他们打开的会话已结束）：alice" in log
+
+    def test_sighup_rereads_the_file_and_a_broken_file_keeps_the_old_list(self, tmp_path, serve):
+        import signal
+
+        served, _root = start_class(serve, tmp_path, {"alice": TOKENS["alice"]})
+        path = tmp_path / "class.toml"
+        path.write_text('alice = "short"\n', encoding="utf-8")
+        wait_for(lambda: "学员名单没有重新读入" in served.log(), "the broken file was reported")
+        assert f"{path}:1: 令牌太短" in served.log()
+        assert get(served.base + f"?token={TOKENS['alice']}")[0] == 200  # the old list still holds
+        import os
+
+        path.write_text(f'alice = "{TOKENS["alice"]}"\nbob = "{TOKENS["bob"]}"\n', encoding="utf-8")
+        os.utime(path, ns=(0, 0))  # the same size is possible; SIGHUP reads it whatever its time
+        served.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: get(served.base + f"?token={TOKENS['bob']}")[0] == 200, "SIGHUP let bob in")
+        assert served.proc.poll() is None  # SIGHUP does not stop a class
+
+
+class TestAMistypedTokenIsRefusedWhateverTheCookie:
+    def test_bobs_cookie_with_a_wrong_token_is_403_and_clears_the_cookie(self, tmp_path, serve):
+        served, _root = start_class(serve, tmp_path)
+        _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}")
+        bob_cookie = headers["Set-Cookie"].split(";", 1)[0]
+        status, headers, page = get(served.base + "?token=" + TOKENS["bob"][:-1] + "x", {"Cookie": bob_cookie})
+        assert status == 403 and "bob" not in page
+        assert "这个链接无效或已经停用，请向老师要你自己的链接" in page
+        assert headers["Set-Cookie"].startswith(bob_cookie.split("=")[0] + '=""') and "Max-Age=0" in headers["Set-Cookie"]
+        assert get(served.base, {"Cookie": bob_cookie})[0] == 200  # the cookie alone still decides
+        assert get(served.base, {"Cookie": bob_cookie, "Authorization": "token nobody-0123456789abcdef"})[0] == 403
+
+    def test_the_cookie_is_secure_when_the_request_came_over_https(self, tmp_path, serve):
+        served, _root = start_class(serve, tmp_path)
+        _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}")
+        assert "Secure" not in headers["Set-Cookie"]
+        _s, headers, _p = get(served.base + f"?token={TOKENS['bob']}", {"X-Forwarded-Proto": "https"})
+        assert "Secure" in headers["Set-Cookie"]
+
+
+# -- behind nginx (docs/classroom.md's recipe, on a port that is not 443) --------------------------
+
+NGINX = "/usr/sbin/nginx"
+
+
+def doc_location_block() -> str:
+    """The ``location / { … }`` of docs/classroom.md's first nginx recipe, as written there."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "classroom.md").read_text(encoding="utf-8")
+    recipe = doc.split("```nginx", 1)[1].split("```", 1)[0]
+    block = recipe[recipe.index("location / {"):]
+    return block[:block.index("}") + 1]
+
+
+class TestTheNginxRecipeWorksOnAnyPort:
+    @pytest.mark.skipif(not Path(NGINX).exists(), reason=f"{NGINX} is missing (apt-get install nginx)")
+    def test_page_and_websocket_through_nginx_on_a_high_port(self, tmp_path, serve):
+        import os
+        import socket
+        import subprocess
+
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path)
+        upstream = served.base.split("//", 1)[1].rstrip("/")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        location = re.sub(r"proxy_pass http://[^;]+;", f"proxy_pass http://{upstream};", doc_location_block())
+        prefix = tmp_path / "nginx"
+        prefix.mkdir()
+        (prefix / "nginx.conf").write_text(
+            f"daemon off; pid {prefix}/nginx.pid; error_log {prefix}/error.log;\n"
+            "events {}\n"
+            f"http {{ access_log off; client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy;\n"
+            f"  fastcgi_temp_path {prefix}/f; uwsgi_temp_path {prefix}/u; scgi_temp_path {prefix}/s;\n"
+            '  map $http_upgrade $connection_upgrade { default upgrade; "" close; }\n'
+            f"  server {{ listen 127.0.0.1:{port}; {location} }}\n}}\n", encoding="utf-8")
+        proc = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            base = f"http://127.0.0.1:{port}/"
+            def answered() -> bool:
+                try:
+                    return get(base)[0] == 403
+                except OSError:  # not listening yet
+                    return False
+
+            wait_for(lambda: proc.poll() is not None or answered(), "nginx answered")
+            assert proc.poll() is None, proc.stderr.read()
+            status, headers, page = get(base + f"?token={TOKENS['alice']}")
+            assert status == 200 and "学员：alice" in page
+            cookie = headers["Set-Cookie"].split(";", 1)[0]
+
+            async def scenario() -> None:
+                async with aiohttp.ClientSession() as http:
+                    # as the browser does: the page's origin, port included, and the cookie
+                    ws = await http.ws_connect(f"ws://127.0.0.1:{port}/ws?width=110&height=30",
+                                               headers={"Origin": f"http://127.0.0.1:{port}", "Cookie": cookie})
+                    screen = ScreenModel(110, 30)
+                    while "学员：alice" not in screen.text():
+                        msg = await asyncio.wait_for(ws.receive(), DEADLINE)
+                        assert msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), msg
+                        if msg.type == aiohttp.WSMsgType.BINARY:
+                            screen.feed(msg.data)
+                    await ws.close()
+
+            asyncio.run(scenario())
+        finally:
+            os.killpg(proc.pid, 15)
+            proc.wait(timeout=60)
+
+
+class TestResettingOneLearnerEndsTheirSessionsFirst:
+    def test_class_reset_ends_alices_tab_then_clears_her_progress_and_bob_works_on(self, tmp_path, serve):
+        import aiohttp
+
+        served, root = start_class(serve, tmp_path)
+        path = tmp_path / "class.toml"
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                a = await Learner(http, served, TOKENS["alice"]).open()
+                b = await Learner(http, served, TOKENS["bob"]).open()
+                await a.wait_text("开始 (c)：01")
+                await a.press("c")
+                await a.wait_text("看完了一块内存")
+                await a.press("n")
+                await a.wait_text("已记下")  # alice has progress, and her tab is open
+                await b.wait_text("学员：bob")
+                reset = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "class", "reset", "alice", "--all",
+                    "--yes", "--users", str(path), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                loop = asyncio.get_running_loop()
+                end = loop.time() + DEADLINE
+                while True:  # her tab is ended by serve, not left to undo the reset
+                    msg = await asyncio.wait_for(a.ws.receive(), max(0.1, end - loop.time()))
+                    if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                        break
+                assert a.ws.close_code == 4403
+                out, err = await asyncio.wait_for(reset.communicate(), DEADLINE)
+                assert reset.returncode == 0, err.decode()
+                assert "已清除全部进度" in out.decode()
+                await b.press("c")  # bob was never interrupted
+                await b.wait_text("看完了一块内存")
+                await b.close()
+                wait_for(lambda: get(served.base + f"?token={TOKENS['alice']}")[0] == 200, "the hold was lifted")
+                a = await Learner(http, served, TOKENS["alice"]).open()  # she gets in again
+                await a.wait_text("开始 (c)：01")  # from the start: nothing undid the reset
+                await a.close()
+
+        asyncio.run(scenario())
+        store = store_of(root, "alice")
+        try:
+            assert store.last_position() is None and store.chapter_progress("01").furthest_break in (0, None, -1)
+        finally:
+            store.close()

@@ -60,12 +60,16 @@ def snippet(code: str, sid: str = "hostile") -> Snippet:
 
 
 def hold_slots(client, n: int) -> tuple[list[threading.Event], list[threading.Thread], list]:
-    """``n`` runs that sleep until cancelled: the service's run slots are busy."""
+    """``n`` runs that sleep until cancelled: the service's run slots are busy (each run of
+    another holder: one learner holds at most all slots but one)."""
+    from torchcourse.runner.classroom import ClassroomClient
+
     cancels, threads, results = [], [], []
     for i in range(n):
         ev = threading.Event()
-        t = threading.Thread(target=lambda ev=ev, i=i: results.append(
-            client.run(snippet("import time\ntime.sleep(600)", f"hold{i}"), use_cache=False, cancel=ev)), daemon=True)
+        holder = ClassroomClient(client.socket_path, f"{client.learner}-hold{i}")
+        t = threading.Thread(target=lambda ev=ev, i=i, holder=holder: results.append(
+            holder.run(snippet("import time\ntime.sleep(600)", f"hold{i}"), use_cache=False, cancel=ev)), daemon=True)
         t.start()
         cancels.append(ev)
         threads.append(t)
@@ -106,11 +110,11 @@ def test_a_class_shares_one_runner_and_a_queued_run_says_so_and_can_be_cancelled
             try:
                 await b.tab(2)
                 await b.press("x")
-                await b.wait_text("排队中，前面还有 0 个（z 取消）")
+                await b.wait_text("排队中，马上轮到你（z 取消）")
                 await b.press("z")
                 await b.wait_text("已取消")
                 await a.press("X")  # alice again: fresh, also queued
-                await a.wait_text("排队中，前面还有 0 个（z 取消）")
+                await a.wait_text("排队中，马上轮到你（z 取消）")
             finally:
                 for ev in cancels:
                     ev.set()

@@ -626,7 +626,7 @@ class TestChapterMapStatus:
             lines = screen_text(app).splitlines()
             line02 = next(ln for ln in lines if " 02 " in ln and "⏱" in ln)
             line01 = next(ln for ln in lines if " 01 " in ln and "⏱" in ln)
-            assert "已读完 · 差检查点测验 (m)" in line02 and "读到一半" not in line02, line02
+            assert "已读完 · 测验待做 (m)" in line02 and "读到一半" not in line02, line02
             assert "读到一半 1/2" in line01, line01
 
 

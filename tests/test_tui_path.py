@@ -294,3 +294,20 @@ class TestSmallLayout:
             assert rows[1].startswith(" " * indent) and not rows[1][:indent].strip(), rows
             assert rows[-1].startswith("  ( ) 2) 短"), rows
         assert str(choices).splitlines()[1] == "  ( ) 2) 短"
+
+
+class TestChapterEndNamesTheRoute:
+    @sync
+    async def test_the_end_panel_says_whose_next_chapter_it_offers(self, tmp_path):
+        """Walk M7: at 09's end on route B, 「下一章 ▶ 05」 under the chapter's own 「下一章 👉 10」."""
+        from torchcourse import paths
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        store.set_route("B")
+        async with run_app(app, store, size=SIZE) as pilot:
+            await open_reader(pilot, "09")
+            await wait_for(pilot, lambda: app.screen.loaded and bool(app.screen.query("#chapter-end")), what="09's end mounted")
+            from torchcourse.tui.widgets.banner import ChapterEnd
+
+            end = app.screen.query_one(ChapterEnd)
+            assert end.next_words == "路线 B 的下一章" and end.next_title.startswith("05 ")

@@ -198,3 +198,21 @@ class TestRouteSwitchKeepsThePlace:
             screen = await open_loaded_reader(pilot, app, "02")
             assert app.screen.chapter.id == "02"
             await wait_for(pilot, lambda: line_at_top(screen) == place, what=f"02 at {place}")
+class TestHomeRereadsThePlaceWhenTheWindowGetsFocusBack:
+    @sync
+    async def test_another_tab_moved_the_place_and_继续_follows_on_focus(self, tmp_path):
+        from textual import events
+
+        from torchcourse.progress import open_store
+
+        db = tmp_path / "p.sqlite3"
+        async with started(db, size=SIZE) as (app, store, pilot):
+            await home(pilot, app)
+            assert "继续 (c)：02" not in screen_text(app)
+            other, _ = open_store(db)  # a second browser tab on the same progress reads on in 02
+            try:
+                other.set_position("02", 1)
+            finally:
+                other.close()
+            app.post_message(events.AppFocus())  # the learner comes back to this tab
+            await wait_for(pilot, lambda: "继续 (c)：02" in screen_text(app), what="继续 follows the other tab")

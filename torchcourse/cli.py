@@ -112,6 +112,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _jobs(text: str) -> int:
+    """``verify --jobs``: a positive whole number (0 and -3 were accepted silently, walk L7)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs 应为正整数，实际是 {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs 至少是 1，实际是 {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from torchcourse import cli_zh
 
@@ -168,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="运行所有代码块，和预期输出逐一对比")
     p.add_argument("chapters", nargs="*", metavar="CHAPTER[:SNIPPET]", help="只检查这些章（默认全部）；章:代码块 只检查这一个代码块，如 01:view-error")
-    p.add_argument("--jobs", type=int, default=2, help="同时运行几个（默认 2）")
+    p.add_argument("--jobs", type=_jobs, default=2, help="同时运行几个（默认 2）")
     p.add_argument("--cold", action="store_true", help="每个代码块都在全新的解释器里运行")
     p.add_argument("--no-cache", action="store_true", help="不用缓存的结果")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
@@ -190,6 +201,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unix-socket", metavar="PATH", help="和 --hub 一起用：监听这个 Unix 套接字，而不是端口")
     p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_serve"))
 
+    p = sub.add_parser("class", help="老师用：全班的进度表（读完的章、已读分钟、测验得分、最后活动）")
+    csub = p.add_subparsers(dest="class_command", required=True)
+    p = csub.add_parser("report", help="全班一张表；--csv 给表格软件")
+    p.add_argument("--users", metavar="FILE", help="serve --users 的学员名单（读每人数据目录里的进度）")
+    p.add_argument("--data-root", metavar="DIR", help="学员数据目录的上一级（默认是名单旁边的 <名单名>-data/）")
+    p.add_argument("--progress-dir", metavar="DIR", help="学员用 torchcourse export 导出的进度文件（每人一个 .json，文件名当名字）")
+    p.add_argument("--csv", action="store_true", help="输出 CSV")
+    p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_class_report"))
+    p = csub.add_parser("reset", help="清除一个学员的进度：先结束他打开的会话（serve 运行中也行）")
+    p.add_argument("name", metavar="NAME", help="学员名字（名单里的）")
+    p.add_argument("chapter", nargs="?", metavar="CHAPTER", help="只清除这一章（如 01）")
+    p.add_argument("--all", action="store_true", help="清除全部进度")
+    p.add_argument("--yes", action="store_true", help="不再确认")
+    p.add_argument("--users", metavar="FILE", required=True, help="serve --users 的学员名单")
+    p.add_argument("--data-root", metavar="DIR", help="学员数据目录的上一级（默认是名单旁边的 <名单名>-data/）")
+    p.set_defaults(func=_delegate("torchcourse.serve.cli", "cmd_class_reset"))
+
     p = sub.add_parser("why", help="反查一段报错：哪一章哪一节讲它")
     p.add_argument("text", nargs="+", metavar="TEXT", help="报错原文；- 表示从标准输入读")
     p.add_argument("--json", action="store_true", help="以 JSON 输出")
@@ -203,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, metavar="N",
                    help="用固定的种子 N（0 到 2147483647 的整数）打乱选项：同一个 N 每次顺序相同，脚本化作答可以复现")
     p.add_argument("--resume", action="store_true", help="接着上次没做完的测验，从第一道没答的题继续（已答的题计入得分）")
+    p.add_argument("--wrong", action="store_true", help="只重做最近一次答错（或没答）的题；答对的题按最近一次作答计入得分")
     p.set_defaults(func=_delegate("torchcourse.quiz.cli", "cmd_quiz"))
     return parser
 

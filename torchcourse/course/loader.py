@@ -680,7 +680,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
                     preload=tuple(dict.fromkeys(preload)), not_covered=not_covered.strip(), data=data_files,
                     recorded=recorded)
     for route in routes:
-        route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+        route.minutes = route_reading_minutes(course, route)
     return course
 
 
@@ -754,8 +754,14 @@ def reload_chapter(course: Course, chapter_id: str) -> list[Problem] | None:
         course.memo.pop("error_index", None)  # built from every chapter's rows and outputs: this one's may have changed
     for route in course.routes:
         if chapter.id in route.chapters:
-            route.minutes = sum(chapter_minutes(course.chapter(cid)) for cid in route.chapters)
+            route.minutes = route_reading_minutes(course, route)
     return found
+
+
+def route_reading_minutes(course, route) -> int:
+    """A route's ⏱: its chapters' minutes; the appendix is a table to consult, not reading."""
+    return sum(chapter_minutes(ch) for cid in route.chapters
+               if (ch := course.chapter(cid)) is not None and ch.kind != "appendix")
 
 
 def chapter_minutes(chapter: Chapter | None) -> int:

@@ -31,6 +31,12 @@ EMPTY_INPUT = "输入是空的：把报错原文（最后一行或整段 traceba
 def cmd_why(args) -> int:
     text = " ".join(args.text)
     if text.strip() == "-":
+        try:
+            at_terminal = sys.stdin is not None and sys.stdin.isatty()
+        except (ValueError, OSError):
+            at_terminal = False
+        if at_terminal:  # a learner at a terminal sees what to do, not a silent wait (walk L9)
+            print("粘贴报错原文，然后另起一行按 Ctrl+D 结束（Windows 上是 Ctrl+Z 回车）：", file=sys.stderr)
         text = sys.stdin.read()
     if not text.strip():
         if getattr(args, "json", False):

@@ -195,7 +195,12 @@ def clean_paste(text: str) -> str:
     text = text.translate(_FULLWIDTH).replace("\x00", "")
     text = text.replace("**", "").replace("&gt;", ">").replace("&lt;", "<")
     text = _LOG_PREFIX_RE.sub("", text)
+    text = _GLUED_TYPE_RE.sub("\n", text)  # typed, not pasted: "…in backwardRuntimeError: …" lost its line break
     return _EDGE_RE.sub("", text)
+
+
+# an exception's name glued to the word before it (the line break a typed traceback lost)
+_GLUED_TYPE_RE = re.compile(r"(?<=[a-z0-9)\]>])(?=(?:[A-Z][a-z0-9]+)+(?:Error|Exception|Warning):)")
 
 
 _QUOTED_RE = re.compile(r"""(?P<q>['"`«「])(?P<body>[^'"`«»「」\s]{1,100})(?:['"`»」])""")

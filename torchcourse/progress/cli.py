@@ -71,16 +71,27 @@ def summary(store: Store, course) -> dict:
     from torchcourse.progress.reading import minutes_read
 
     parts_read = store.parts_read()
-    read_total = 0.0
+    # each chapter's state and words: the one progress model the app's home prints too
+    from torchcourse.progress.model import all_statuses, resume_place, resume_where, total_minutes
+
+    statuses = all_statuses(course, store) if course is not None else {}
     for ch in chapters:
         known.add(ch.id)
         rows.append(_chapter_row(ch.id, ch.title, ch.kind, ch.available, ch.break_points if ch.available else None, progress, answers, runs))
         read = parts_read.get(ch.id, set())
-        read_total += minutes_read(ch, read)
+        st = statuses[ch.id]
         rows[-1].update({
-            "minutes": chapter_minutes(ch), "read_minutes": round(minutes_read(ch, read), 1),
+            "minutes": chapter_minutes(ch), "read_minutes": round(st.read_minutes, 1),
             "parts": len(ch.parts) if ch.available else None, "parts_read": len({i for i in read if i < len(ch.parts)}),
+            "state": st.state, "words": st.words, "score": list(st.score) if st.score else None,
+            "counts_in_totals": st.counts_in_totals,
         })
+    read_total, minutes_total = total_minutes(statuses) if statuses else (0, 0)
+    place = resume_place(course, store) if course is not None else None
+    resume = None
+    if place is not None:
+        resume = {"chapter": place[0], "part": place[1], "line": place[2], "where": resume_where(course, store, place),
+                  "verb": "继续" if position else "开始"}
     extra = sorted({*progress, *(a.chapter_id for a in answers), *(r.chapter_id for r in runs)} - known)
     for cid in extra:
         rows.append(_chapter_row(cid, None, "chapter", None, None, progress, answers, runs))
@@ -95,13 +106,14 @@ def summary(store: Store, course) -> dict:
         "database": str(store.path),
         "route": route_info,
         "position": {"chapter": position[0], "part": position[1]} if position else None,
+        "continue": resume,  # what the app's 继续 (c) opens, in its words
         "streak": store.streak(),
         "active_days": len(store.activity()),
         "answers": len(answers),
         "correct": sum(a.correct for a in answers),
         "runs": len(runs),
         "read_minutes": round(read_total),
-        "total_minutes": sum(r.get("minutes", 0) for r in rows),
+        "total_minutes": minutes_total,  # the appendix (a table to consult) is not counted
         "planned_minutes": any(r["available"] is False for r in rows),  # targets, not measured text
         "chapters": rows,
     }
@@ -152,7 +164,12 @@ def format_summary(data: dict, cpm: int = 170) -> str:
     else:
         lines.append(f"路线：{route['id']}（课程里已没有这条路线）")
     pos = data["position"]
-    if pos:
+    go = data.get("continue")
+    if go:
+        row = next((r for r in data["chapters"] if r["id"] == go["chapter"]), {})
+        where = "" if go["where"] == "开头" and go["verb"] == "开始" else f" · {go['where']}"
+        lines.append(f"{go['verb']}（应用里按 c）：{go['chapter']} {row.get('title') or ''}{where}")
+    elif pos:
         row = next((r for r in data["chapters"] if r["id"] == pos["chapter"]), {})
         label = chapter_label(pos["chapter"], row.get("kind", "chapter"))
         # the same words as the app's 继续 line: "断点 k/N 之后", or the chapter's start
@@ -165,11 +182,11 @@ def format_summary(data: dict, cpm: int = 170) -> str:
         lines.append(f"上次读到：{label}{where}")
     if data["total_minutes"]:
         planned = "，未写的章按目标计" if data["planned_minutes"] else ""
-        from torchcourse.progress.reading import HOW_IT_COUNTS
+        from torchcourse.progress.reading import HOW_IT_COUNTS, reading_pace
 
         # the rule the app counts by, in the words of its own help (review-00 F3)
         lines.append(f"阅读：已读约 {data['read_minutes']}/{data['total_minutes']} 分钟（和首页的算法相同{planned}）")
-        lines.append("  " + HOW_IT_COUNTS.format(cpm=cpm))
+        lines.append("  " + HOW_IT_COUNTS.format(cpm=reading_pace(cpm)))
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")
@@ -183,10 +200,9 @@ def format_summary(data: dict, cpm: int = 170) -> str:
         title = r["title"] or ""
         pad = " " * (width - display_width(title))
         quiz = f"   测验答过 {r['questions']} 题，作答 {r['answers']} 次，答对 {r['correct']} 次" if r["answers"] else ""
-        status = _status(r)
+        status = r.get("words") or _status(r)  # the app's words for the same data
         if r.get("parts_read"):
-            read = f"读过 {r['parts_read']}/{r['parts']} 段（约 {r['read_minutes']:g} 分钟）"
-            status = read if status == "未开始" else f"{status}，{read}"
+            status = f"{status}，读过 {r['parts_read']}/{r['parts']} 段（约 {r['read_minutes']:g} 分钟）"
         lines.append(f"  {r['id']:>3}  {title}{pad}  {status}{quiz}")
     if not rows:
         lines.append("（还没有任何进度）")
@@ -194,7 +210,14 @@ def format_summary(data: dict, cpm: int = 170) -> str:
 
 
 def cmd_progress(args) -> int:
-    course = course_or_none(args)
+    if getattr(args, "content", None):
+        # a --content that names no course: exit 2 naming it; a typo must not read as "all my
+        # progress is gone" (walk L5). The shipped course unreadable still shows the ids.
+        from torchcourse.commandline import course_or_exit
+
+        course = course_or_exit(args, need_chapters=False)
+    else:
+        course = course_or_none(args)
     data = _with_store(args, lambda store: summary(store, course))
     if data is _FAILED:
         return 1

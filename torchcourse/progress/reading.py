@@ -1,8 +1,8 @@
 """Reading credit: how many of a chapter's computed minutes the learner has really read.
 
 A page counts as read once it has stayed on screen as long as a reader at the course's pace
-(``chars_per_minute``, 170 字/分 for the shipped course: the pace of the ⏱ badges) needs for the
-text it shows, code and output counted at :data:`CODE_WEIGHT`; a part (the text between two
+(``chars_per_minute``, 170 字/分 for the shipped course: the pace of the ⏱ badges, times
+:data:`PACE_FACTOR`: a fluent reader's pace) needs for the text it shows, code and output counted at :data:`CODE_WEIGHT`; a part (the text between two
 break points 🛑) counts once :data:`SEEN_SHARE` of it was read so (``torchcourse.tui.readcredit``
 does the counting). Reaching a break with ``n`` credits nothing: it moves 继续, not the minutes.
 The store keeps the parts read (``parts_read``); the home screen and ``torchcourse progress``
@@ -14,6 +14,16 @@ from __future__ import annotations
 SEEN_SHARE = 0.9  # of a part's (weighted) characters read
 CODE_WEIGHT = 0.5  # a character of code or output takes half the time of one of prose
 IDLE_CAP_S = 300.0  # time without any scrolling beyond this is not reading
+# The ⏱ badges are counted at the course's pace (170 字/分: a careful first reading); a fluent
+# reader pages through prose faster (walk M2: a whole route read at a normal pace got 0 minutes).
+# A page counts once it stayed on screen as long as PACE_FACTOR times that pace needs: paging at
+# a plausible reading speed earns the minutes, skipping (n, a held PgDn, a jump) still does not.
+PACE_FACTOR = 2.5
+
+
+def reading_pace(cpm: int) -> int:
+    """The pace a page must be held at to count as read (字/分), from the course's ``cpm``."""
+    return round(cpm * PACE_FACTOR)
 
 
 def block_chars(kind: str, text: str, expected: str | None = None) -> float:
@@ -60,11 +70,13 @@ def minutes_read(chapter, parts: set[int] | None) -> float:
 HOW_IT_COUNTS = (  # .format(cpm=the course's chars_per_minute)
     "已读的分钟数按页计：一页在屏幕上停留的时间，够按每分钟 {cpm} 字读完它上面的字（代码和输出按一半算），"
     "这一页才算读过；停一半就算读了一半，下一页或下次回来接着算。一段（两个 🛑 之间）九成读过，"
-    "它的分钟数才记进「已读」。快速翻过、按 n 跳到断点只记下读到哪里，不算读过。"
+    "它的分钟数才记进「已读」。快速翻过、按 n 跳到断点只记下读到哪里，不算读过；跳转（搜索、链接）也不算。"
+    "读完并通过检查点测验、已完成的章，按全章的分钟数算。"
 )
 
 
 def home_note(cpm: int, planned: bool = False) -> str:
-    """What the home's 已读 minutes mean, in a few words beside them (walk L8); ``planned``: the
-    total counts unwritten chapters at their target."""
+    """What the home's 已读 minutes mean, in a few words beside them (walk L8); ``cpm``: the pace
+    a page is held at (:func:`reading_pace`); ``planned``: the total counts unwritten chapters
+    at their target."""
     return f"（按 {cpm} 字/分：停够的页才算" + ("；未写的章按目标计）" if planned else "）")

@@ -253,23 +253,17 @@ class TerminalQuiz:
                 right, total = latest_attempt(course, s.store, s.chapter_id)
                 progress = s.store.chapter_progress(s.chapter_id)
                 if s.answered and total and right < PASS_RATIO * total:
-                    self.say(f"整份检查点按每题最近一次作答算：{total} 题里对 {right} 题（没答的算错），达到 80% 才算通过：回看上面的小节后再测一次（torchcourse quiz {s.chapter_id}）。")
+                    self.say(f"整份检查点按每题最近一次作答算：{total} 题里对 {right} 题（没答的算错），达到 80% 才算通过：回看上面的小节后再测一次（torchcourse quiz {s.chapter_id}；只重做答错的题加 --wrong）。")
                 if progress.furthest_break < chapter.break_points:
                     self.say(f"本章还有断点没读到（{progress.furthest_break}/{chapter.break_points}）：读完全章才算完成。")
 
 
-_EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-
-
 def plain_markdown(text: str) -> str:
-    """Quiz Markdown for a plain terminal: ``**总是**`` reads ``总是``; inline code keeps its
-    backticks (they mark code), fenced blocks are indented without their fences."""
-    out = []
-    for line in text.split("\n"):
-        if line.strip().startswith("```"):
-            continue
-        out.append(_EMPHASIS_RE.sub(r"\2", line))
-    return "\n".join(out)
+    """Quiz Markdown for a plain terminal (:func:`torchcourse.quiz.text.plain_text`): ``**总是**``
+    reads ``总是``, ``__init__`` stays ``__init__``, inline code keeps its backticks."""
+    from torchcourse.quiz.text import plain_text
+
+    return plain_text(text)
 
 
 def _isatty(stream) -> bool:
@@ -355,7 +349,20 @@ def _session(course, store, args) -> QuizSession:
             f"要从第 {left.next_number} 题继续，请加 --resume。这次重新开始。",
             file=sys.stderr,
         )
-    return QuizSession.for_chapter(course, store, args.chapter, seed=seed)
+    session = QuizSession.for_chapter(course, store, args.chapter, seed=seed)
+    if getattr(args, "wrong", False):
+        # a retake of what was missed (walk M4): the score counts each question's latest answer,
+        # so the ones right last time keep counting
+        latest: dict[str, bool] = {}
+        for a in store.answers(chapter_id=session.chapter_id):
+            latest[a.question_id] = bool(a.correct)
+        keep = [(cid, q) for cid, q in session.items if not latest.get(q.id, False)]
+        if not keep:
+            print("最近一次作答里没有答错的题：这次做全部题目。", file=sys.stderr)
+        else:
+            print(f"只重做上次答错或没答的 {len(keep)} 题（共 {len(session.items)} 题）。", file=sys.stderr)
+            session.items = keep
+    return session
 
 
 def cmd_quiz(args) -> int:

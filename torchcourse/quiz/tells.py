@@ -97,6 +97,21 @@ def quiz_warnings(course: Course) -> list[str]:
                     f"{cp.path}:{q.line}: ⚠️ question {q.id!r}: 只有答案重复了题干里的 {words}，"
                     f"照着题干找字就能蒙对：让别的选项也用上这些词，或者换掉答案里的说法"
                 )
+        out.extend(render_warnings(cp))
+    return out
+
+
+def render_warnings(cp) -> list[str]:
+    """``file:line: ⚠️`` for every quiz field that would not render as written (issue 49)."""
+    from torchcourse.quiz.text import render_problems
+
+    out = []
+    for q in cp.questions:
+        fields = [("prompt", q.prompt), ("explain", q.explain), ("reference", q.reference or "")]
+        fields += [(f"choices[{i}]", c) for i, c in enumerate(q.choices or [])]
+        for name, text in fields:
+            for why in render_problems(text):
+                out.append(f"{cp.path}:{q.line}: ⚠️ question {q.id!r} 的 {name} 显示出来和原文不一样：{why}")
     return out
 
 

@@ -80,6 +80,9 @@ class FairQueue:
         self.turn: deque[str] = deque()  # learners with waiting jobs, in arrival order
         self.last_start: dict[str, int] = {}  # learner → tick of their last started run
         self.tick = 0
+        # the most runs one learner may hold at once (ClassroomService: one slot fewer than the
+        # service has, so that a learner who arrives finds a slot free, never one classmate in all)
+        self.cap: int | None = None
 
     def put(self, job: Job) -> None:
         q = self.queues.setdefault(job.learner, deque())
@@ -88,10 +91,12 @@ class FairQueue:
             self.turn.append(job.learner)
 
     @staticmethod
-    def _pick(turn, queues, busy: dict[str, int], last: dict[str, int]) -> str | None:
+    def _pick(turn, queues, busy: dict[str, int], last: dict[str, int], cap: int | None = None) -> str | None:
         best, best_key = None, None
         for i, learner in enumerate(turn):
             if not queues.get(learner):
+                continue
+            if cap is not None and busy.get(learner, 0) >= cap:
                 continue
             key = (busy.get(learner, 0), last.get(learner, -1), i)
             if best_key is None or key < best_key:
@@ -100,7 +105,7 @@ class FairQueue:
 
     def take(self, busy: dict[str, int] | None = None) -> Job | None:
         """The next job; ``busy``: learner → runs of theirs running now."""
-        learner = self._pick(self.turn, self.queues, busy or {}, self.last_start)
+        learner = self._pick(self.turn, self.queues, busy or {}, self.last_start, self.cap)
         if learner is None:
             return None
         q = self.queues[learner]
@@ -157,6 +162,7 @@ class ClassroomService:
             runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs, run_space=run_space, data=data)
         self.runner = runner
         self.queue = FairQueue()
+        self.queue.cap = max(1, self.jobs - 1)
         self.running: list[Job] = []
         self.cv = threading.Condition()
         self.stopping = threading.Event()
@@ -247,7 +253,8 @@ class ClassroomService:
                 if self.stopping.is_set():
                     return
                 job = self.queue.take(self._busy())
-                if job is None:
+                if job is None:  # every waiting run's learner holds their share: wait for one to end
+                    self.cv.wait()
                     continue
                 job.state = "running"
                 job.position = 0

@@ -344,6 +344,9 @@ class Runner:
                 self._zygote = self._new_zygote()
             return self._zygote
 
+    def _release(self, base: str) -> None:
+        """After a run, before its ``tc-run-*`` directory is removed (a sandbox unmounts its space)."""
+
     def _new_zygote(self):
         from torchcourse.runner.warm import Zygote
 
@@ -469,6 +472,7 @@ class Runner:
         except OSError as exc:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
         finally:
+            self._release(base)
             _remove_later(base)
             with self._in_flight_cv:
                 self._in_flight -= 1

@@ -46,7 +46,8 @@ DEFAULT_FSIZE = 256 << 20  # the largest file a run may write
 # warm run's limit is relative to the zygote's size instead
 COLD_BASE_VM = 1 << 30
 ZYGOTE_MEM = 2 << 30  # the zygote's share of the sandbox-wide memory group (torch's pages: ~0.35 GB)
-SHM_SIZE = 1 << 30  # the sandbox's /dev/shm (shared by its runs)
+SHM_SIZE = 16 << 20  # the sandbox's own /dev/shm (each run mounts a private one over it)
+RUN_SHM_SIZE = 512 << 20  # each run's private /dev/shm (DataLoader workers' tensors, sem_open)
 RUNS_TMPFS_PER_JOB = 1 << 30  # the run directories' tmpfs (classroom service only), per run at once
 RUN_SPACE_RESERVE = 16 << 20  # below this much free room, a new run first waits for removals
 SYSTEM_DIRS = ("/usr", "/etc")
@@ -113,7 +114,7 @@ def python_paths(python: str) -> list[str]:
 
 _PRIVATE_MOUNTS = [False]
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC = 2, 4, 1 << 18, 1 << 14
+MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC, MS_SHARED = 2, 4, 1 << 18, 1 << 14, 1 << 20
 
 
 def _libc():
@@ -174,6 +175,12 @@ class Sandbox:
         self.runs_on_tmpfs = False
         if runs_tmpfs and _PRIVATE_MOUNTS[0]:
             self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid)
+            # shared: each run's own tmpfs, mounted on its directory later (run_space), reaches the
+            # zygote's bwrap (whose copy of this mount is its slave) and the runs forked from it
+            if self.runs_on_tmpfs and _libc().mount(None, self.runs_root.encode(), None, MS_SHARED, None) != 0:
+                _umount(self.runs_root)
+                self.runs_on_tmpfs = False
+        self.run_mounts: set[str] = set()
         self.read_paths = [*(d for d in SYSTEM_DIRS if os.path.isdir(d)), *python_paths(self.python), RUNNER_DIR]
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
@@ -188,7 +195,32 @@ class Sandbox:
                 for n in dirnames + filenames:
                     os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
 
+    def run_space(self, base: str, size: int) -> None:
+        """A tmpfs of ``size`` bytes on one run's ``tc-run-*`` directory (its files moved into it):
+        a run that writes without end fills its own space, never another run's (classroom only)."""
+        if not self.runs_on_tmpfs or base in self.run_mounts:
+            return
+        saved = {}
+        run = os.path.join(base, "run")
+        for name in os.listdir(run):
+            with open(os.path.join(run, name), "rb") as fh:
+                saved[name] = fh.read()
+        if not _mount_tmpfs(base, size, self.uid, self.gid):
+            return
+        self.run_mounts.add(base)
+        os.mkdir(run)
+        for name, data in saved.items():
+            with open(os.path.join(run, name), "wb") as fh:
+                fh.write(data)
+
+    def release(self, base: str) -> None:
+        if base in self.run_mounts:
+            self.run_mounts.discard(base)
+            _umount(base)
+
     def close(self) -> None:
+        for base in list(self.run_mounts):
+            self.release(base)
         if self.runs_on_tmpfs:
             _umount(self.runs_root)
             self.runs_on_tmpfs = False
@@ -204,7 +236,8 @@ class Sandbox:
 
     def jail_spec(self, *, relative: bool) -> dict:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
-        return {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative}
+        return {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
+                "shm": RUN_SHM_SIZE}
 
     def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
         args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -270,6 +303,13 @@ class Sandbox:
         return outer, inner
 
 
+JAIL_FAILED = "沙箱没能建立，代码没有运行"  # tc_jail's and the zygote's words when confinement failed (exit 70)
+
+
+def _jail_failed(res: core.RunResult) -> bool:
+    return res.returncode == 70 and JAIL_FAILED in res.actual
+
+
 class SandboxRunner(core.Runner):
     """A :class:`torchcourse.runner.Runner` whose every run (warm and cold) is sandboxed."""
 
@@ -284,6 +324,7 @@ class SandboxRunner(core.Runner):
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed, data=data)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide, runs_tmpfs=run_space or jobs * RUNS_TMPFS_PER_JOB)
         self._runs_root = self.sandbox.runs_root
+        self.run_space_each = max(16 << 20, int(run_space or jobs * RUNS_TMPFS_PER_JOB) // max(1, jobs))  # each run's own tmpfs
         self._extra_env = dict(env or {})
         sb = self.sandbox
         self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
@@ -318,6 +359,18 @@ class SandboxRunner(core.Runner):
                 pass
         try:
             res = super()._run(snippet, **kw)
+            if _jail_failed(res) and not kw.get("cold"):
+                # the zygote could not confine this run (its limits or state were changed under it):
+                # it is replaced, and the run tried once more in the new one
+                stale = self._zygote
+                if stale is not None:
+                    from torchcourse.runner.warm import ZygoteError
+
+                    try:
+                        self.zygote(stale=stale)
+                    except ZygoteError:
+                        return res
+                res = super()._run(snippet, **kw)
         except OSError as exc:  # no room even for the run's directory
             return core.RunResult("error", expected=snippet.expected, message=f"💥 无法运行代码片段：{exc}")
         if self.cgroups.oom_kills() > before:
@@ -326,8 +379,12 @@ class SandboxRunner(core.Runner):
         return res
 
     def _prepare(self, base: str) -> None:
+        self.sandbox.run_space(base, self.run_space_each)
         execute.private_dirs(os.path.join(base, "run"))
         self.sandbox.own(base)
+
+    def _release(self, base: str) -> None:
+        self.sandbox.release(base)
 
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
         env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}

@@ -60,10 +60,15 @@ MIN_ABI = 6  # below this a snippet could signal its supervisor or reach an abst
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV = 2, 4
 SIOCSIFFLAGS = 0x8914
 IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x1, 0x8, 0x40
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 
 RLIMIT_DEFAULTS = {"mem": 2 << 30, "nproc": 64, "cpu": 70, "fsize": 256 << 20}
 
@@ -161,9 +166,27 @@ def landlock(read_paths, write_paths, dev_files=(), dev_dirs=(), tcp=False):
 
 
 def own_user_namespace():
-    """A user namespace for this process alone (RLIMIT_NPROC is counted per user namespace). Its
-    capabilities in it are dropped by :func:`prepare` once its network namespace is made."""
+    """A user namespace for this process alone (RLIMIT_NPROC is counted per user namespace), its
+    own uid and gid mapped to themselves (a tmpfs it mounts in it can then hold its files). Its
+    capabilities in it are dropped by :func:`prepare` once its other namespaces are made."""
+    uid, gid = os.geteuid(), os.getegid()
     _check(_lib().unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+    try:
+        for name, text in (("uid_map", f"{uid} {uid} 1\n"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1\n")):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    except OSError as exc:
+        raise JailError(f"user namespace id map: {exc}") from exc
+
+
+def own_ipc_and_shm(shm_size):
+    """A SysV IPC namespace and a mount namespace of this run's own, and in it a fresh
+    ``/dev/shm`` of ``shm_size`` bytes: shared-memory segments and files of the run are its own,
+    bounded, seen by no other run, and gone with its last process."""
+    lib = _lib()
+    _check(lib.unshare(CLONE_NEWIPC | CLONE_NEWNS), "unshare(CLONE_NEWIPC|CLONE_NEWNS)")
+    opts = f"size={int(shm_size)},mode=1777".encode()
+    _check(lib.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ctypes.c_ulong(MS_NOSUID | MS_NODEV), opts), "mount /dev/shm")
 
 
 _PRIVATE_NET = [False]
@@ -235,6 +258,8 @@ def prepare(spec):
         own_user_namespace()
         if spec.get("netns", True):
             own_network()
+        if spec.get("shm"):
+            own_ipc_and_shm(spec["shm"])
         drop_capabilities()
     limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
     set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
@@ -252,9 +277,87 @@ def restrict(spec, own_dir):
         dev_dirs=("/dev/shm",),
         tcp=_PRIVATE_NET[0],
     )
+    if spec.get("seccomp", True):
+        only_self_filter()
     tmp = os.environ.get("TMPDIR")
     if tmp:  # torch.compile's kernel cache: the run's own (a shared one would be a channel between runs)
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "torchinductor")
+
+
+# -- seccomp: the calls that act on another process by pid with only a same-uid check ---------
+# prlimit64, setpriority, sched_set*, ioprio_set: the kernel lets a process change the limits and
+# scheduling of any process of the same uid, and Landlock does not hook them; every run (and the
+# zygote) has the sandbox's one uid. The filter lets them act on the caller only (pid 0 or its
+# own pid); anything else gets EPERM. A tiny BPF program, written here with no library: the
+# Debian binding of libseccomp exists for the system python only.
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# name -> (x86_64, aarch64) syscall number
+SELF_ONLY_PID = {"prlimit64": (302, 261), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
+                 "sched_setaffinity": (203, 122), "sched_setattr": (314, 274)}
+SELF_ONLY_WHO = {"setpriority": (141, 140, 0), "ioprio_set": (251, 30, 1)}  # (x86_64, aarch64, the "process" value of ``which``)
+X32_BIT = 0x40000000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+EPERM, ENOSYS = 1, 38
+_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _assemble(program):
+    """``program``: a list of ("label",) marks and (code, k, jt, jf) instructions whose jt/jf are
+    labels or 0 (next instruction). Returns the sock_filter array."""
+    labels, insns = {}, []
+    for item in program:
+        if len(item) == 1:
+            labels[item[0]] = len(insns)
+        else:
+            insns.append(item)
+    out = (_SockFilter * len(insns))()
+    for i, (code, k, jt, jf) in enumerate(insns):
+        def off(target):
+            return 0 if target == 0 else labels[target] - i - 1
+        out[i] = _SockFilter(code, off(jt), off(jf), k & 0xFFFFFFFF)
+    return out
+
+
+def only_self_program(own_pid, machine=None):
+    """The BPF program: on the native architecture, the calls above act only on pid 0 or
+    ``own_pid``; a foreign architecture's calls (i386, x32) are refused whole."""
+    import platform
+
+    machine = machine or platform.machine()
+    if machine not in AUDIT_ARCH:
+        raise JailError(f"no seccomp table for {machine}")
+    col = 0 if machine == "x86_64" else 1
+    ARG0, ARG1 = 16, 24  # low 32 bits of args[0], args[1] (little-endian)
+    prog = [(_LD_ABS, 4, 0, 0), (_JEQ, AUDIT_ARCH[machine], 0, "foreign"), (_LD_ABS, 0, 0, 0)]
+    if machine == "x86_64":
+        prog.append((_JGE, X32_BIT, "foreign", 0))
+    for nums in SELF_ONLY_PID.values():
+        prog.append((_JEQ, nums[col], "pid0", 0))
+    for name, nums in SELF_ONLY_WHO.items():
+        prog.append((_JEQ, nums[col], name, 0))
+    prog.append((_RET, SECCOMP_RET_ALLOW, 0, 0))
+    for name, nums in SELF_ONLY_WHO.items():  # (BPF jumps only forward: these before pid_check)
+        prog += [(name,), (_LD_ABS, ARG0, 0, 0), (_JEQ, nums[2], 0, "deny"), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "pid_check", "pid_check")]
+    prog += [("pid0",), (_LD_ABS, ARG0, 0, 0), ("pid_check",), (_JEQ, 0, "allow", 0), (_JEQ, own_pid, "allow", 0),
+             ("deny",), (_RET, SECCOMP_RET_ERRNO | EPERM, 0, 0), ("allow",), (_RET, SECCOMP_RET_ALLOW, 0, 0),
+             ("foreign",), (_RET, SECCOMP_RET_ERRNO | ENOSYS, 0, 0)]
+    return _assemble(prog)
+
+
+def only_self_filter():
+    """Install the filter on this process (after NO_NEW_PRIVS; inherited by all it starts)."""
+    insns = only_self_program(os.getpid())
+    fprog = _SockFprog(len(insns), ctypes.cast(insns, ctypes.POINTER(_SockFilter)))
+    _check(_lib().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
 
 
 def confine(spec, own_dir):

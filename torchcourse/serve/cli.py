@@ -23,6 +23,17 @@ def _shown_host(host: str) -> str:
     return host if ":" not in host else f"[{host}]"
 
 
+def link_base(host: str, port: int) -> str:
+    """The start of a learner's link: port 443 is the TLS proxy's (``https://HOST/``), port 80 plain
+    ``http://HOST/``; any other port is written out."""
+    shown = _shown_host(host)
+    if port == 443:
+        return f"https://{shown}/"
+    if port == 80:
+        return f"http://{shown}/"
+    return f"http://{shown}:{port}/"
+
+
 def cmd_add_user(args) -> int:
     """``serve --add-user NAME --users FILE``: one more learner, a fresh token, their link."""
     from torchcourse.serve.users import UsersError, add_user
@@ -34,7 +45,7 @@ def cmd_add_user(args) -> int:
         print(f"torchcourse serve: {exc}", file=sys.stderr)
         return 2
     print(f"torchcourse serve: 已把学员 {args.add_user} 加进 {path}（新令牌）。他的网址（只发给他本人）：")
-    print(f"    http://{_shown_host(args.host)}:{args.port or DEFAULT_PORT}/?token={token}")
+    print(f"    {link_base(args.host, args.port or DEFAULT_PORT)}?token={token}")
     return 0
 
 
@@ -128,6 +139,7 @@ def cmd_serve(args) -> int:
     try:
         server = CourseServer(app_argv(content), token=token, users=users, data_root=data_root,
                               title=course.title or "torchcourse", host=host, port=args.port,
+                              users_path=Path(args.users).expanduser() if users is not None else None,
                               app_env=class_runner.env() if class_runner is not None else None)
     except ValueError as exc:
         print(f"torchcourse serve: {exc}", file=sys.stderr)
@@ -241,3 +253,92 @@ def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:
     problem = sandbox_problem()  # a real sandboxed run, not only whether bwrap exists
     out.append((True, f"sandbox     {'✅ 沙箱可用（' + str(shutil.which('bwrap')) + ' + Landlock，试运行通过）' if problem is None else '— 沙箱用不了：' + problem + '（一个人用不需要它；多人课堂要用它隔离代码块）'}"))
     return out
+
+
+def cmd_class_report(args) -> int:
+    """``torchcourse class report --users FILE [--progress-dir DIR] [--csv]``: the class's table."""
+    from torchcourse.commandline import course_or_exit
+    from torchcourse.progress.classreport import as_csv, as_text, class_rows
+    from torchcourse.serve.users import UsersError, default_data_root, load_users
+
+    if not args.users and not args.progress_dir:
+        print("torchcourse class report: 要给 --users FILE（serve --users 的课堂）或 --progress-dir DIR（学员导出的进度文件）",
+              file=sys.stderr)
+        return 2
+    names, root = None, None
+    if args.users:
+        path = Path(args.users).expanduser()
+        try:
+            names = list(load_users(path))
+        except UsersError as exc:
+            print(f"torchcourse class report: {exc}", file=sys.stderr)
+            return 2
+        root = Path(args.data_root).expanduser().resolve() if args.data_root else default_data_root(path)
+    if args.progress_dir and not Path(args.progress_dir).is_dir():
+        print(f"torchcourse class report: {args.progress_dir}: 不是一个目录", file=sys.stderr)
+        return 2
+    course = course_or_exit(args)
+    rows = class_rows(course, users=names, data_root=root,
+                      progress_dir=Path(args.progress_dir).expanduser() if args.progress_dir else None)
+    sys.stdout.write(as_csv(rows) if args.csv else as_text(rows))
+    return 0
+
+
+def learner_apps(home: Path) -> list[int]:
+    """Pids of this user's processes running with ``TORCHCOURSE_HOME=home`` (a learner's open apps)."""
+    import os
+
+    want = f"TORCHCOURSE_HOME={home}".encode()
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if want in env:
+                out.append(int(entry))
+    return out
+
+
+def cmd_class_reset(args) -> int:
+    """``torchcourse class reset NAME --users FILE (--all | CHAPTER)``: end that learner's open
+    sessions first (serve ends them and holds the link while a hold file exists), then reset."""
+    import os
+    import time
+
+    from torchcourse.paths import HOME_ENV
+    from torchcourse.serve.users import HOLD_FILE, UsersError, default_data_root, load_users
+
+    path = Path(args.users).expanduser()
+    try:
+        users = load_users(path)
+    except UsersError as exc:
+        print(f"torchcourse class reset: {exc}", file=sys.stderr)
+        return 2
+    if args.name not in users:
+        print(f"torchcourse class reset: {path} 里没有学员 {args.name!r}（有：{'、'.join(users)}）", file=sys.stderr)
+        return 2
+    if not args.all and not args.chapter:
+        print("torchcourse class reset: 要说清楚清除哪一章（如 01），或者 --all 清除全部", file=sys.stderr)
+        return 2
+    root = Path(args.data_root).expanduser().resolve() if args.data_root else default_data_root(path)
+    home = root / args.name
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    hold = home / HOLD_FILE
+    hold.write_text("class reset\n", encoding="utf-8")
+    try:
+        end = time.monotonic() + 60
+        while learner_apps(home) and time.monotonic() < end:
+            time.sleep(0.2)
+        left = learner_apps(home)
+        if left:
+            print(f"torchcourse class reset: 学员 {args.name} 的会话 60 秒内没有结束（pid {left}），什么都没有清除",
+                  file=sys.stderr)
+            return 1
+        os.environ[HOME_ENV] = str(home)
+        from torchcourse.progress.cli import cmd_reset
+
+        return cmd_reset(args)
+    finally:
+        hold.unlink(missing_ok=True)

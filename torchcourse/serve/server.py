@@ -55,6 +55,10 @@ PAGE_DIR = Path(__file__).resolve().parent / "page"
 # textual.js hard-codes the terminal's font; this literal is replaced (checked at start: a
 # textual-serve whose bundle no longer has it stops the server with that reason).
 JS_FONT_LITERAL = "fontFamily:\"'Roboto Mono', Monaco, 'Courier New', monospace\""
+# ... and the terminal object is handed to the page's own script once it is open (copy, paste,
+# wheel, touch, the cards: page/index.html's ``torchcourseTerminal``)
+JS_OPEN_LITERAL = "this.terminal.open(e),"
+JS_OPEN_HOOK = "this.terminal.open(e),window.torchcourseTerminal&&window.torchcourseTerminal(this),"
 # The Latin font first (cells are measured on it), then the monospace and sans CJK fonts of each
 # platform, then the platform emoji fonts (with CJK fonts alone ⏱ 📝 🛑 ✅ are still boxes).
 TERMINAL_FONTS = (
@@ -72,8 +76,11 @@ CLOSE_GRACE = 15.0  # seconds an app gets after SIGHUP (its runner waits up to E
 EXIT_GRACE = 3.0  # an app that announced its exit (q) gets this long before it is sent SIGHUP
 SPARE_WAIT = 30.0  # seconds an app started for a page waits for that page's websocket
 MAX_SPARES = 2  # apps waiting for their page at once (more page loads just start theirs on connect)
-TICKET_WAIT = 600.0  # seconds a page's websocket id stays valid (the page connects once, right away)
-MAX_CELLS = 1000  # a terminal size from the query string is clamped to 1..MAX_CELLS
+TICKET_WAIT = 60.0  # seconds a page's websocket id stays valid (the page connects once, right away)
+MAX_CELLS = 500  # a terminal's width or height (query string or resize message) is clamped to 1..MAX_CELLS
+MAX_SESSIONS_PER_LEARNER = 4  # a learner's next tab beyond this ends their oldest session
+STOP_WAIT = CLOSE_GRACE + 10.0  # serve stops within this once asked (SIGTERM / Ctrl+C), whatever a session does
+PACKET_LOOP_WAIT = 5.0  # seconds the packet loop gets to end once its app process is gone
 
 REFUSED = (
     "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><title>需要访问令牌</title></head>"
@@ -81,6 +88,14 @@ REFUSED = (
     "<p>这个教程只对拿到令牌的人开放。请用启动 <code>torchcourse serve</code> 时打印出的完整网址打开"
     "（网址里带着 <code>?token=…</code>）；网址丢了就在那个终端里按 Ctrl+C 停掉，再启动一次。</p></body></html>"
 )
+# a class: the learner did not start serve, and a restart issues no new link (M1)
+REFUSED_CLASS = (
+    "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><title>链接无效</title></head>"
+    "<body style=\"font-family: sans-serif; margin: 3em;\"><h1>403：链接无效</h1>"
+    "<p>这个链接无效或已经停用，请向老师要你自己的链接。</p></body></html>"
+)
+from torchcourse.serve.users import HOLD_FILE  # noqa: E402 (a held learner: ``class reset`` is at work)
+REVOKED_CLOSE = 4403  # a websocket ended because its learner's link was removed or changed (the page says so)
 
 SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",  # a link opened from the course never carries the page's URL
@@ -99,7 +114,8 @@ def page_html(title: str, font_size: int, spare: str = "", learner: str = "") ->
     return (template.replace("{{TAB_TITLE}}", html.escape(tab)).replace("{{TITLE}}", html.escape(title))
             .replace("{{FONT_SIZE}}", str(font_size)).replace("{{UI_FONTS}}", UI_FONTS)
             .replace("{{SPARE}}", html.escape(spare)).replace("{{WHO}}", who)
-            .replace("{{BODY_CLASS}}", ' class="-signed-in"' if learner else ""))
+            .replace("{{BODY_CLASS}}", ' class="-signed-in"' if learner else "")
+            .replace("{{CLASS}}", "1" if learner else ""))
 
 
 @lru_cache(maxsize=1)
@@ -108,6 +124,9 @@ def patched_textual_js(statics: Path) -> bytes:
     text = (statics / "js" / "textual.js").read_text(encoding="utf-8")
     if text.count(JS_FONT_LITERAL) != 1:
         raise ValueError(f"textual-serve 的 textual.js 里找不到字体设置（{JS_FONT_LITERAL}）：textual-serve 的版本和 pyproject.toml 里钉住的不同")
+    if text.count(JS_OPEN_LITERAL) != 1:
+        raise ValueError(f"textual-serve 的 textual.js 里找不到打开终端的地方（{JS_OPEN_LITERAL}）：textual-serve 的版本和 pyproject.toml 里钉住的不同")
+    text = text.replace(JS_OPEN_LITERAL, JS_OPEN_HOOK)
     return text.replace(JS_FONT_LITERAL, f'fontFamily:"{TERMINAL_FONTS}"').encode("utf-8")
 
 
@@ -226,8 +245,20 @@ class CourseAppService(AppService):
                         pass
                     await process.wait()
         if self._task is not None:
-            await self._task  # the packet loop ends at the closed stdout
+            # the packet loop ends at the closed stdout; one stuck writing to a client that has gone
+            # (a huge frame) is cancelled, so that the session ends and serve can stop
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), PACKET_LOOP_WAIT)
+            except (TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+            except Exception:  # noqa: BLE001 - the loop's own failure: the session is over anyway
+                pass
             self._task = None
+
+    async def set_terminal_size(self, width: int, height: int) -> None:
+        """A resize message from the page, clamped like the query's size (a client asking for
+        3000 × 2000 cells gets at most MAX_CELLS each way)."""
+        await super().set_terminal_size(_clamp(str(width), 80), _clamp(str(height), 24))
 
 
 class CourseServer(Server):
@@ -240,7 +271,8 @@ class CourseServer(Server):
 
     def __init__(self, argv: list[str], *, token: str | None = None, title: str,
                  host: str = "127.0.0.1", port: int = 8000, users: dict[str, str] | None = None,
-                 data_root: Path | None = None, app_env: dict[str, str] | None = None) -> None:
+                 data_root: Path | None = None, app_env: dict[str, str] | None = None,
+                 users_path: Path | None = None) -> None:
         super().__init__(" ".join(argv), host=host, port=port, title=title)
         if (token is None) == (users is None):
             raise ValueError("CourseServer needs a token or a users table, not both")
@@ -256,6 +288,74 @@ class CourseServer(Server):
         self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
         self.js = patched_textual_js(self.statics_path)
         self.cookie = f"torchcourse_token_{port}"
+        self.users_path = Path(users_path) if users_path is not None else None  # reread on change/SIGHUP
+        self._users_stamp = self._stamp()
+        self.held: set[str] = set()  # learners held out while their progress is reset
+
+    # -- the users file, read again while serving ---------------------------------------------
+
+    def _stamp(self) -> tuple | None:
+        if self.users_path is None:
+            return None
+        try:
+            st = self.users_path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    async def reload_users(self) -> None:
+        """Read the users file again: added learners get in now; a removed learner, or one whose
+        token changed, has every open session ended at once (their place saved) while everyone
+        else keeps working. A file that cannot be used is reported and the current list kept."""
+        from torchcourse.serve.users import UsersError, load_users
+
+        self._users_stamp = self._stamp()
+        try:
+            users = load_users(self.users_path)
+        except UsersError as exc:
+            log.warning("学员名单没有重新读入（沿用现在的名单）：%s", exc)
+            return
+        gone = sorted(n for n, t in self.users.items() if users.get(n) != t)
+        added = sorted(n for n, t in users.items() if self.users.get(n) != t)
+        if not gone and not added:
+            return
+        self.users = users
+        self.learners = {t: n for n, t in users.items()}
+        for ticket in [t for t, (n, _u) in self.tickets.items() if n in gone]:
+            del self.tickets[ticket]
+        log.info("学员名单已重新读入：现在 %d 个学员%s%s", len(users),
+                 f"；新的或换了令牌：{'、'.join(added)}" if added else "",
+                 f"；停用或换了令牌（他们打开的会话已结束）：{'、'.join(gone)}" if gone else "")
+        await self.end_learner_sessions(set(gone))
+
+    async def end_learner_sessions(self, names: set[str]) -> int:
+        """End every session (and spare) of these learners now; the others keep running."""
+        ending = [s for s in list(self.sessions) if s.learner in names]
+        for spare, service in list(self.spares.items()):
+            if service.learner in names:
+                del self.spares[spare]
+        for service in ending:
+            sink = service._sink
+            if sink is not None and not sink.closed:
+                await sink.close(code=REVOKED_CLOSE, message="链接已停用".encode())
+        await asyncio.gather(*(s.stop() for s in ending), return_exceptions=True)
+        for service in ending:
+            self.sessions.discard(service)
+        return len(ending)
+
+    async def watch_users(self, every: float = 1.0) -> None:
+        """Poll the users file's identity, time and size (a change reloads it) and the learners'
+        hold files (a held learner's sessions end and their link is refused until it goes)."""
+        while True:
+            await asyncio.sleep(every)
+            if self._stamp() != self._users_stamp:
+                await self.reload_users()
+            held = {n for n in self.users if (self.data_root / n / HOLD_FILE).exists()}
+            newly = held - self.held
+            self.held = held
+            if newly:
+                n = await self.end_learner_sessions(newly)
+                log.info("暂停了学员 %s（重置进度；结束了 %d 个会话）", "、".join(sorted(newly)), n)
 
     # -- who gets in ----------------------------------------------------------------------
 
@@ -269,19 +369,34 @@ class CourseServer(Server):
     def learner(self, request: web.Request) -> str | None:
         """The learner a request's token names ("" for the one learner), or None (refused).
 
-        The ``?token=`` of the request wins over the header, which wins over the cookie: a
-        browser holding A's cookie that opens B's link is B from then on."""
+        The first credential the request carries decides, alone: ``?token=``, else
+        ``Authorization: token …``, else the cookie. A ``?token=`` that matches nobody is refused
+        even when the cookie names someone (a mistyped, removed or rotated link never opens the
+        browser's previous learner); a browser holding A's cookie that opens B's link is B."""
         scheme, _, value = request.headers.get("Authorization", "").partition(" ")
         for candidate in (request.query.get("token"), value.strip() if scheme.lower() == "token" else None,
                           request.cookies.get(self.cookie)):
             if candidate:
                 name = self._learner_of(candidate)
-                if name is not None:
-                    return name
+                return None if name in self.held else name
         return None
 
     def authorized(self, request: web.Request) -> bool:
         return self.learner(request) is not None
+
+    @staticmethod
+    def over_https(request: web.Request) -> bool:
+        """The browser's request came over HTTPS: to serve directly, or to a proxy that says so."""
+        forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+        return request.secure or forwarded == "https"
+
+    def refused(self, request: web.Request) -> web.Response:
+        page = REFUSED_CLASS if self.users is not None else REFUSED
+        response = web.Response(status=403, text=page, content_type="text/html", charset="utf-8",
+                                headers={**SECURITY_HEADERS, "Cache-Control": NO_STORE})
+        if request.cookies.get(self.cookie):  # a stale cookie (another learner's, or revoked) goes
+            response.del_cookie(self.cookie, path="/")
+        return response
 
     @web.middleware
     async def _guard(self, request: web.Request, handler):
@@ -291,16 +406,17 @@ class CourseServer(Server):
             cross_origin = bool(origin) and urlsplit(origin).netloc != request.host
         learner = None if cross_origin else self.learner(request)
         if learner is None:
-            why = "来自别的网页" if cross_origin else "没有令牌"
+            given = request.query.get("token") or request.headers.get("Authorization") or request.cookies.get(self.cookie)
+            why = "来自别的网页" if cross_origin else "令牌不对" if given else "没有令牌"
             log.info("拒绝了一个请求（%s）：%s %s", why, request.method, request.path)  # the path only, never the query
-            return web.Response(status=403, text=REFUSED, content_type="text/html", charset="utf-8",
-                                headers={**SECURITY_HEADERS, "Cache-Control": NO_STORE})
+            return self.refused(request)
         request["learner"] = learner
         response = await handler(request)
         given = request.query.get("token")
-        if request.path == "/" and given and self._learner_of(given) is not None:
+        if request.path == "/" and given:
             # the page's static files, websocket and downloads carry the token in this cookie
-            response.set_cookie(self.cookie, given, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(self.cookie, given, httponly=True, samesite="Strict", path="/",
+                                secure=self.over_https(request) or None)
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
         cacheable = request.path.startswith(("/static/", "/favicon"))
@@ -406,6 +522,7 @@ class CourseServer(Server):
                 await service.attach(websocket)
                 if service.size != (width, height):
                     await service.set_terminal_size(width, height)
+            await self._cap_sessions(learner, service)
             early = "（页面加载时已启动）" if service.attached_early else ""
             who = f"：学员 {learner}" if learner else ""
             log.info("打开了一个会话（pid %s；现在 %d 个）%s%s", service.pid, len(self.sessions), early, who)
@@ -418,6 +535,18 @@ class CourseServer(Server):
             if service is not None:
                 await self._end(service, websocket)
         return websocket
+
+    async def _cap_sessions(self, learner: str, service: CourseAppService) -> None:
+        """At most MAX_SESSIONS_PER_LEARNER open sessions per learner: the oldest ones end (their
+        place is saved, as when a tab closes). Pages waiting for their websocket do not count."""
+        service.opened_at = asyncio.get_running_loop().time()
+        waiting = set(self.spares.values())
+        mine = sorted((s for s in self.sessions if getattr(s, "learner", "") == learner and s not in waiting),
+                      key=lambda s: getattr(s, "opened_at", 0.0))
+        for old in mine[: max(0, len(mine) - MAX_SESSIONS_PER_LEARNER)]:
+            if old is not service:
+                log.info("学员 %s 的会话超过 %d 个，结束最早的一个（pid %s）", learner or "-", MAX_SESSIONS_PER_LEARNER, old.pid)
+                asyncio.ensure_future(old.stop())
 
     async def _end(self, service: CourseAppService, websocket: web.WebSocketResponse) -> None:
         await service.stop()
@@ -468,12 +597,32 @@ class CourseServer(Server):
                 loop.add_signal_handler(getattr(signal, name), stop.set)
             except (AttributeError, NotImplementedError, RuntimeError):  # no such signal here (Windows)
                 pass
+        watcher = None
+        if self.users_path is not None:  # a class: SIGHUP and a changed file reread the users file
+            try:
+                loop.add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self.reload_users()))
+            except (AttributeError, NotImplementedError, RuntimeError):
+                pass
+            watcher = asyncio.ensure_future(self.watch_users())
         ready(port)
         try:
             await stop.wait()
         finally:
+            if watcher is not None:
+                watcher.cancel()
             n = len(self.sessions)
-            await self.stop_sessions()
-            await runner.cleanup()
+            try:  # bounded: a session that will not end never keeps serve running
+                await asyncio.wait_for(self.stop_sessions(), STOP_WAIT)
+            except TimeoutError:
+                for s in list(self.sessions):
+                    if s._process is not None and s._process.returncode is None:
+                        try:
+                            os.killpg(s._process.pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+            try:
+                await asyncio.wait_for(runner.cleanup(), 10.0)
+            except TimeoutError:
+                pass
             print(f"torchcourse serve: 已停止（结束了 {n} 个会话，进度都已保存）。", flush=True)
         return 0

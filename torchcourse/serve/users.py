@@ -26,6 +26,7 @@ from pathlib import Path
 from torchcourse.serve.access import MIN_TOKEN_CHARS
 
 MAX_NAME_CHARS = 64
+HOLD_FILE = "serve-hold"  # <data root>/<name>/serve-hold: serve ends that learner's sessions and refuses them
 _KEY = re.compile(r"""^\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*=""")
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 

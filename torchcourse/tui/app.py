@@ -55,7 +55,11 @@ class TorchCourseApp(App):
         # every progress write goes through one queue served off the UI thread, in order
         self.writer = ProgressWriter(store, notify=self.notify, landed=self._writes_landed)
         self.store = PendingView(store, self.writer)  # reads see the queued route and place
-        self.back_stack: list[str] = []  # chapters left by following a link: Esc goes back to them
+        # views left by a jump (search, lookup, a link, the TOC, 回看): Esc goes back to them
+        self.back_stack: list[dict] = []
+        self.search_hits: list = []  # the active search's hits (n / N step through them), its index
+        self.search_index = 0
+        self.search_term = ""
         self.unsaved_at_exit: list[str] = []
         self.quiz_seed: int | None = None  # None: each quiz attempt shuffles its choices afresh (tests fix it)
         if runner is None:
@@ -159,6 +163,13 @@ class TorchCourseApp(App):
             return
         await super().on_event(event)
 
+    def on_app_focus(self, event: events.AppFocus) -> None:
+        """Back to this window (a browser tab, a terminal): the home screen reads the progress again,
+        which another tab or terminal on the same progress may have moved (继续's label)."""
+        refresh = getattr(self.screen, "refresh_data", None)
+        if refresh is not None and self.screen.is_mounted and getattr(self.screen, "_shown_once", False):
+            refresh()
+
     def on_ready(self) -> None:
         gcpolicy.started()  # the first frame is out: the collector is back (start_app paused it)
         self.prewarm()
@@ -210,8 +221,67 @@ class TorchCourseApp(App):
             return ch
         return None
 
+    def top_reader(self):
+        """The reader under whatever dialog is on top (None: no chapter is open)."""
+        from torchcourse.tui.reader import ReaderScreen
+
+        return next((s for s in reversed(self.screen_stack) if isinstance(s, ReaderScreen)), None)
+
+    def push_back(self) -> None:
+        """Remember the open reader's view, so that Esc after a jump comes back to it."""
+        reader = self.top_reader()
+        if reader is None or not reader.is_mounted:
+            self.back_stack.append({"home": True})
+            return
+        place = reader.current_place() if reader.loaded else None
+        if place is None:
+            place = (reader.chapter_layout.start_part, reader.chapter_layout.target_line, reader.chapter_layout.target_offset)
+        self.back_stack.append({"chapter": reader.chapter.id, "place": place, "visiting": reader.visiting})
+
+    def mark_search(self) -> None:
+        """The active search's term is marked in the prose of every open reader (like less)."""
+        from torchcourse.tui.reader.blocks import Prose, SearchMark
+
+        term = self.search_term if self.search_hits else ""
+        if SearchMark.term == term:
+            return
+        SearchMark.term = term
+        for screen in self.screen_stack:
+            for prose in screen.query(Prose) if getattr(screen, "chapter", None) is not None else ():
+                prose.refresh()
+
+    def jump_to(self, chapter_id: str, *, line: int | None = None, anchor: str | None = None) -> None:
+        """A jump (search, lookup, a link, 回看): moves the view, never the saved place or a break
+        reached; the chapter opens as a visit until the learner reads on there (see ReadingPlace)."""
+        ch = self.written_chapter(chapter_id)
+        if ch is None:
+            return
+        self.mark_search()
+        self.push_back()
+        reader = self.top_reader()
+        if reader is not None and reader.chapter.id == chapter_id and reader.loaded:
+            while self.screen is not reader:  # a dialog (search, lookup) over it
+                self.pop_screen()
+            reader.visit(line=line, anchor=anchor)
+            return
+        self.open_chapter(chapter_id, line=line, anchor=anchor, visiting=True)
+
+    def review_section(self, chapter_id: str, anchor: str | None) -> None:
+        """The quiz results' 回看: the section opens over the results (a visit, like any jump);
+        Esc closes it and the results list is there again (walk M1)."""
+        from torchcourse.tui.reader import ReaderScreen
+
+        ch = self.written_chapter(chapter_id)
+        if ch is None:
+            return
+        if anchor is not None and ch.anchor_line(anchor) is None:
+            anchor = None
+        self.back_stack.append({"pop": True})
+        self.prestart_runner(ch)
+        self.push_screen(ReaderScreen(ch, anchor=anchor, visiting=True))
+
     def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None,
-                     offset: int = 0) -> None:
+                     offset: int = 0, visiting: bool = False) -> None:
         from torchcourse.tui.reader import ReaderScreen
 
         ch = self.written_chapter(chapter_id)
@@ -224,7 +294,7 @@ class TorchCourseApp(App):
 
             part, line, offset = saved_place(ch, self.store)
         self.prestart_runner(ch)  # before the screen is built: torch loads while the chapter mounts
-        self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset))
+        self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset, visiting=visiting))
 
     def prestart_runner(self, chapter) -> None:
         """Start the warm runner in the background for a chapter with runnable snippets (home
@@ -317,14 +387,30 @@ class TorchCourseApp(App):
         from torchcourse.tui.reader import ReaderScreen
 
         if isinstance(self.screen, ReaderScreen) and self.back_stack:
-            # after a link: back to the chapter it was followed from, where it was left
+            # after a jump: back to the view it was made from (a browser's Back, less's '')
             back = self.back_stack.pop()
-            if self.course.chapter(back) is not None:
+            if not self.back_stack:
+                self.search_hits = []
+                self.mark_search()
+            if back.get("home"):
+                self.go_home()
+                return
+            if back.get("pop"):  # a reader opened over another screen (the quiz results)
+                self.pop_screen()
+                return
+            part, line, offset = back["place"]
+            reader = self.screen
+            if reader.chapter.id == back["chapter"] and reader.loaded:
+                reader.visit(line=line, part=part, offset=offset, visiting=back["visiting"])
+                return
+            if self.course.chapter(back["chapter"]) is not None:
                 stack = self.back_stack
-                self.open_chapter(back)
+                self.open_chapter(back["chapter"], part=part, line=line, offset=offset, visiting=back["visiting"])
                 self.back_stack = stack
                 return
         self.back_stack = []
+        self.search_hits = []
+        self.mark_search()
         if len(self.screen_stack) > 1:
             # Esc in the reader lands here (a global binding): the place read is saved first, or
             # a scroll less than a second old (the rest timer) was lost with the screen
@@ -368,7 +454,7 @@ class TorchCourseApp(App):
             self.after_progress(cid)
         goto = getattr(outcome, "goto", None)
         if goto:
-            self.open_chapter(goto[0], anchor=goto[1])
+            self.jump_to(goto[0], anchor=goto[1] or None)
 
     async def action_quit(self) -> None:
         self.save_reading_place()

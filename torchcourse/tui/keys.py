@@ -32,9 +32,9 @@ KEYS: tuple[Key, ...] = (
     Key("e", "lookup", "报错反查", "粘贴一段报错原文，找到讲它的那一节（阅读页里 e 是改代码，反查用 Ctrl+P）", "全局", show=False),
     Key("v", "review", "复习", "做今天到期的复习题（首页的「📝 复习」一行显示今天到期几题）", "全局", show=False),
     Key("ctrl+p", "command_palette", "命令", "命令面板：按名字打开章节、切换路线、反查报错", "全局", show=False, display="Ctrl+P"),
-    Key("escape", "back", "返回", "返回上一页：跟着链接打开的章回到链接所在的那一章（你离开的那一行），否则阅读页回到首页；对话框里是关闭", "全局", show=False, display="Esc"),
+    Key("escape", "back", "返回", "返回：跳转（搜索、报错反查、链接、目录、测验结果的回看）之后回到跳之前的地方，否则阅读页回到首页；对话框里是关闭", "全局", show=False, display="Esc"),
     Key("q", "quit", "退出", "退出（进度随时已保存）；在对话框（帮助、目录、链接列表…）里 q 只关闭对话框", "全局"),
-    Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢", "全局", show=False, priority=True, display="Ctrl+C"),
+    Key("ctrl+c", "quit", "退出", "同样是退出，进度不会丢（浏览器里 Ctrl+C 是复制：按住 Shift 拖动选中文字；退出按 q）", "全局", show=False, priority=True, display="Ctrl+C"),
     # home
     Key("c", "continue", "继续", "回到上次停下的地方继续读（退出时屏幕顶上那一行；章节改过就回到最近的断点）", "首页"),
     Key("r", "choose_route", "选路线", "选择学习路线（换路线不会丢任何进度）", "首页"),
@@ -42,7 +42,10 @@ KEYS: tuple[Key, ...] = (
     Key("m", "chapter_quiz", "测验", "章节地图里选中那一章的检查点测验", "首页"),
     # reader
     Key("t", "toc", "目录", "本章目录：小节和断点，回车跳过去", "阅读"),
-    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下读到哪里；跳过的段不算读过的分钟）", "阅读"),
+    Key("n", "next_part", "下一段", "跳到下一个断点 🛑（记下读到哪里；跳过的段不算读过的分钟）；搜索之后 n 是下一处匹配（匹配处标黄，Esc 退回后取消）", "阅读"),
+    Key("N", "prev_hit", "上一处", "搜索之后：上一处匹配（n 是下一处；Esc 回到搜索前的地方）", "阅读", show=False, display="Shift+N"),
+    Key("g", "top", "开头", "回到本章开头（像 less；Home 也行）", "阅读", show=False),
+    Key("G", "bottom", "结尾", "到本章结尾（像 less；End 也行）", "阅读", show=False, display="Shift+G"),
     Key("s", "stop_here", "停在这里", "停在这里，保存并回到首页（Esc、q 也会记下读到的那一行）", "阅读"),
     Key("right_square_bracket", "next_chapter", "下一章", "按当前路线打开下一章", "阅读", display="]"),
     Key("left_square_bracket", "prev_chapter", "上一章", "按当前路线打开上一章", "阅读", show=False, display="["),

@@ -1,7 +1,7 @@
 """Which parts of the open chapter the learner really read (issue 13 item 5, walk L8).
 
 The rule (:mod:`torchcourse.progress.reading`): a page counts as read once it has been on screen
-as long as a reader at the course's pace (170 字/分) needs for the text it shows, code and
+as long as a reader at a fluent pace (the course's 170 字/分 times ``PACE_FACTOR``) needs for the text it shows, code and
 output at half weight. Time on a view is spread over the text it shows: a page held half that
 long reads half of each block on it, a block cut by the page's edge gets its share of rows, and
 the rest comes from the next page or a later visit (line by line with ``j``/``k`` adds up too).
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from torchcourse.progress.reading import IDLE_CAP_S, SEEN_SHARE, block_chars
+from torchcourse.progress.reading import IDLE_CAP_S, SEEN_SHARE, block_chars, reading_pace
 
 
 class ReadingTracker:
@@ -72,7 +72,7 @@ class ReadingTracker:
         visible = sum(rows * w for _i, _b, rows, w in shown)
         if visible <= 0:
             return set()
-        need = visible * 60.0 / self.screen.app.course.chars_per_minute  # seconds to read what it shows
+        need = visible * 60.0 / reading_pace(self.screen.app.course.chars_per_minute)  # seconds to read what it shows
         share = min(1.0, dt / need)
         touched = set()
         for index, block, rows, w in shown:

@@ -76,9 +76,43 @@ class RenderedOnce:
             lines = console.render_lines(self.renderable, options.update(height=None), pad=False, new_lines=False)
             self._lines = (key, lines)
         new_line = RichSegment.line()
+        term = SearchMark.term.lower()
         for line in self._lines[1]:
-            yield from line
+            if term and any(term in seg.text.lower() for seg in line):
+                yield from SearchMark.mark(line, term)
+            else:
+                yield from line
             yield new_line
+
+
+class SearchMark:
+    """The active search's term (the app sets it; "" when none): its matches in prose are shown
+    marked, like ``less`` does, while ``n`` / ``N`` step through them."""
+
+    term = ""
+    STYLE = "bold black on #e5c07b"
+
+    @classmethod
+    def mark(cls, line, term: str):
+        from rich.segment import Segment as RichSegment
+        from rich.style import Style
+
+        hit = Style.parse(cls.STYLE)
+        for seg in line:
+            text, low, at = seg.text, seg.text.lower(), 0
+            if seg.control or term not in low:
+                yield seg
+                continue
+            while True:
+                i = low.find(term, at)
+                if i < 0:
+                    break
+                if i > at:
+                    yield RichSegment(text[at:i], seg.style)
+                yield RichSegment(text[i:i + len(term)], (seg.style or Style()) + hit)
+                at = i + len(term)
+            if at < len(text):
+                yield RichSegment(text[at:], seg.style)
 
 
 def segment_widget(seg: Segment) -> Widget:

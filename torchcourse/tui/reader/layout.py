@@ -145,7 +145,12 @@ class ChapterLayout:
         ch, app = self.chapter, self.screen.app
         nxt = neighbour(app.course, app.store, ch.id, 1)
         has_quiz = ch.checkpoint is not None and ch.checkpoint.is_file()
-        end = ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end")
+        from torchcourse.tui.summary import current_route
+
+        route = current_route(app.course, app.store)
+        # the route's next chapter, named as such: the chapter's own text may point elsewhere (walk M7)
+        whose = f"路线 {route.id} 的下一章" if route is not None else "下一章"
+        end = ChapterEnd(has_quiz, f"{nxt.id} {nxt.title}" if nxt else None, id="chapter-end", next_words=whose)
         self.body.mount(end)
         # Its buttons are composed and sized over the next refreshes, each a new layout of the
         # whole chapter: done before the chapter counts as loaded, not on the learner's first PgDn.

@@ -33,7 +33,8 @@ class Navigation:
         self.screen.run_worker(job, group="jump", exclusive=True)
 
     def back(self) -> None:
-        self.screen.app.go_home()
+        """Esc: back to the view a jump was made from (the app's back stack), else home."""
+        self.screen.app.action_back()
 
     def toc(self) -> None:
         from torchcourse.tui.screens.toc import TocScreen
@@ -42,10 +43,11 @@ class Navigation:
             if target is None:
                 return
             kind, value = target
+            self.screen.app.push_back()  # a jump: Esc comes back here, the place stays
             if kind == "break":
-                self._jump(self.layout.jump_to_break(value))
+                self.screen.visit(part=value)
             else:
-                self._jump(self.layout.jump_to_line(value))
+                self.screen.visit(line=value)
 
         self.screen.app.push_screen(TocScreen(self.chapter), chosen)
 
@@ -91,7 +93,7 @@ class Navigation:
             if line is None:
                 screen.notify(f"本章没有 #{link.anchor} 这一节。", severity="warning")
                 return
-            self._jump(self.layout.jump_to_line(line))
+            app.jump_to(self.chapter.id, line=line)
             return
         ch = app.written_chapter(link.chapter)
         if ch is None:
@@ -100,8 +102,7 @@ class Navigation:
         if anchor is not None and ch.anchor_line(anchor) is None:
             screen.notify(f"第 {ch.id} 章里没有 #{anchor} 这一节，从本章开头打开。", severity="warning")
             anchor = None
-        app.back_stack.append(self.chapter.id)  # Esc comes back here (walk L16)
-        app.open_chapter(ch.id, anchor=anchor)
+        app.jump_to(ch.id, anchor=anchor)  # a jump: Esc comes back here, the place stays
 
     def visible_links(self) -> list[Link]:
         """Course links of the prose on screen, top to bottom (the whole visible part if none is on screen)."""

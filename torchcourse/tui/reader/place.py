@@ -44,10 +44,30 @@ class ReadingPlace:
         self._last_scroll_y = self.positions.body.scroll_y
         self.reading.account()
 
+    def adopt(self) -> None:
+        """A visited view becomes the reading place: breaks from here on are reached by reading."""
+        self._last_scroll_y = self.positions.body.scroll_y
+
+    async def move_view(self, *, line: int | None = None, part: int = 0, offset: int = 0) -> None:
+        """A jump inside this chapter: the view moves, no break is reached on the way."""
+        layout, body = self.layout, self.positions.body
+        if line is not None:
+            await layout.jump_to_line(line)
+            if offset:
+                body.scroll_to(y=body.scroll_y + offset, animate=False, immediate=True)
+        elif part > 0:
+            await layout.jump_to_break(part)
+        else:
+            body.scroll_home(animate=False, immediate=True)
+        self._last_scroll_y = body.scroll_y
+
     def scrolled(self, new: float) -> None:
         if not self.screen.loaded:
             return
         self.reading.scrolled()
+        if self.screen.visiting:  # a jump's view: no break reached, no place saved
+            self._last_scroll_y = new
+            return
         # the place is saved once the view rests (a closed terminal loses at most the last second)
         if self._save_timer is not None:
             self._save_timer.stop()
@@ -60,6 +80,8 @@ class ReadingPlace:
 
     def reach(self, k: int) -> None:
         """Break point k was reached: record it (the store also sets the resume position)."""
+        if self.screen.visiting:
+            return
         cid, app = self.chapter.id, self.screen.app
         b = self.positions.banner(k)
         if b is not None:
@@ -69,7 +91,8 @@ class ReadingPlace:
         app.after_progress(cid)
 
     async def next_part(self) -> None:
-        """``n``: the next break point below the top of the view (reached), else the chapter's end."""
+        """``n``: the next break point below the top of the view (reached, unless this view is a
+        jump's visit), else the chapter's end."""
         layout, body = self.layout, self.positions.body
         top = body.scroll_y
         for k in range(1, layout.breaks + 1):
@@ -89,6 +112,8 @@ class ReadingPlace:
 
     def stop_here(self) -> None:
         """``s``: the furthest break on screen reached, the place saved, back home with a note of it."""
+        self.screen.visiting = False  # s makes even a jump's view the reading place
+        self.screen.app.back_stack = []
         visible = self.positions.visible_banners()
         if visible:
             self.reach(max(b.index for b in visible))
@@ -130,6 +155,8 @@ class ReadingPlace:
             self._save_timer.stop()
             self._save_timer = None
         self.reading.account()  # the time up to this exit counts
+        if self.screen.visiting:  # a jump's view is not the reading place
+            return True
         place = self.current_place()
         if place is None:
             return True

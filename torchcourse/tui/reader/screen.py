@@ -60,12 +60,14 @@ class ReaderBody(VerticalScroll):
     (``Pilot.press`` waits for every animation to end). Now the screen a key leaves is its page."""
 
     def action_page_down(self) -> None:
+        self.screen.read_on()
         self.scroll_page_down(animate=False)
 
     def action_page_up(self) -> None:
         self.scroll_page_up(animate=False)
 
     def action_scroll_down(self) -> None:
+        self.screen.read_on()
         self.scroll_down(animate=False)
 
     def action_scroll_up(self) -> None:
@@ -87,9 +89,12 @@ class ReaderScreen(LeanScreen):
     loaded: reactive[bool] = reactive(False)
 
     def __init__(self, chapter: Chapter, *, part: int = 0, line: int | None = None, anchor: str | None = None,
-                 offset: int = 0) -> None:
+                 offset: int = 0, visiting: bool = False) -> None:
         super().__init__()
         self.chapter = chapter
+        # opened by a jump (search, lookup, a link, 回看): the view moves, the saved place and the
+        # breaks reached do not, until the learner reads on here (Space, PgDn, j, ↓) or presses s
+        self.visiting = visiting
         self.positions = positions = Positions(self, chapter)
         self.chapter_layout = layout = ChapterLayout(self, positions, part=part, line=line, anchor=anchor, offset=offset)
         self.place = ReadingPlace(self, layout, positions)
@@ -237,21 +242,67 @@ class ReaderScreen(LeanScreen):
 
     # -- keys -----------------------------------------------------------------------------------
 
+    def visit(self, *, line: int | None = None, anchor: str | None = None, part: int = 0, offset: int = 0,
+              visiting: bool = True) -> None:
+        """Move the view here without reading it (a jump in this chapter; Esc back to a view)."""
+        if anchor and line is None:
+            line = self.chapter.anchor_line(anchor)
+        self.place.save_place()  # the place read so far, before the view leaves it
+        self.visiting = visiting
+        self.run_worker(self.place.move_view(line=line, part=part, offset=offset), group="jump", exclusive=True)
+
+    def read_on(self) -> None:
+        """The learner reads on (Space, PgDn, j, ↓): a visited view becomes the reading place."""
+        if self.visiting:
+            self.visiting = False
+            self.place.adopt()
+
     # less / vim scrolling: Space and b page, j and k move a line
     def action_page_down(self) -> None:
+        self.read_on()
         self.body.scroll_page_down(animate=False)  # at once, as PgDn (see ReaderBody)
 
     def action_page_up(self) -> None:
         self.body.scroll_page_up(animate=False)
 
     def action_line_down(self) -> None:
+        self.read_on()
         self.body.scroll_down(animate=False)
 
     def action_line_up(self) -> None:
         self.body.scroll_up(animate=False)
 
     async def action_next_part(self) -> None:
+        if self.app.search_hits:  # while a search is active n is its next hit, like less
+            self.step_hit(1)
+            return
         await self.place.next_part()
+
+    def action_prev_hit(self) -> None:
+        if self.app.search_hits:
+            self.step_hit(-1)
+        else:
+            self.notify("没有正在进行的搜索：按 / 搜索，之后 n、N 是下一处、上一处。")
+
+    def step_hit(self, step: int) -> None:
+        """n / N while a search is active: the next (previous) hit, in this chapter or another."""
+        app = self.app
+        hits = app.search_hits
+        i = app.search_index + step
+        if not 0 <= i < len(hits):
+            self.notify("已经是最后一处了。" if step > 0 else "已经是第一处了。")
+            return
+        app.search_index = i
+        hit = hits[i]
+        self.notify(f"第 {i + 1}/{len(hits)} 处：{app.search_term}")
+        app.jump_to(hit.chapter_id, line=hit.line)
+
+    def action_top(self) -> None:
+        self.body.scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self.read_on()
+        self.body.scroll_end(animate=False)
 
     def action_stop_here(self) -> None:
         self.place.stop_here()

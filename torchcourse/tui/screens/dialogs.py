@@ -179,11 +179,11 @@ def help_content(cpm: int = 170, width: int | None = None) -> Content:
         lines.append(Content.assemble(("  " + key, "bold $accent"), pad, Content(indent).join(r.rstrip() for r in rows)))
     lines.append(Content(""))
     lines.append(Content("点击 ▶ 运行 按钮也能运行代码块；鼠标滚轮滚动正文。"))
-    from torchcourse.progress.reading import HOW_IT_COUNTS
+    from torchcourse.progress.reading import HOW_IT_COUNTS, reading_pace
 
     lines.append(Content(""))
     lines.append(Content.styled("【已读的分钟怎么算】", "bold"))
-    lines.append(Content(HOW_IT_COUNTS.format(cpm=cpm)))
+    lines.append(Content(HOW_IT_COUNTS.format(cpm=reading_pace(cpm))))
     return Content("\n").join(lines)
 
 

@@ -18,8 +18,7 @@ from torchcourse.tui.widgets.actionline import ActionLine
 from torchcourse.tui.widgets.keybar import KeyBar
 from torchcourse.tui.cjkwrap import glued
 from torchcourse.tui.summary import (
-    STATUS_ICON,
-    STATUS_TEXT,
+    STATE_ICON,
     all_statuses,
     continue_target,
     current_route,
@@ -30,6 +29,7 @@ from torchcourse.tui.summary import (
     unwritten_in_route,
     review_line,
     route_progress,
+    total_minutes,
 )
 from torchcourse.tui.widgets.calendar import CheckinCalendar
 
@@ -133,14 +133,13 @@ class HomeView:
         self.route = route
 
         done = sum(1 for s in statuses.values() if s.status == "done")
-        read = round(sum(s.read_minutes for s in statuses.values()))
-        total = sum(s.minutes for s in statuses.values())
+        read, total = total_minutes(statuses)  # the appendix is consulted, not read: not counted
         planned = any(s.status == "unavailable" for s in statuses.values())
         # a planned chapter's minutes are its target, not measured text: say so
-        from torchcourse.progress.reading import home_note
+        from torchcourse.progress.reading import home_note, reading_pace
 
         # what 已读 means, beside it (walk L8: "4/4 章 · 9/406 分钟" after quick paging read like a bug)
-        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟" + home_note(course.chars_per_minute, planned)
+        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟" + home_note(reading_pace(course.chars_per_minute), planned)
 
         self.target = target = continue_target(course, store)
         if target is None:
@@ -188,16 +187,11 @@ class HomeView:
         on_route = set(route.chapters) if route else set()
         for ch in course.chapters:
             st = statuses[ch.id]
-            if st.status == "doing" and st.furthest_break >= ch.break_points:
-                status = "已读完 · 差检查点测验 (m)"  # completion also needs the quiz passed
-            elif st.status == "doing":
-                status = f"{STATUS_TEXT['doing']} {st.furthest_break}/{ch.break_points}"
-            else:
-                status = STATUS_TEXT[st.status]
+            status = st.words  # the one progress model's words (torchcourse progress prints the same)
             dot = "•" if ch.id in on_route else " "
             style = "$text-muted" if not ch.available else ""
             prompt = Content.assemble(
-                (f"{dot}{STATUS_ICON[st.status]} {ch.id:>2} {ch.title}", f"bold {style}".strip()),
+                (f"{dot}{STATE_ICON[st.state]} {ch.id:>2} {ch.title}", f"bold {style}".strip()),
                 (f"  ⏱ {chapter_minutes(ch)} 分钟 · {status}\n", style),
                 (f"      {ch.promise}", "$text-muted"),
             )

@@ -96,9 +96,9 @@ class LookupScreen(Finder):
 
     def open_hit(self, hit) -> None:
         if not hasattr(hit, "entry"):
-            self.app.open_chapter(hit.chapter_id, line=hit.line)
+            self.app.jump_to(hit.chapter_id, line=hit.line)
             return
-        self.app.open_chapter(hit.entry.chapter_id, anchor=hit.entry.anchor)
+        self.app.jump_to(hit.entry.chapter_id, anchor=hit.entry.anchor)  # a jump: the place stays
 
     @on(TextArea.Changed, "#lookup-input")
     def _changed(self, event: TextArea.Changed) -> None:

@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Markdown, OptionList, Static
 from textual.worker import Worker
 
+from torchcourse.quiz.text import quiz_markdown
 from torchcourse.quiz.review import next_review_day
 from torchcourse.quiz.session import QuizError, QuizOutcome, QuizSession, Result, chapter_label
 from torchcourse.tui.screens import quiz_view as view
@@ -185,7 +186,7 @@ class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
         where = f" · {chapter_label(self.course, chapter_id)}" if s.chapter_id is None else ""
         self._head(f"{self._title()}   第 {s.index + 1}/{s.total} 题{where} · {q.kind_name}")
         prompt = self.query_one("#quiz-prompt", Markdown)
-        pending = [prompt.update(q.prompt)]
+        pending = [prompt.update(quiz_markdown(q.prompt))]  # __init__ as written
         prompt.display = True
         snippet = s.snippet_for(chapter_id, q)
         if snippet is not None:
@@ -314,7 +315,7 @@ class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
         if q is None or self.phase != ANSWER or q.kind != "open":
             return
         ref = self.query_one("#quiz-reference", Markdown)
-        pending = [ref.update(f"**参考答案**\n\n{q.reference or ''}")]
+        pending = [ref.update(f"**参考答案**\n\n{quiz_markdown(q.reference or '')}")]
         ref.display = True
         self._show_text("hint", "对照参考答案：答对了按 y，没答对按 n。")
         self._set_phase(JUDGE)
@@ -389,7 +390,7 @@ class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
         verdict.set_class(not right, "-wrong")
         self._show_text("verdict", text)
         explain = self.query_one("#quiz-explain", Markdown)
-        pending = [explain.update(f"**解释**：{q.explain}")]
+        pending = [explain.update(f"**解释**：{quiz_markdown(q.explain)}")]
         explain.display = True
         self._show_text("where", f"出处：{self.session.where(result)}")  # type: ignore[union-attr]
         snippet = self.session.snippet_for(result.chapter_id, q) if self.session else None

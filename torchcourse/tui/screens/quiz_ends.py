@@ -86,6 +86,10 @@ class QuizEnds:
         if s is None or event.option_id is None:
             return
         r = s.missed[int(event.option_id)]
+        review = getattr(self.app, "review_section", None)
+        if review is not None:  # the section opens over the results: Esc comes back to this list
+            review(r.chapter_id, r.question.section or None)
+            return
         self._dismiss(goto=(r.chapter_id, r.question.section or ""))
 
     def action_leave(self) -> None:

@@ -7,6 +7,7 @@ renderables or strings; :mod:`torchcourse.tui.screens.quiz` puts them in its wid
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.widgets.option_list import Option
@@ -73,8 +74,22 @@ def choice_rows(question, order: list[int], picked: set[int], cursor: int | None
                 style = "dim"
         elif chosen:
             style = "bold"
-        rows.append((Text(f"{pointer}{mark} {pos + 1}) ", style=style), Text(question.choices[index] + suffix, style=style)))
+        full = Style.parse(style) if style else Style()
+        if not graded:  # a click on the choice picks it (multi: toggles), as the number key does
+            full += Style.from_meta({"@click": f"screen.pick({pos})"})
+        rows.append((Text(f"{pointer}{mark} {pos + 1}) ", style=full), choice_text(question.choices[index] + suffix, full)))
     return HangingChoices(rows)
+
+
+def choice_text(text: str, style="") -> Text:
+    """A choice rendered like prose: inline code styled as code without its backticks, ``**…**``
+    bold, ``__init__`` as written (walk M5)."""
+    from torchcourse.quiz.text import inline_spans
+
+    out = Text(style=style)
+    for kind, piece in inline_spans(text):
+        out.append(piece, style="bold" if kind == "bold" else "bold #e5c07b" if kind == "code" else "")
+    return out
 
 
 def answer_hint(question) -> str:

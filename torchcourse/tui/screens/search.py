@@ -56,7 +56,12 @@ class SearchScreen(Finder):
         return f"找到 {count} 处"
 
     def open_hit(self, hit) -> None:
-        self.app.open_chapter(hit.chapter_id, line=hit.line)
+        """A jump to the hit; the hits stay active: n / N in the reader step through them."""
+        app = self.app
+        app.search_hits = list(self.hits)
+        app.search_index = self.hits.index(hit) if hit in self.hits else 0
+        app.search_term = self.input_text().strip()
+        app.jump_to(hit.chapter_id, line=hit.line)
 
     @on(Input.Changed, "#search-input")
     def _changed(self, event: Input.Changed) -> None:

@@ -45,10 +45,11 @@ class BreakBanner(Static):
 class ChapterEnd(Vertical):
     """After the last part: the checkpoint quiz and the next chapter along the route."""
 
-    def __init__(self, has_quiz: bool, next_title: str | None, **kwargs) -> None:
+    def __init__(self, has_quiz: bool, next_title: str | None, next_words: str = "下一章", **kwargs) -> None:
         super().__init__(**kwargs)
         self.has_quiz = has_quiz
         self.next_title = next_title
+        self.next_words = next_words  # "路线 B 的下一章": the route's, not the chapter's own 下一章
 
     def compose(self) -> ComposeResult:
         yield Label("本章读完了。", classes="end-title")
@@ -56,7 +57,7 @@ class ChapterEnd(Vertical):
             if self.has_quiz:
                 yield Button("✅ 检查点测验 (m)", id="end-quiz", action="screen.quiz", compact=True)
             if self.next_title:
-                yield Button(f"下一章 ▶ {self.next_title} (])", id="end-next", action="screen.next_chapter", compact=True)
+                yield Button(f"{self.next_words} ▶ {self.next_title} (])", id="end-next", action="screen.next_chapter", compact=True)
             else:
                 # no "(Esc)": after a link Esc goes back to the link's chapter (review-00 F8)
                 yield Button("回到首页", id="end-home", action="screen.back", compact=True)

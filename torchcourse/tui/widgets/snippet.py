@@ -340,7 +340,8 @@ class SnippetView(Vertical, can_focus=True):
     def _tick(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
         if self.queue_place > 0:
-            self._line("verdict").update(f"⏳ 排队中，前面还有 {self.queue_place - 1} 个（z 取消）")
+            ahead = self.queue_place - 1
+            self._line("verdict").update(f"⏳ 排队中，前面还有 {ahead} 个（z 取消）" if ahead else "⏳ 排队中，马上轮到你（z 取消）")
         else:
             self._line("verdict").update(f"{SPINNER[self._frame]} 运行中…（z 取消）")
 
