@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from hub_support import PASSWORD, Hub
-from serve_support import CHROMIUM, CHROMIUM_ARGS, DEADLINE, REPO, ScreenModel, missing_for_browser, wait_for
+from serve_support import CHROMIUM, CHROMIUM_ARGS, DEADLINE, FIXTURE, REPO, ScreenModel, missing_for_browser, wait_for
 from torchcourse.serve.hub import LAUNCHER_TITLE
 
 FIXTURE_TITLE = "测试课程：拆开一个小盒子"
@@ -172,9 +172,17 @@ class TestTheCourseInJupyterHub:
             return data if data.get("runs") else None
 
         data = wait_for(exported_run, "alice's export in the class folder, with the snippet she ran")
-        print(data["runs"], data["position"])
         assert data["position"]
         assert (hub.class_dir / "bob.json").exists()
+        # the teacher's class report over the hub's class folder lists both learners
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHCOURSE")}
+        env.update(PYTHONPATH=str(REPO), TORCHCOURSE_HOME=str(hub.root / "teacher"))
+        report = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "class", "report",
+                                 "--progress-dir", str(hub.class_dir), "--csv"], capture_output=True, text=True, env=env,
+                                stdin=subprocess.DEVNULL, timeout=120)
+        assert report.returncode == 0, report.stderr
+        rows = {line.split(",")[0]: line for line in report.stdout.splitlines()[1:]}
+        assert set(rows) == {"alice", "bob"}, report.stdout
 
 
 class TestTheTeachersSetUp:
