@@ -8,7 +8,7 @@ from __future__ import annotations
 from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import build_app, open_reader, run_app, screen_text, sync, wait_for, widget_text
+from tui_support import build_app, open_reader, run_app, screen_text, sync, wait_for, widget_text
 
 
 def view_of(screen: ReaderScreen, snippet_id: str) -> SnippetView:
@@ -88,7 +88,7 @@ LONG_PART = "\n\n".join(f"第 {i} 段：盒子、说明书、内存，这三个�
 
 @sync
 async def test_s_mid_part_names_the_section_home_then_shows_not_the_chapters_start(tmp_path):
-    from test_tui_support import edited_course, home
+    from tui_support import edited_course, home
 
     root = edited_course(tmp_path, "<!-- break: 看完了一块内存 -->", f"## 再说盒子 {{#more}}\n\n{LONG_PART}\n\n<!-- break: 看完了一块内存 -->")
     app, store = build_app(tmp_path / "p.sqlite3", course_root=root)

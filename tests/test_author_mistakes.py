@@ -427,7 +427,7 @@ def test_the_reader_offers_to_reload_a_changed_chapter_and_keeps_the_reading_lin
     import asyncio
     import shutil
 
-    from test_tui_support import FIXTURE, build_app, open_loaded_reader, open_reader, screen_text, wait_for
+    from tui_support import FIXTURE, build_app, open_loaded_reader, open_reader, screen_text, wait_for
 
     root = tmp_path / "c"
     shutil.copytree(FIXTURE, root)

@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from torchcourse.tui import keys
 from torchcourse.tui.screens.dialogs import HelpScreen
 
-from test_tui_support import build_app, screen_text, sync, wait_for
+from tui_support import build_app, screen_text, sync, wait_for
 
 
 @pytest.mark.parametrize("width", [80, 100])

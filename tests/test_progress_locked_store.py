@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torchcourse.progress.store as store_module
 from test_quiz_locked_store import Lock
-from test_tui_support import build_app, screen_text, sync, wait_for, widget_text
+from tui_support import build_app, screen_text, sync, wait_for, widget_text
 from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView

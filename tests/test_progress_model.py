@@ -15,7 +15,7 @@ from torchcourse.progress.model import all_statuses, total_minutes
 from torchcourse.progress.store import Store, open_store
 from torchcourse.quiz.bank import questions_for
 
-from test_tui_support import build_app, run_app, screen_text, sync, wait_for
+from tui_support import build_app, run_app, screen_text, sync, wait_for
 
 
 def walk_data(store: Store, course) -> None:

@@ -14,7 +14,7 @@ from torchcourse.progress import open_store
 from torchcourse.runner import Runner
 from torchcourse.tui.screens.quiz import QuizOutcome, QuizScreen, ReviewScreen
 
-from test_tui_support import screen_text
+from tui_support import screen_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "quizcourse"
 

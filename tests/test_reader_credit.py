@@ -10,7 +10,7 @@ from torchcourse.progress.reading import part_seconds
 from torchcourse.tui.readcredit import ReadingTracker
 from torchcourse.tui.screens.home import HomeScreen
 
-from test_tui_support import build_app, open_reader, screen_text, sync, wait_for, widget_text
+from tui_support import build_app, open_reader, screen_text, sync, wait_for, widget_text
 
 
 class FakeClock:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from torchcourse.runner import Runner
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import build_app, open_reader, screen_text, sync, wait_for
+from tui_support import build_app, open_reader, screen_text, sync, wait_for
 
 
 def test_the_runner_keeps_the_real_frames_beside_the_compared_output(tmp_path):
@@ -56,7 +56,7 @@ def test_run_prints_the_real_frames_after_the_comparison(tmp_path):
     import subprocess
     import sys
 
-    from test_tui_support import FIXTURE
+    from tui_support import FIXTURE
 
     env = {**os.environ, "TORCHCOURSE_HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "torchcourse", "--content", str(FIXTURE), "run", "02:twice", "--cold"],

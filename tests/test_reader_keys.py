@@ -7,7 +7,7 @@ from textual.screen import ModalScreen
 from torchcourse.tui import keys
 from torchcourse.tui.reader import ReaderScreen
 
-from test_tui_support import build_app, open_reader, sync, wait_for
+from tui_support import build_app, open_reader, sync, wait_for
 
 
 @sync

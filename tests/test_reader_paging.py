@@ -18,7 +18,7 @@ from textual import events
 from torchcourse import paths
 from torchcourse.course import load_course
 
-from test_tui_support import build_app, screen_text, sync, wait_for
+from tui_support import build_app, screen_text, sync, wait_for
 
 SHIPPED = paths.shipped_content_dir()
 CHAPTERS = [c.id for c in load_course(SHIPPED).chapters if c.available]

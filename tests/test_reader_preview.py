@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from test_tui_support import FIXTURE, build_app, open_reader, screen_text, sync, wait_for
+from tui_support import FIXTURE, build_app, open_reader, screen_text, sync, wait_for
 
 
 class TestADeletedChapterFileIsSaid:

@@ -7,7 +7,7 @@ import shutil
 
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import FIXTURE, build_app, open_reader, sync, wait_for
+from tui_support import FIXTURE, build_app, open_reader, sync, wait_for
 
 PROOF = ("盒子里一共有 6 个数。\n\n"
          "```python {#count proof}\n# 数一数盒子里的数\nprint(len([1, 2, 3] * 2))\n```\n\n```output\n6\n```\n\n")

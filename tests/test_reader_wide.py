@@ -8,7 +8,7 @@ from rich.cells import cell_len
 
 from torchcourse import paths
 
-from test_tui_support import build_app, open_reader, screen_text, sync
+from tui_support import build_app, open_reader, screen_text, sync
 
 SHIPPED = paths.shipped_content_dir()
 

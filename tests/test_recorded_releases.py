@@ -379,7 +379,7 @@ class TestReaderShowsTheInstalledReleasesOutput:
     def test_the_panel_shows_the_alternative_or_the_labelled_reference(self, tmp_path):
         import shutil
 
-        from test_tui_support import FIXTURE, open_reader, started, sync, widget_text
+        from tui_support import FIXTURE, open_reader, started, sync, widget_text
         from torchcourse.tui.widgets.snippet import SnippetView
 
         root = tmp_path / "course"

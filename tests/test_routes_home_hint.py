@@ -6,7 +6,7 @@ from __future__ import annotations
 from torchcourse import paths
 from torchcourse.course import load_course
 
-from test_tui_support import build_app, screen_text, sync, wait_for
+from tui_support import build_app, screen_text, sync, wait_for
 
 
 @sync

@@ -10,7 +10,7 @@ import pytest
 from torchcourse.tui.app import LazyRunner
 from torchcourse.tui.widgets.snippet import SnippetHead, SnippetView
 
-from test_tui_support import build_app, open_reader, screen_text, sync, wait_for
+from tui_support import build_app, open_reader, screen_text, sync, wait_for
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the warm runner forks")

@@ -11,7 +11,7 @@ from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
 from test_tui_pty import open_first_chapter, term_factory  # noqa: F401  (fixture)
-from test_tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
+from tui_support import FIXTURE, build_app, screen_text, sync, wait_for, widget_text
 
 REPO = Path(__file__).resolve().parents[1]
 HELLO = 'box = [1, 2, 3]\nprint("盒子:", box)\n'
@@ -163,7 +163,7 @@ def test_the_editor_loads_lazily_rss_stays_under_120_mb_and_torch_stays_out(tmp_
 import asyncio, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, "tests")
-from test_tui_support import wait_for
+from tui_support import wait_for
 from torchcourse import paths
 from torchcourse.course import load_course
 from torchcourse.progress import open_store

@@ -8,7 +8,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
-from tests.test_tui_support import screen_text, sync, wait_for
+from tests.tui_support import screen_text, sync, wait_for
 from torchcourse.course.model import Snippet
 from torchcourse.runner.core import RunResult
 from torchcourse.tui.widgets.snippet import SnippetView

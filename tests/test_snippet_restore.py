@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import build_app, open_reader, screen_text, sync, wait_for, widget_text
+from tui_support import build_app, open_reader, screen_text, sync, wait_for, widget_text
 
 
 @sync

@@ -10,7 +10,7 @@ from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import (FIXTURE, build_app, edited_course, link_cell, open_loaded_reader, open_palette, open_reader, reader,
+from tui_support import (FIXTURE, build_app, edited_course, link_cell, open_loaded_reader, open_palette, open_reader, reader,
                               run_app, screen_text, started, sync, wait_for, widget_text)
 
 SIZE = (100, 30)
@@ -265,7 +265,7 @@ class TestHomeQuizAndReview:
         from datetime import datetime, timedelta
 
         from torchcourse.tui.screens.quiz import ReviewScreen
-        from test_tui_support import TODAY
+        from tui_support import TODAY
 
         app, store = build_app(tmp_path / "p.sqlite3")
         at = datetime.combine(TODAY, datetime.min.time()).replace(hour=10)
@@ -277,7 +277,7 @@ class TestHomeQuizAndReview:
             await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
             await wait_for(pilot, lambda: "第二次调用 use(g) 会怎样？" in screen_text(app), what="the due question")
             assert "第 1/1 题" in screen_text(app) and "切片会复制数据吗？" not in screen_text(app)
-            from test_tui_support import shown_key
+            from tui_support import shown_key
 
             await pilot.press(*shown_key(app, 1), "enter")  # right this time (the key is choice 1 in the file)
             await wait_for(pilot, lambda: "✓ 正确" in screen_text(app), what="the verdict")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from torchcourse import paths
 
-from test_tui_support import build_app, home, open_loaded_reader, run_app, screen_text, sync, wait_for
+from tui_support import build_app, home, open_loaded_reader, run_app, screen_text, sync, wait_for
 
 SIZE = (100, 30)
 
@@ -104,7 +104,7 @@ class TestQuizResultsSurvive回看:
     @sync
     async def test_esc_after_回看_returns_to_the_results_list(self, tmp_path):
         """Walk M1: 07 results, Enter on a missed question, Esc → home; the list was gone."""
-        from test_tui_support import started
+        from tui_support import started
 
         async with started(tmp_path / "p.sqlite3", size=(100, 30)) as (app, store, pilot):
             app.open_quiz("02")

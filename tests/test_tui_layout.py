@@ -9,7 +9,7 @@ from torchcourse.tui.screens.home import HomeScreen
 from torchcourse.tui.reader import ReaderScreen
 from torchcourse.tui.widgets.toosmall import MIN_HEIGHT, MIN_WIDTH
 
-from test_tui_support import FIXTURE, build_app, open_reader, screen_text, sync, wait_for
+from tui_support import FIXTURE, build_app, open_reader, screen_text, sync, wait_for
 
 NOTICE = "终端窗口太小"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual import events
 from textual.widgets import TextArea
 
-from test_tui_support import build_app, screen_text, sync, wait_for
+from tui_support import build_app, screen_text, sync, wait_for
 
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 SIZE = (120, 40)

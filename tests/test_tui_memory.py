@@ -11,7 +11,7 @@ import weakref
 from torchcourse import paths
 from torchcourse.tui.screens.home import HomeScreen
 
-from test_tui_support import build_app, open_reader, sync, wait_for
+from tui_support import build_app, open_reader, sync, wait_for
 
 
 def _tracked(obj) -> bool:

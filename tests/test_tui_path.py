@@ -7,8 +7,8 @@ import pytest
 
 from torchcourse.tui.screens.home import HomeScreen
 
-from test_tui_support import build_app, home, open_reader, run_app, screen_text, started, sync, wait_for
-from test_tui_support import open_loaded_reader as loaded_reader
+from tui_support import build_app, home, open_reader, run_app, screen_text, started, sync, wait_for
+from tui_support import open_loaded_reader as loaded_reader
 
 SIZE = (100, 30)
 
@@ -27,12 +27,13 @@ class TestResume:
             await pilot.press("c")
             await loaded_reader(pilot, app, "01")
             await pilot.press("n")
-            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 2, what="break 2")
+            # the last break is stored as past the end (a break inserted later never moves the learner back)
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break >= 2, what="break 2")
             await wait_for(pilot, lambda: "断点 2/2" in screen_text(app) and "已记下" in screen_text(app), what="banner 2/2 marked")
             await pilot.press("escape")
             await home(pilot, app)
             await wait_for(pilot, lambda: "断点 2/2 之后" in screen_text(app), what="继续 at 2/2")
-            assert store.last_position()[0] == "01" and store.last_position()[1] == 2
+            assert store.last_position()[0] == "01" and store.last_position()[1] >= 2
 
     @sync
     async def test_resume_returns_to_the_line_at_the_top_of_the_view(self, tmp_path):
@@ -126,7 +127,7 @@ class TestSnippetInView:
     @sync
     async def test_shift_x_runs_fresh_and_says_which_mode(self, tmp_path):
         """Item 7: the second x shows the cached result; X runs again, uncached, in a new interpreter."""
-        from test_tui_support import widget_text
+        from tui_support import widget_text
 
         async with started(tmp_path / "p.sqlite3", cache=tmp_path / "cache", size=SIZE) as (app, store, pilot):
             screen = await open_reader(pilot, "01")
@@ -215,7 +216,8 @@ class TestReadingCredit:
             await pilot.press("n")
             await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 1, what="break 1")
             await pilot.press("n")
-            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break == 2, what="break 2")
+            # the last break is stored as past the end (a break inserted later never moves the learner back)
+            await wait_for(pilot, lambda: store.chapter_progress("01").furthest_break >= 2, what="break 2")
             await pilot.press("escape")
             await home(pilot, app)
             await wait_for(pilot, app.writer.idle, what="every queued write landed")  # then a missing row is missing

@@ -4,7 +4,7 @@ home says which chapter and where. Pilot on the fixture course with a real store
 
 from __future__ import annotations
 
-from test_tui_support import build_app, home, open_loaded_reader, open_reader, run_app, screen_text, started, sync, wait_for
+from tui_support import build_app, home, open_loaded_reader, open_reader, run_app, screen_text, started, sync, wait_for
 
 SIZE = (80, 16)  # short: the fixture's chapters scroll
 
@@ -178,7 +178,7 @@ class TestRouteSwitchKeepsThePlace:
     async def test_继续_stays_in_the_chapter_when_the_new_route_also_holds_it(self, tmp_path):
         import shutil
 
-        from test_tui_support import FIXTURE
+        from tui_support import FIXTURE
 
         root = tmp_path / "course"
         shutil.copytree(FIXTURE, root)

@@ -15,7 +15,7 @@ from textual.widgets import TextArea
 
 from torchcourse.tui.widgets.snippet import SnippetView
 
-from test_tui_support import build_app, screen_text, wait_for
+from tui_support import build_app, screen_text, wait_for
 
 SIZE = (100, 30)
 
