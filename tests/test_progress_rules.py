@@ -896,10 +896,10 @@ def test_an_import_beyond_a_chapters_break_points_is_refused_and_its_parts_are_b
     n = next(ch for ch in load_course(content_dir(None)).chapters if ch.id == "02").break_points
     assert n >= 2
     home = tmp_path / "home"
-    big = _export(tmp_path, chapters=[{"chapter_id": "02", "furthest_break": 1_000_000}])
+    big = _export(tmp_path, chapters=[{"chapter_id": "02", "furthest_break": 999_999}])  # 1 000 000 is PAST_FINAL_BREAK
     r = _import_cli(home, big)
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert f"{big}: chapters[0].furthest_break：第 02 章只有 {n} 个停顿点，这里却是 1000000，什么都没有导入。" in r.stderr
+    assert f"{big}: chapters[0].furthest_break：第 02 章只有 {n} 个停顿点，这里却是 999999，什么都没有导入。" in r.stderr
     db = next(home.rglob("*.sqlite3"))
     c = sqlite3.connect(db)
     try:

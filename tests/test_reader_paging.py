@@ -29,6 +29,8 @@ def block_lines(chapter, width: int) -> list[str]:
     to wrap in the body at this width (a wrapped line's rows are split across the screen)."""
     lines = []
     for s in chapter.snippets:
+        if getattr(s, "proof", False):  # folded under its claim until the learner opens it (p)
+            continue
         texts = [s.code] + ([s.expected] if s.expected else [])
         for text in texts:
             for line in text.splitlines():
