@@ -268,7 +268,7 @@ def test_chapter_00_minutes_tables_state_course_toml_targets():
 
     course = load_course(paths.shipped_content_dir())
     text = (Path(course.root) / course.chapter("00").file).read_text(encoding="utf-8")
-    assert "下表是写作前定的目标分钟" in text
+    assert "下表是目标分钟" in text
     target = {ch.id: ch.target_minutes for ch in course.chapters}
     rows = dict(re.findall(r"^\| (\w+) \| [^|]+ \| (\d+) \| [^|]+ \|$", text, flags=re.M))
     assert set(rows) == set(target), rows

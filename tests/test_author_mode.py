@@ -533,11 +533,11 @@ class TestFinishedChapterSurvivesANewBreak:
         store.reach_break("01", 2, final=True)
         store.close()
         out = tc("--content", str(course), "progress", home=tmp_path / "h")
-        assert "上次读到：第 01 章 · 断点 2/2 之后" in out.stdout, out.stdout
+        assert "继续（应用里按 c）：01 T · 断点 2/2 之后" in out.stdout, out.stdout
         text = (course / "01.md").read_text(encoding="utf-8")
         (course / "01.md").write_text(text.replace("## 一 {#one}", "<!-- break: 新加的断点 -->\n\n## 一 {#one}"), encoding="utf-8")
         out = tc("--content", str(course), "progress", home=tmp_path / "h")
-        assert "上次读到：第 01 章 · 断点 3/3 之后" in out.stdout, out.stdout
+        assert "继续（应用里按 c）：01 T · 断点 3/3 之后" in out.stdout, out.stdout
         row = json.loads(tc("--content", str(course), "progress", "--json", home=tmp_path / "h").stdout)["chapters"][0]
         assert (row["furthest_break"], row["break_points"]) == (3, 3)
 

@@ -809,8 +809,10 @@ def test_five_minutes_without_scrolling_is_where_reading_time_stops(tmp_path):
 
     now = [0.0]
     saved: list[str] = []
+    from torchcourse.progress.reading import PACE_FACTOR
+
     class Block:
-        _read_chars = 400.0  # 400 characters at 60 a minute: 400 s
+        _read_chars = 400.0 * PACE_FACTOR  # at 60 a minute and the fluent pace's factor: 400 s
 
     block = Block()
     part = SimpleNamespace(index=0, children=[block])

@@ -295,7 +295,7 @@ CASES = [
     ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [0, 2]\n', "answer", "question 'q': answer 2 is out of range: 2 choices, indexes 0..1", False),
     ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [1, 1]\n', "answer", "question 'q': answer lists an index twice", False),
     ('kind = "fill"\naccept = []\n', "accept", "question 'q': accept must be a non-empty list of accepted answers", False),
-    ('kind = "fill"\naccept = ["x", " "]\n', "accept", "question 'q': accept must be a non-empty list of accepted answers", False),
+    ('kind = "fill"\naccept = ["x", " "]\n', "accept", "question 'q': accept entry 1 (' ') is blank (only spaces): every accepted answer needs some text", False),
     ('kind = "fill"\n', None, "question 'q': accept must be a non-empty list of accepted answers", False),
     ('kind = "predict"\nsnippet = "add"\n', None, "question 'q': a predict question needs choices + answer, or accept", False),
     ('kind = "predict"\nsnippet = "add"\nchoices = ["6", "7"]\nanswer = 0\naccept = ["6"]\n', "accept", "question 'q': give either choices + answer or accept, not both", True),
