@@ -65,14 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m["name"] in args.names]
     if args.list:
         for m in mutants:
-            print(f"{m["name"]:<32} {m['file']}: {m['notice']}")
+            print(f"{m['name']:<32} {m['file']}: {m['notice']}")
         return 0
     survived = 0
     with tempfile.TemporaryDirectory(prefix="tc-hand-mutants-") as tmp:
         for m in mutants:
             verdict, took = run_one(m, Path(tmp))
             survived += verdict != "killed"
-            print(f"{m["name"]:<32} {verdict:<10} {took:6.1f} s  {' '.join(m['tests'])}", flush=True)
+            print(f"{m['name']:<32} {verdict:<10} {took:6.1f} s  {' '.join(m['tests'])}", flush=True)
     print(f"{len(mutants) - survived} of {len(mutants)} killed")
     return 0 if survived == 0 else 1
 
