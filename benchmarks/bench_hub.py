@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO))
 
-from bench_serve import COLS, ROWS, SimLearner, make_course, one_class, pct, total_mem  # noqa: E402
+from bench_serve import COLS, ROWS, SimLearner, make_course, one_class, open_all, pct, run_figures, total_mem  # noqa: E402
 from hub_support import Hub  # noqa: E402
 from serve_support import wait_for  # noqa: E402
 
@@ -78,17 +78,8 @@ class HubLearner(SimLearner):
         super().__init__(http, None, name, token, interval)
         self.hub = hub
 
-    async def open(self) -> None:
-        url = self.hub.url.replace("http://", "ws://") + f"/user/{self.name}/torchcourse/ws?width={COLS}&height={ROWS}"
-        self.ws = await self.http.ws_connect(url, headers={"Authorization": f"token {self.token}"}, max_msg_size=0)
-        self.changed = asyncio.Event()
-        self.closed = False
-        self.frame_at = 0.0
-        self.reader = asyncio.ensure_future(self._read())
-        await self._receive_until(lambda: "章节地图" in self.stream, 300)
-        self.stream = ""
-        await self.press("c")
-        await self._receive_until(lambda: "第 0 段" in self.stream, 300)
+    def ws_url(self) -> str:  # through the hub's proxy and jupyter-server-proxy
+        return self.hub.url.replace("http://", "ws://") + f"/user/{self.name}/torchcourse/ws?width={COLS}&height={ROWS}"
 
 
 async def hub_class(n: int, seconds: float, work: Path, course: Path) -> dict:
@@ -116,13 +107,7 @@ async def hub_class(n: int, seconds: float, work: Path, course: Path) -> dict:
         result["spawn_s"] = time.perf_counter() - t0
         async with aiohttp.ClientSession() as http:
             learners = [HubLearner(http, hub, name, token, (20.0, 40.0)) for name in names]
-            t_open = time.perf_counter()
-            opening = []
-            for lr in learners:
-                opening.append(asyncio.ensure_future(lr.open()))
-                await asyncio.sleep(1.5)
-            await asyncio.gather(*opening)
-            result["open_s"] = time.perf_counter() - t_open
+            result["open_s"] = await open_all(learners)
             until = asyncio.get_running_loop().time() + seconds
             await asyncio.gather(*(lr.live(until) for lr in learners))
             per = []
@@ -134,10 +119,7 @@ async def hub_class(n: int, seconds: float, work: Path, course: Path) -> dict:
             result["hub_base"] = hub_base
             for lr in learners:
                 await lr.close()
-        result["times"] = [t for lr in learners for t in lr.times]
-        result["matched"] = sum(lr.matched for lr in learners)
-        result["failures"] = [f for lr in learners for f in lr.failures]
-        result["load"] = os.getloadavg()
+        result.update(run_figures(learners))
     finally:
         hub.close()
     return result

@@ -165,9 +165,11 @@ class SimLearner:
     async def press(self, keys: str) -> None:
         await self.ws.send_str(json.dumps(["stdin", keys]))
 
+    def ws_url(self) -> str:
+        return self.served.base.replace("http://", "ws://") + f"ws?width={COLS}&height={ROWS}"
+
     async def open(self) -> None:
-        url = self.served.base.replace("http://", "ws://") + f"ws?width={COLS}&height={ROWS}"
-        self.ws = await self.http.ws_connect(url, headers={"Authorization": f"token {self.token}"}, max_msg_size=0)
+        self.ws = await self.http.ws_connect(self.ws_url(), headers={"Authorization": f"token {self.token}"}, max_msg_size=0)
         self.changed = asyncio.Event()
         self.closed = False
         self.frame_at = 0.0
@@ -209,6 +211,23 @@ class SimLearner:
             await self.reader
 
 
+async def open_all(learners: list[SimLearner]) -> float:
+    """Every learner connects, 1.5 s apart, into the chapter; the seconds until all are in."""
+    t_open = time.perf_counter()
+    opening = []
+    for lr in learners:
+        opening.append(asyncio.ensure_future(lr.open()))
+        await asyncio.sleep(1.5)
+    await asyncio.gather(*opening)
+    return time.perf_counter() - t_open
+
+
+def run_figures(learners: list[SimLearner]) -> dict:
+    """The runs' times, matches and failures of all learners, and the load average after them."""
+    return {"times": [t for lr in learners for t in lr.times], "matched": sum(lr.matched for lr in learners),
+            "failures": [f for lr in learners for f in lr.failures], "load": os.getloadavg()}
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     if not xs:
@@ -246,13 +265,7 @@ async def one_class(n: int, seconds: float, work: Path, course: Path) -> dict:
         base = await asyncio.to_thread(total_mem, served.proc.pid)  # serve and the warm class runner, no learner
         async with aiohttp.ClientSession() as http:
             learners = [SimLearner(http, served, name, tok, interval) for name, tok in users.items()]
-            t_open = time.perf_counter()
-            opening = []
-            for lr in learners:
-                opening.append(asyncio.ensure_future(lr.open()))
-                await asyncio.sleep(1.5)
-            await asyncio.gather(*opening)
-            result["open_s"] = time.perf_counter() - t_open
+            result["open_s"] = await open_all(learners)
             loop = asyncio.get_running_loop()
             until = loop.time() + (seconds / 2 if n == 1 else seconds)
             sampler_stop = asyncio.Event()
@@ -279,10 +292,7 @@ async def one_class(n: int, seconds: float, work: Path, course: Path) -> dict:
             result["base"] = base
             for lr in learners:
                 await lr.close()
-        result["times"] = [t for lr in learners for t in lr.times]
-        result["matched"] = sum(lr.matched for lr in learners)
-        result["failures"] = [f for lr in learners for f in lr.failures]
-        result["load"] = os.getloadavg()
+        result.update(run_figures(learners))
     finally:
         served.close()
     return result

@@ -391,6 +391,19 @@ class Page:
         self.context.close()
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright, one per test module (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
 @pytest.fixture
 def serve(tmp_path):
     """Start ``Served`` servers, each with a home of its own; all are closed when the test ends."""

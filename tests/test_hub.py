@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from hub_support import PASSWORD, Hub
-from serve_support import CHROMIUM, CHROMIUM_ARGS, DEADLINE, FIXTURE, REPO, ScreenModel, missing_for_browser, wait_for
+from serve_support import DEADLINE, FIXTURE, REPO, ScreenModel, browser, missing_for_browser, wait_for  # noqa: F401 (browser is a fixture)
 from torchcourse.serve.hub import LAUNCHER_TITLE
 
 FIXTURE_TITLE = "测试课程：拆开一个小盒子"
@@ -96,18 +96,6 @@ class Learner:
 
     def close(self) -> None:
         self.context.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ import signal
 
 import pytest
 
-from serve_support import (CHROMIUM, CHROMIUM_ARGS, FIXTURE, REPO, Page, Served, alive, cmdline, decode_png, descendants,
-                           ink_mask, looks_like_a_box, missing_for_browser, serve, wait_for)  # noqa: F401 (serve is a fixture)
+from serve_support import (FIXTURE, REPO, Page, Served, alive, cmdline, decode_png, descendants,
+                           browser, ink_mask, looks_like_a_box, missing_for_browser, serve, wait_for)  # noqa: F401 (browser and serve are fixtures)
 from torchcourse.course.loader import course_id_of
 from torchcourse.progress import open_store
 
@@ -26,18 +26,6 @@ _missing = missing_for_browser()
 if _missing and os.environ.get("CI") == "true":
     raise RuntimeError(f"the browser tests cannot run in CI: {_missing}")
 pytestmark = pytest.mark.skipif(bool(_missing), reason=f"browser tests skipped: {_missing}")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture
