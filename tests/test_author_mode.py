@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from test_runner_cli import make_course, tc
+from test_runner_cli import ROOT, make_course, tc
 
 
 def chapter(*blocks: str) -> str:
@@ -395,6 +395,15 @@ class TestPreloadNamesAreChecked:
         lines = check_lines(course, tmp_path / "h")
         assert any("course.toml:3: preload module 'jsonn' is not importable here (did you mean 'json'?)" in ln for ln in lines), lines
         assert not any("preload module 'json' " in ln for ln in lines)
+
+    def test_the_closest_name_wins_over_an_installed_near_miss(self, tmp_path):
+        site = tmp_path / "site"
+        site.mkdir()
+        (site / "json5.py").write_text("")  # an installed library one letter from the typo, as JupyterLab brings
+        course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
+        set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = ["jsonn"]\n')
+        out = tc("--content", str(course), "check", home=tmp_path / "h", env={"PYTHONPATH": f"{ROOT}:{site}"})
+        assert "preload module 'jsonn' is not importable here (did you mean 'json'?)" in out.stdout + out.stderr
 
     def test_a_course_that_never_imports_torch_is_warned_about_the_default(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "```python {#one}\nprint(1)\n```\n\n```output\n1\n```\n\n" + ANATOMY_TAIL)

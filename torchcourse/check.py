@@ -558,9 +558,16 @@ def preload_problems(course: Course) -> list[Problem]:
         import sys
 
         known = sorted({m.name for m in pkgutil.iter_modules()})
-        # a course preloads a library it is about: installed packages first, the standard library after
-        third = [k for k in known if k not in sys.stdlib_module_names and not k.startswith("_")]
-        guess = difflib.get_close_matches(top, third, n=1, cutoff=0.7) or difflib.get_close_matches(top, known, n=1, cutoff=0.7)
+        # the closest name wins; on a tie an installed library beats the standard library (a course
+        # preloads the library it is about), so 'jsonn' is 'json' even where 'json5' is installed
+        scored = []
+        for k in known:
+            if k.startswith("_"):
+                continue
+            r = difflib.SequenceMatcher(None, top, k).ratio()
+            if r >= 0.7:
+                scored.append((r, k not in sys.stdlib_module_names, k))
+        guess = [max(scored)[2]] if scored else []
         hint = f" (did you mean {guess[0]!r}?)" if guess else ""
         out.append(Problem(Path(course.root) / "course.toml", _preload_line(text),
                            f"preload module {name!r} is not importable here{hint}: fix the name in preload = [...], "
