@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_support import FIXTURE, REPO, Served, alive, get, serve, tc, wait_for  # noqa: F401 (serve is a fixture)
+from serve_support import DEADLINE, FIXTURE, REPO, Served, alive, get, serve, tc, wait_for  # noqa: F401 (serve is a fixture)
 
 TOKEN_ENV = "TORCHCOURSE_TOKEN"
 
@@ -156,8 +157,10 @@ def test_a_port_that_cannot_be_served_is_said_plainly(tmp_path):
 
 
 class TestAHugeTerminalFromADroppedClient:
-    """The red team's M2: a websocket asks for a 3000 × 2000 terminal, then drops. The size is
-    clamped, the session ends, and serve still stops at once on SIGTERM."""
+    """The red team's M2: a websocket asks for 3000-cell terminals, reads none of the frames and
+    drops while the app is blocked writing one. The size is clamped, the app still ends as a closed
+    terminal does (not killed: a frame nobody reads must not block it), and serve stops at once on
+    SIGTERM."""
 
     def test_the_session_ends_and_serve_stops_on_sigterm(self, serve):
         import signal
@@ -169,6 +172,12 @@ class TestAHugeTerminalFromADroppedClient:
         served = serve("--content", str(FIXTURE), env={TOKEN_ENV: token})
         ws_url = served.base.replace("http://", "ws://") + "ws?width=100&height=30"
 
+        def blocked_writing(pid: int) -> bool:
+            try:
+                return any("pipe_write" in Path(f"/proc/{pid}/task/{t}/wchan").read_text() for t in os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                return False
+
         async def attack() -> None:
             async with aiohttp.ClientSession() as http:
                 ws = await http.ws_connect(ws_url, headers={"Authorization": f"token {token}"}, max_msg_size=1 << 20)
@@ -177,17 +186,21 @@ class TestAHugeTerminalFromADroppedClient:
                     msg = await asyncio.wait_for(ws.receive(), 180)
                     if msg.type == aiohttp.WSMsgType.BINARY:
                         seen += msg.data
-                await ws.send_str('["resize", {"width": 3000, "height": 2000}]')
-                while True:  # a clamped frame fits in 1 MB; the client drops whatever comes
-                    msg = await asyncio.wait_for(ws.receive(), 60)
-                    if msg.type != aiohttp.WSMsgType.BINARY or len(msg.data) > 200_000:
-                        break
-                    if b"\x1b[2J" in msg.data or len(msg.data) > 20_000:
-                        break
-                ws._response.connection.transport.abort()  # gone without a goodbye
+                pid = served.session_pids()[-1]
+                # huge frames, none read: the socket fills, serve's send waits, and the app ends up
+                # blocked writing its next frame into a pipe nobody empties
+                end = time.monotonic() + DEADLINE
+                n = 0
+                while not blocked_writing(pid):
+                    assert time.monotonic() < end, "the app never blocked writing a frame"
+                    await ws.send_str(f'["resize", {{"width": {3000 - n % 2}, "height": {499 + n % 2}}}]')
+                    await asyncio.sleep(0.2)  # a frame's time; the state, not the time, ends the loop
+                    n += 1
+                ws._response.connection.transport.abort()  # gone without a goodbye, mid-frame
 
         asyncio.run(attack())
-        wait_for(lambda: "结束了一个会话" in served.log(), "the dropped session ended")  # the one deadline policy
+        wait_for(lambda: "结束了一个会话" in served.log(), "the dropped session ended", state=served.log)  # the one deadline policy
+        assert "强制结束" not in served.log(), served.log()  # it ended on SIGHUP, its place saved
         served.proc.send_signal(signal.SIGTERM)
         start = time.monotonic()
         served.proc.wait(timeout=60)

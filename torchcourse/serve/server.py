@@ -154,6 +154,7 @@ class CourseAppService(AppService):
         self._sink: web.WebSocketResponse | None = None  # the page's websocket, once it connected
         self._held: list[tuple[str, object]] = []  # what the app wrote before that
         self.attached_early = False  # started for its page before the page connected
+        self._gone = False  # the page's websocket failed: the app's output is read and dropped
 
     # The app may start before its page connects (see CourseServer.handle_index): until then its
     # output is held, and handed over in order when the websocket arrives.
@@ -170,8 +171,15 @@ class CourseAppService(AppService):
     async def _out(self, kind: str, data) -> None:
         if self._sink is None:
             self._held.append((kind, data))
-        else:
-            await self._emit(self._sink, kind, data)
+        elif not self._gone:
+            try:
+                await self._emit(self._sink, kind, data)
+            except ConnectionError:
+                # the page has gone mid-frame. textual-serve's packet loop would end on this error
+                # and stop reading the app's output; the app, blocked writing a frame nobody reads,
+                # could then never end on SIGHUP. The loop goes on reading until the app exits, and
+                # what it reads is dropped.
+                self._gone = True
 
     @staticmethod
     async def _emit(websocket: web.WebSocketResponse, kind: str, data) -> None:
@@ -243,7 +251,14 @@ class CourseAppService(AppService):
                         os.killpg(process.pid, signal.SIGKILL)
                     except (ProcessLookupError, PermissionError):
                         pass
-                    await process.wait()
+                    try:
+                        # wait() also waits for the app's pipes to close, which a process that
+                        # left its group or an output nobody reads can hold open: bounded, then
+                        # the pipes are closed from this side
+                        await asyncio.wait_for(process.wait(), CLOSE_GRACE)
+                    except TimeoutError:
+                        log.warning("一个会话的程序已被强制结束，但它的输出管道没有关闭；从这一边关闭（pid %s）", process.pid)
+                        process._transport.close()
         if self._task is not None:
             # the packet loop ends at the closed stdout; one stuck writing to a client that has gone
             # (a huge frame) is cancelled, so that the session ends and serve can stop
