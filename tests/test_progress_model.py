@@ -135,3 +135,47 @@ class TestContinueWords:
         sec = next(s for s in ch.sections if s.level > 1)
         assert resume_where(course, store, ("09", 0, sec.line, 0)).startswith("§")
         store.close()
+
+
+class TestReaderSaysTheModelsWords:
+    """The reader's 🛑 banners and its chapter-end panel print the model's words for the stored
+    state (issue 49: the app, its banners and ``torchcourse progress`` say one thing)."""
+
+    @sync
+    async def test_a_break_reached_says_the_chapters_state(self, tmp_path):
+        from torchcourse.progress.model import break_words, status_of
+
+        from tui_support import FIXTURE, open_reader
+
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=FIXTURE)
+        async with run_app(app, store) as pilot:
+            reader = await open_reader(pilot, "01")
+            await pilot.press("n")
+            await wait_for(pilot, app.writer.idle, what="writes landed")
+            await wait_for(pilot, lambda: "读到一半" in str(reader.banner(1).render()), what="the banner's words")
+            words = break_words(status_of(app.course, store, "01"), 1)
+            assert words == "已记下 · 读到一半 1/2"
+            assert f"✔ {words}" in screen_text(app)
+
+    @sync
+    async def test_the_end_panel_says_a_failed_checkpoint_and_its_score(self, tmp_path):
+        from torchcourse.progress.model import end_words, status_of
+
+        from tui_support import FIXTURE, open_reader
+
+        db = tmp_path / "p.sqlite3"
+        app, store = build_app(db, course_root=FIXTURE)
+        course = app.course
+        for k in range(1, course.chapter("01").break_points + 1):
+            store.reach_break("01", k)
+        qs = questions_for(course, "01")
+        for i, q in enumerate(qs):
+            store.record_answer("01", q.id, "x", i == 0)
+        async with run_app(app, store) as pilot:
+            await open_reader(pilot, "01")
+            await pilot.press("end")
+            await pilot.pause()
+            title = end_words(status_of(course, store, "01"))
+            assert title.startswith(f"本章到此结束 · 测验未通过 1/{len(qs)}（")
+            assert title in screen_text(app)
+            assert all_statuses(course, store)["01"].words in title  # home's words

@@ -119,6 +119,35 @@ def all_statuses(course: Course, store) -> dict[str, ChapterStatus]:
             for c in course.chapters}
 
 
+def status_of(course: Course, store, chapter_id: str) -> ChapterStatus | None:
+    """One chapter's :func:`chapter_status` from the store, as :func:`all_statuses` gives it
+    (the reader's banners print its words: the same words as home and ``torchcourse progress``)."""
+    chapter = course.chapter(chapter_id)
+    if chapter is None:
+        return None
+    score = None
+    if chapter.available and chapter.checkpoint is not None and store.answers(chapter_id=chapter_id):
+        from torchcourse.quiz.completion import latest_attempt
+
+        try:
+            score = latest_attempt(course, store, chapter_id)
+        except Exception:  # a broken checkpoint file: no score, as all_statuses
+            score = None
+    return chapter_status(chapter, store.chapter_progress(chapter_id), store.parts_read().get(chapter_id),
+                          chapter_id in store.placed_chapters(), score)
+
+
+def break_words(status: ChapterStatus, k: int) -> str:
+    """What a reached 🛑 k says after its label: the chapter's state in the model's words on
+    the furthest break, a plain 已记下 on the ones before it."""
+    return f"已记下 · {status.words}" if k >= status.furthest_break else "已记下"
+
+
+def end_words(status: ChapterStatus) -> str:
+    """The chapter-end panel's title: the chapter's state in the model's words."""
+    return f"本章到此结束 · {status.words}"
+
+
 def total_minutes(statuses: dict[str, ChapterStatus]) -> tuple[int, int]:
     """(minutes read, minutes in all) over the chapters that count (the appendix does not)."""
     counted = [s for s in statuses.values() if s.counts_in_totals]

@@ -354,14 +354,14 @@ class TorchCourseApp(App):
         if refresh is not None and home.is_mounted:
             refresh()
 
-    def after_progress(self, chapter_id: str) -> None:
+    def after_progress(self, chapter_id: str, done=None) -> None:
         """A break point was reached or a quiz ended: let the quiz rules mark completion."""
         try:
             from torchcourse.quiz.completion import update_completion
         except ImportError:
             return
         course = self.course
-        self.save_progress(f"{chapter_id} 章的完成状态", lambda s: update_completion(course, s, chapter_id))
+        self.save_progress(f"{chapter_id} 章的完成状态", lambda s: update_completion(course, s, chapter_id), done)
 
     # -- global actions -----------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ from torchcourse.tui.readcredit import ReadingTracker
 from torchcourse.tui.reader.blocks import PartView
 from torchcourse.tui.reader.layout import ChapterLayout
 from torchcourse.tui.reader.positions import Positions
-from torchcourse.tui.summary import chapter_digest, resume_where
-from torchcourse.tui.widgets.banner import BreakBanner
+from torchcourse.tui.summary import break_words, chapter_digest, end_words, resume_where, status_of
+from torchcourse.tui.widgets.banner import BreakBanner, ChapterEnd
 
 
 class ReadingPlace:
@@ -43,6 +43,24 @@ class ReadingPlace:
         """Every part is mounted: scrolling from here on reaches break points; the first view starts counting."""
         self._last_scroll_y = self.positions.body.scroll_y
         self.reading.account()
+        self.show_state()
+
+    def show_state(self, _result=None) -> None:
+        """The reached banners and the chapter-end panel say the chapter's state in the one
+        progress model's words (home and ``torchcourse progress`` print the same)."""
+        app = self.screen.app
+        try:
+            status = status_of(app.course, app.store, self.chapter.id)
+        except Exception:  # a store that cannot be read now: the banners keep their words
+            return
+        if status is None:
+            return
+        for k in range(1, self.layout.breaks + 1):
+            b = self.positions.banner(k)
+            if b is not None:
+                b.show_words(break_words(status, k))
+        for end in self.positions.body.query_children(ChapterEnd):
+            end.show_title(end_words(status))
 
     def adopt(self) -> None:
         """A visited view becomes the reading place: breaks from here on are reached by reading."""
@@ -88,7 +106,7 @@ class ReadingPlace:
             b.mark_reached()  # shown at once; the write is queued off the UI thread
         final = k >= self.chapter.break_points  # stored as "past the last break", however many come later
         app.save_progress(f"{cid} 章的断点 {k}", lambda s: s.reach_break(cid, k, final=final))
-        app.after_progress(cid)
+        app.after_progress(cid, done=self.show_state)  # the words once the store has the break
 
     async def next_part(self) -> None:
         """``n``: the next break point below the top of the view (reached, unless this view is a

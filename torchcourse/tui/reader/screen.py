@@ -149,6 +149,10 @@ class ReaderScreen(LeanScreen):
         for view in self.query(SnippetView):
             view.refresh_head()
 
+    def on_screen_resume(self) -> None:
+        if self.loaded:  # back from a quiz: the banners and the end panel say the new state
+            self.place.show_state()
+
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "-narrow")
 

@@ -17,6 +17,7 @@ class BreakBanner(Static):
         self.total = total
         self.label = label
         self.reached = reached  # True for a break the store already holds (reached in an earlier visit)
+        self.words = "已记下"  # after ✔: progress.model.break_words once the store has it (show_words)
         if reached:
             self.add_class("-reached")
 
@@ -24,11 +25,18 @@ class BreakBanner(Static):
         self.refresh_text()
 
     def _text(self) -> tuple[str, str]:
-        mark = "  ✔ 已记下" if self.reached else ""
+        mark = f"  ✔ {self.words}" if self.reached else ""
         return f"🛑 断点 {self.index}/{self.total} · {self.label}{mark}", "可以在这里停下：s 保存并回到首页 · 空格/PgDn 继续下一段 · n 跳到下一个断点"  # n jumps (review-00 F2)
 
     def refresh_text(self, layout: bool = True) -> None:
         self.update("\n".join(self._text()), layout=layout)
+
+    def show_words(self, words: str) -> None:
+        """The model's words for this reached break (see ``progress.model.break_words``)."""
+        if words != self.words:
+            self.words = words
+            if self.reached:
+                self.refresh_text()
 
     def mark_reached(self) -> None:
         if not self.reached:
@@ -50,9 +58,16 @@ class ChapterEnd(Vertical):
         self.has_quiz = has_quiz
         self.next_title = next_title
         self.next_words = next_words  # "路线 B 的下一章": the route's, not the chapter's own 下一章
+        self.end_title = "本章到此结束。"  # progress.model.end_words once the store is read (show_title)
+
+    def show_title(self, title: str) -> None:
+        """The title in the model's words (``progress.model.end_words``)."""
+        self.end_title = title
+        for label in self.query(".end-title"):
+            label.update(title)  # type: ignore[attr-defined]
 
     def compose(self) -> ComposeResult:
-        yield Label("本章读完了。", classes="end-title")
+        yield Label(self.end_title, classes="end-title")
         with Horizontal(classes="end-actions"):
             if self.has_quiz:
                 yield Button("✅ 检查点测验 (m)", id="end-quiz", action="screen.quiz", compact=True)
@@ -61,3 +76,4 @@ class ChapterEnd(Vertical):
             else:
                 # no "(Esc)": after a link Esc goes back to the link's chapter (review-00 F8)
                 yield Button("回到首页", id="end-home", action="screen.back", compact=True)
+
