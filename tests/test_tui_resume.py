@@ -139,7 +139,7 @@ class TestNavigation:
             await wait_for(pilot, lambda: "盒子：一块内存" in screen_text(app), what="01 on screen again")
             await pilot.press("escape")  # nothing left to go back to: home
             await home(pilot, app)
-            assert "继续 (c)：01" in screen_text(app)
+            assert "开始 (c)：01" in screen_text(app)  # 01 was opened, never read in: still 开始
 
     @sync
     async def test_the_key_bar_offers_no_quiz_where_there_is_none_and_no_next_chapter_at_the_route_end(self, tmp_path):
@@ -216,3 +216,20 @@ class TestHomeRereadsThePlaceWhenTheWindowGetsFocusBack:
                 other.close()
             app.post_message(events.AppFocus())  # the learner comes back to this tab
             await wait_for(pilot, lambda: "继续 (c)：02" in screen_text(app), what="继续 follows the other tab")
+
+
+class TestOpeningIsNotReading:
+    @sync
+    async def test_a_chapter_opened_with_c_and_left_at_its_top_stays_未开始(self, tmp_path):
+        """Opening a chapter and leaving without scrolling is not reading: no place, 未开始."""
+        async with started(tmp_path / "p.sqlite3", size=(100, 40)) as (app, store, pilot):
+            await pilot.press("c")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.pause()
+            await pilot.press("escape")
+            await home(pilot, app)
+            await wait_for(pilot, app.writer.idle, what="writes landed")
+            assert "01" not in store.placed_chapters()
+            await wait_for(pilot, lambda: "章节地图" in screen_text(app), what="the chapter map")
+            rows = [r for r in screen_text(app).splitlines() if "01 盒子" in r and "⏱" in r]
+            assert rows and "未开始" in rows[0] and "读到一半" not in rows[0], rows

@@ -46,7 +46,7 @@ KEYS: tuple[Key, ...] = (
     Key("N", "prev_hit", "上一处", "搜索之后：上一处匹配（n 是下一处；Esc 回到搜索前的地方）", "阅读", show=False, display="Shift+N"),
     Key("g", "top", "开头", "回到本章开头（像 less；Home 也行）", "阅读", show=False),
     Key("G", "bottom", "结尾", "到本章结尾（像 less；End 也行）", "阅读", show=False, display="Shift+G"),
-    Key("s", "stop_here", "停在这里", "停在这里，保存并回到首页（Esc、q 也会记下读到的那一行）", "阅读"),
+    Key("s", "stop_here", "停在这里", "停在这里，保存并回到首页（Esc、q 也会记下读到的那一行；只打开、没往下读就离开，这一章仍算未开始）", "阅读"),
     Key("right_square_bracket", "next_chapter", "下一章", "按当前路线打开下一章", "阅读", display="]"),
     Key("left_square_bracket", "prev_chapter", "上一章", "按当前路线打开上一章", "阅读", show=False, display="["),
     Key("tab", "next_snippet", "下个代码块", "选中正在读的地方之后的下一个代码块", "阅读", show=False, display="Tab"),

@@ -136,7 +136,7 @@ class ReadingPlace:
         if visible:
             self.reach(max(b.index for b in visible))
         place = self.current_place()
-        if not self.save_place():
+        if not self.save_place(chosen=True):
             return
         app = self.screen.app
         # the words home's 继续 line uses for the same place (review-00 F4: "本章开头" mid-chapter)
@@ -167,8 +167,17 @@ class ReadingPlace:
         reached = [b.index for b in self.positions.visible_banners() if b.reached]
         return max([part, *reached]), line, offset
 
-    def save_place(self) -> bool:
-        """Store the exact place for 继续 (on every exit, and whenever the view rests)."""
+    def untouched_top(self) -> bool:
+        """The view rests at the chapter's very top, no break of it reached and no place of its
+        own stored: the learner opened it and has not read in it yet (no place to save)."""
+        if self.positions.body.scroll_y > 0:
+            return False
+        store, cid = self.screen.app.store, self.chapter.id
+        return store.chapter_progress(cid).furthest_break == 0 and cid not in store.placed_chapters()
+
+    def save_place(self, chosen: bool = False) -> bool:
+        """Store the exact place for 继续 (on every exit, and whenever the view rests); ``chosen``:
+        the learner pressed s, a place even at an untouched top."""
         if self._save_timer is not None:
             self._save_timer.stop()
             self._save_timer = None
@@ -179,5 +188,7 @@ class ReadingPlace:
         if place is None:
             return True
         part, line, offset = place
+        if not chosen and self.untouched_top():
+            return True  # opening a chapter is not reading it: it stays 未开始 (issue 49)
         self.screen.app.save_place(self.chapter.id, part, line, offset, chapter_digest(self.chapter))  # queued
         return True
