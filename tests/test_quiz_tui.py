@@ -336,3 +336,44 @@ class TestAClickOnAChoicePicksIt:
             await wait_for(pilot, lambda: text(screen, "#quiz-choices").count("[x]") == 1)
             await pilot.click(choices, offset=(8, int(first) - 1))  # again: unticked
             await wait_for(pilot, lambda: text(screen, "#quiz-choices").count("[x]") == 0)
+
+
+class TestRetakeOnlyTheWrongOnes:
+    """Walk M4: a failed checkpoint opened again shows its score and what is missing, and offers a
+    retake of only the questions answered wrong (``torchcourse quiz --wrong`` asks the same)."""
+
+    @sync
+    async def test_a_failed_checkpoint_offers_only_the_wrong_ones_and_asks_them(self, course, store, runner):
+        from torchcourse.quiz.bank import questions_for
+
+        qs = questions_for(course, "01")
+        for q in qs:
+            store.record_answer("01", q.id, "x", q.id == "sum-single")
+        before = len(store.answers())
+        app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert "上次 1/6（17%，要 80%）" in text(screen, "#quiz-head")
+            assert "要再答对 4 题" in text(screen, "#quiz-summary")
+            shown = screen_text(app)
+            assert "只重做答错的 5 题" in shown and "重做全部 6 题" in shown
+            await pilot.press("enter")  # the first choice: only the wrong ones
+            await wait_for(pilot, lambda: "第 1/5 题" in text(screen, "#quiz-head"))
+            assert "多选" in text(screen, "#quiz-head")  # sum-single, right last time, is not asked
+            await pilot.press("1", "enter")
+            await wait_for(pilot, lambda: len(store.answers()) > before or "正确" in text(screen, "#quiz-verdict")
+                           or "不对" in text(screen, "#quiz-verdict"))
+            await pilot.press("escape")
+            await pilot.pause()
+        await asyncio.sleep(0)
+        latest = store.answers()[before:]
+        assert [a.question_id for a in latest] == ["upper-multi"]
+
+    @sync
+    async def test_a_passed_or_untaken_checkpoint_starts_at_question_1(self, course, store, runner):
+        app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert "第 1/6 题" in text(app.screen, "#quiz-head")
+            assert "只重做答错" not in screen_text(app)

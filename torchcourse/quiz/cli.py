@@ -353,15 +353,14 @@ def _session(course, store, args) -> QuizSession:
     if getattr(args, "wrong", False):
         # a retake of what was missed (walk M4): the score counts each question's latest answer,
         # so the ones right last time keep counting
-        latest: dict[str, bool] = {}
-        for a in store.answers(chapter_id=session.chapter_id):
-            latest[a.question_id] = bool(a.correct)
-        keep = [(cid, q) for cid, q in session.items if not latest.get(q.id, False)]
-        if not keep:
+        from torchcourse.quiz.session import limit_to_wrong
+
+        whole = len(session.items)
+        asked = limit_to_wrong(session, store)
+        if not asked:
             print("最近一次作答里没有答错的题：这次做全部题目。", file=sys.stderr)
         else:
-            print(f"只重做上次答错或没答的 {len(keep)} 题（共 {len(session.items)} 题）。", file=sys.stderr)
-            session.items = keep
+            print(f"只重做上次答错或没答的 {asked} 题（共 {whole} 题）。", file=sys.stderr)
     return session
 
 

@@ -95,6 +95,25 @@ def section_label(course: Course, chapter_id: str, anchor: str | None) -> str:
     return label
 
 
+def wrong_items(store, session: "QuizSession") -> list[tuple[str, Question]]:
+    """The session's questions whose latest stored answer is wrong or missing: what a retake of
+    the missed ones asks (``torchcourse quiz --wrong`` and the app's retake)."""
+    latest: dict[str, bool] = {}
+    for a in store.answers(chapter_id=session.chapter_id):
+        latest[a.question_id] = bool(a.correct)
+    return [(cid, q) for cid, q in session.items if not latest.get(q.id, False)]
+
+
+def limit_to_wrong(session: "QuizSession", store) -> int:
+    """Ask only :func:`wrong_items`; the others, right last time, keep counting (``carried``).
+    Returns how many are asked (0: nothing was wrong, the session is left whole)."""
+    keep = wrong_items(store, session)
+    if keep:
+        session.carried = len(session.items) - len(keep)
+        session.items = keep
+    return len(keep)
+
+
 class QuizSession:
     def __init__(
         self,
@@ -124,6 +143,7 @@ class QuizSession:
         self.autosave = True  # False: the caller runs save() itself (the app, off the UI thread)
         self.writer = None  # a store for writes (the app gives one of its own); default self.store
         self._save_lock = threading.Lock()
+        self.carried = 0  # right in the latest attempt and not asked again (limit_to_wrong): they count
 
     # -- construction -------------------------------------------------------------------
 

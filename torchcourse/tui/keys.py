@@ -59,7 +59,7 @@ KEYS: tuple[Key, ...] = (
     Key("o", "toggle_frames", "调用栈", "展开（再按收起）代码块实际输出里报错的完整调用栈：平时所有 File …, line N 帧一起折成一行 “  ...”", "阅读", show=False),
     Key("p", "toggle_proof", "证明", "展开（再按收起）选中的或屏幕上第一个折起来的证明：「🔎 证明」一行折着撑起上面那句话的代码块，展开后看到代码和预期输出，x 运行它", "阅读", show=False),
     Key("u", "restore_snippet", "恢复原文", "把改过的代码块恢复成书上的原文（先确认）", "阅读", show=False),
-    Key("m", "quiz", "测验", "本章的检查点测验（j、k 像 less 和 vim 一样滚动，不会打开测验）", "阅读"),
+    Key("m", "quiz", "测验", "本章的检查点测验（没通过的可以只重做答错的题；j、k 像 less 和 vim 一样滚动，不会打开测验）", "阅读"),
     # scrolling like less / vim: none of these opens a dialog
     Key("space", "page_down", "下一页", "向下翻一页（像 less）", "阅读", show=False, display="空格"),
     Key("b", "page_up", "上一页", "向上翻一页（像 less）", "阅读", show=False),

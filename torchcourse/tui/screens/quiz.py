@@ -36,7 +36,7 @@ from torchcourse.quiz.session import QuizError, QuizOutcome, QuizSession, Result
 from torchcourse.tui.screens import quiz_view as view
 from torchcourse.tui.screens.quiz_ends import QuizEnds
 from torchcourse.tui.screens.quiz_run import PredictRun, RunOutput
-from torchcourse.tui.screens.quiz_save import resume_offer, save_in_background
+from torchcourse.tui.screens.quiz_save import resume_offer, retake_offer, save_in_background
 from torchcourse.tui.screens.quiz_view import ANSWER, EMPTY, FEEDBACK, JUDGE, RESUME, SUMMARY
 from torchcourse.tui.screens.quiz_view import HangingChoices  # noqa: F401 - re-exported for callers
 from torchcourse.tui.bindings import QUIZ_BINDINGS  # kept below the screens: the help screen reads them too
@@ -69,6 +69,7 @@ class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
         if self.session is not None:
             self.session.autosave = False  # writes run off the UI thread: quiz_save
         self.offer = resume_offer(course, store, chapter_id) if self.session is not None and self.session.chapter_id else None
+        self.retake = retake_offer(course, store, self.session) if self.offer is None else None
         self._summary_lines: list[str] = []
         self.phase = EMPTY
         self.picked: set[int] = set()  # shown positions
@@ -114,6 +115,8 @@ class QuizScreen(PredictRun, QuizEnds, Screen[QuizOutcome]):
             self._show_empty(self._nothing_due())
         elif self.offer is not None:
             self._show_resume()
+        elif self.retake is not None:
+            self._show_retake()
         else:
             self._show_question()
 

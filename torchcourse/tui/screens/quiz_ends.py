@@ -10,7 +10,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from torchcourse.quiz.completion import PASS_RATIO
-from torchcourse.quiz.session import QuizOutcome, QuizSession, chapter_label
+from torchcourse.progress.model import score_words
+from torchcourse.quiz.session import QuizOutcome, QuizSession, chapter_label, limit_to_wrong
 from torchcourse.tui.screens import quiz_view as view
 from torchcourse.tui.screens.quiz_save import forget_left, remember_left, save_in_background
 from torchcourse.tui.screens.quiz_view import RESUME, SUMMARY
@@ -34,8 +35,29 @@ class QuizEnds:
         choices.focus()
         self._set_phase(RESUME)
 
+    def _show_retake(self) -> None:
+        """A failed checkpoint opened again: its score, what is missing, and a retake of all of
+        it or only of the questions answered wrong (``torchcourse quiz --wrong`` asks the same)."""
+        right, total, wrong = self.retake
+        self._hide_all()
+        self._head(f"{self._title()}   上次 {score_words(right, total)}")
+        self._show_text("summary", view.retake_text(right, total, wrong, PASS_RATIO))
+        choices = self.query_one("#quiz-resume", OptionList)
+        choices.clear_options()
+        choices.add_options([Option(f"只重做答错的 {wrong} 题", id="wrong"), Option(f"重做全部 {total} 题", id="all")])
+        choices.highlighted = 0
+        choices.display = True
+        choices.focus()
+        self._set_phase(RESUME)
+
     def _resume_selected(self, event: OptionList.OptionSelected) -> None:
         if self.phase != RESUME:
+            return
+        if event.option_id in ("wrong", "all"):  # the retake offer (_show_retake)
+            self.retake = None
+            if event.option_id == "wrong" and self.session is not None:
+                limit_to_wrong(self.session, self.store)
+            self._show_question()
             return
         offer, self.offer = self.offer, None
         assert self.session is not None

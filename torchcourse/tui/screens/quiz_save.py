@@ -63,6 +63,26 @@ def resume_offer(course, store, chapter_id: str | None) -> Resumable | None:
         return None
 
 
+def retake_offer(course, store, session) -> tuple[int, int, int] | None:
+    """(right, total, wrong) of this chapter's latest checkpoint attempt when it failed and some
+    of it was right (a retake may ask only the wrong ones), else None."""
+    if session is None or session.chapter_id is None:
+        return None
+    try:
+        if not store.answers(chapter_id=session.chapter_id):
+            return None
+        from torchcourse.quiz.completion import latest_attempt, passed
+        from torchcourse.quiz.session import wrong_items
+
+        right, total = latest_attempt(course, store, session.chapter_id)
+        wrong = len(wrong_items(store, session))
+    except Exception:  # a store that cannot be read: the quiz starts whole, as before
+        return None
+    if not total or passed(right, total) or not 0 < wrong < len(session.items):
+        return None
+    return right, total, wrong
+
+
 def save_in_background(screen, finish: bool = False, on_completed=None) -> None:
     """Store the answers ``screen.session`` holds (``finish``: and the chapter's completion) on a
     thread. ``on_completed(ids)`` runs on the UI thread with the chapters now completed, while

@@ -133,11 +133,16 @@ def run_text(text: str, note: str | None, seconds: float | None = None) -> Text:
 
 def summary_lines(session, pass_ratio: float, chapter_quiz: bool) -> list[str]:
     s = session
-    lines = [f"得分：{s.score}/{s.total}（{round(100 * s.score / s.total) if s.total else 0}%）"]
+    carried = getattr(s, "carried", 0)  # right last time, not asked again: they count
+    right, total = s.score + carried, s.total + carried
+    lines = [f"得分：{right}/{total}（{round(100 * right / total) if total else 0}%）"]
+    if carried:
+        lines.append(f"（这次只重做了答错的 {s.total} 题，答对 {s.score} 题；其余 {carried} 题按上次的作答算。）")
     if s.earlier:
         lines.append(f"（含上次离开前答的 {s.earlier} 题，每题只算一次。）")
-    if chapter_quiz and s.total and s.score < pass_ratio * s.total:
-        lines.append("达到 80% 才算通过本章检查点：回看下面的小节后再测一次。")
+    if chapter_quiz and total and right < pass_ratio * total:
+        lines.append(f"达到 {round(pass_ratio * 100)}% 才算通过本章检查点，还要再答对 {missing(right, total, pass_ratio)} 题："
+                     "回看下面的小节后再测一次（再打开测验可以只重做答错的题）。")
     if s.missed:
         days = "、".join(str(d) for d in INTERVALS)
         lines.append(f"答错的题会进入复习（按 {days} 天的间隔再出现）。")
@@ -154,6 +159,22 @@ def missed_options(session) -> list[Option]:
         Option(Text(f"✗ {first_line(r.question.prompt)}\n   回看：{session.where(r)}"), id=str(i))
         for i, r in enumerate(session.missed)
     ]
+
+
+def missing(right: int, total: int, pass_ratio: float) -> int:
+    """How many more right answers reach the pass mark."""
+    import math
+
+    return max(0, math.ceil(pass_ratio * total - 1e-9) - right)
+
+
+def retake_text(right: int, total: int, wrong: int, pass_ratio: float) -> str:
+    return (
+        f"上次的检查点没有通过：{total} 题答对 {right} 题，达到 {round(pass_ratio * 100)}% 要再答对 "
+        f"{missing(right, total, pass_ratio)} 题。\n"
+        f"只重做答错的 {wrong} 题：上次答对的 {total - wrong} 题按上次的作答计入得分；重做全部：从第 1 题答起。\n"
+        f"↑↓ 选一项，回车确定；Esc 离开。"
+    )
 
 
 def resume_text(offer) -> str:
