@@ -90,3 +90,24 @@ def test_inline_code_with_spaces_stays_on_one_line():
     console = Console(width=30, file=io.StringIO(), color_system=None)
     console.print(long_code)
     assert "\xa0" not in console.file.getvalue()  # longer than 40 cells: left to wrap
+
+
+def test_the_chinese_after_a_glued_code_span_and_its_punctuation_wraps_freely():
+    """Walk L1: `torchcourse quiz 01。四道要你先预测…` was one word up to the next space, leaving
+    a half-empty line before it (content/01-tensor-memory.md:671 at 100 columns)."""
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    cjkwrap.install()
+    text = "检查点在应用里做，或运行 `torchcourse quiz 01`。四道要你先预测某段代码的输出再真跑：先别翻回去，凭规则推一推。"
+    width = 100  # the run after the code (~90 cells) fits a line, so without the fix it moves whole
+    md = Markdown(text)
+    cjkwrap.glue_inline_code(md.parsed)
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(md)
+    lines = [ln.rstrip() for ln in console.file.getvalue().splitlines() if ln.strip()]
+    assert any("torchcourse\xa0quiz\xa001。" in ln for ln in lines), lines  # the code and its 。 together
+    for ln in lines[:-1]:
+        assert cell_len(ln) >= width - 3, f"ragged line ({cell_len(ln)} cells): {lines!r}"

@@ -92,11 +92,21 @@ def words(text: str) -> Iterable[tuple[int, int, str]]:
 def _flush(group: list[tuple[int, int, str]], text: str) -> Iterable[tuple[int, int, str]]:
     if not group:
         return
-    if any(GLUE in w[2].rstrip(" \t\n") for w in group):
-        start, end = group[0][0], group[-1][1]
-        yield start, end, text[start:end]
-    else:
+    glued_at = [i for i, w in enumerate(group) if GLUE in w[2].rstrip(" \t\n")]
+    if not glued_at:
         yield from group
+        return
+    # A phrase ends with its last glued word and the one after it; when that one is not CJK
+    # (a glued code span: ``torchcourse quiz 01。四道…``), the Chinese after it wraps freely
+    # (walk L1). A phrase whose last glued word is followed by CJK (``断点 1/2 之后``) stays whole.
+    last = glued_at[-1] + 1
+    if last < len(group) and not _is_cjk(group[last][2].lstrip("".join(_OPEN))[:1] or "a"):
+        start, end = group[0][0], group[last][1]
+        yield start, end, text[start:end]
+        yield from group[last + 1:]
+        return
+    start, end = group[0][0], group[-1][1]
+    yield start, end, text[start:end]
 
 
 def _words(text: str) -> Iterable[tuple[int, int, str]]:
