@@ -256,29 +256,29 @@ async def test_q_in_a_dialog_closes_it_and_esc_after_a_link_goes_back_to_its_cha
         await wait_for(pilot, lambda: isinstance(app.screen, ReaderScreen) and app.screen.chapter.id == "01", what="back to 01")
 
 
-# -- F5: chapter 00's minutes are course.toml's targets, as it says --------------------------
+# -- walk L14: chapter 00's minutes are the home screen's --------------------------------------
 
 
-def test_chapter_00_minutes_tables_state_course_toml_targets():
+def test_chapter_00_minutes_tables_state_the_home_screens_minutes():
+    """00's map and route tables say what home's ⏱ says (tools/chapter00_minutes.py --write)."""
+    import importlib.util
     import re
     from pathlib import Path
 
     from torchcourse import paths
-    from torchcourse.course import load_course
+    from torchcourse.course import chapter_minutes, load_course
 
+    tool = Path(__file__).resolve().parents[1] / "tools" / "chapter00_minutes.py"
+    spec = importlib.util.spec_from_file_location("chapter00_minutes", tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     course = load_course(paths.shipped_content_dir())
     text = (Path(course.root) / course.chapter("00").file).read_text(encoding="utf-8")
-    assert "下表是目标分钟" in text
-    target = {ch.id: ch.target_minutes for ch in course.chapters}
+    assert mod.expected(text, course) == text, "run tools/chapter00_minutes.py --write"
     rows = dict(re.findall(r"^\| (\w+) \| [^|]+ \| (\d+) \| [^|]+ \|$", text, flags=re.M))
-    assert set(rows) == set(target), rows
-    assert {cid: int(m) for cid, m in rows.items()} == target
-    book = [cid for cid in target if cid != "A"]
-    assert f"00–10 合计约 {sum(target[c] for c in book)} 分钟" in text
-    routes = {r.id: r.chapters for r in course.routes}
-    assert f"三章 {sum(target[c] for c in routes['A'] if c != 'A')} 分钟，加附录 {sum(target[c] for c in routes['A'])} |" in text
-    for rid in ("B", "C", "D"):
-        assert re.search(rf"^\| {rid} \|.*\| {sum(target[c] for c in routes[rid])} 分钟 \|$", text, flags=re.M), rid
+    assert {cid: int(m) for cid, m in rows.items()} == {ch.id: chapter_minutes(ch) for ch in course.chapters}
+    for r in course.routes:
+        assert re.search(rf"^\| {r.id} \|.*\| {r.minutes} 分钟(，附录另查)? \|$", text, flags=re.M), r.id
 
 
 # -- a break reached in an earlier visit is shown as reached when the chapter opens again ----
