@@ -41,3 +41,21 @@ def test_the_quiz_key_is_m_everywhere_and_k_scrolls():
     assert quiz == {"首页": "m", "阅读": "m"}
     reader = {k.key: k.action for k in keys.KEYS if k.scope == "阅读"}
     assert reader["k"] == "line_up" and reader["j"] == "line_down" and reader["space"] == "page_down" and reader["b"] == "page_up"
+
+
+class TestEWithNoSnippetPointsToTheLookup:
+    @sync
+    async def test_e_with_no_code_on_screen_names_the_error_lookup(self, tmp_path):
+        """Walk L13: e edits code in the reader; a learner who pressed it to paste an error is
+        told where the lookup is."""
+        from tui_support import edited_course, run_app
+
+        prose = "\n\n".join(f"第 {i} 段：这里只有文字。" for i in range(1, 40))
+        root = edited_course(tmp_path, "一个盒子里装着一排数。我们先把它打印出来看看。", prose)
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with run_app(app, store, size=(100, 20), notifications=True) as pilot:
+            await open_reader(pilot, "01")
+            await pilot.press("e")
+            await wait_for(pilot, lambda: any("代码块" in n.message for n in app._notifications), what="the notice")
+            [note] = [n.message for n in app._notifications if "代码块" in n.message]
+            assert "Ctrl+P" in note and "报错反查" in note, note

@@ -255,7 +255,7 @@ class Snippets:
         if view is None:
             view = _snippet_of(self.screen.focused)
         if view is None:
-            self.screen.notify("屏幕上没有可以改的代码块。按 Tab 选一个。")
+            self.screen.notify("屏幕上没有可以改的代码块（阅读页里 e 是改代码）：按 Tab 选一个。要反查报错，按 Ctrl+P 选「报错反查」。")
             return
         if view.snippet.norun:
             self.screen.notify(f"#{view.snippet.id} 只供阅读（不运行），不能改。")
