@@ -146,3 +146,26 @@ def test_next_review_day_is_the_first_due_day_after_the_given_one(course, store)
     assert next_review_day(course, store, after=DAY0 + timedelta(days=1)) is None  # due that day: not after it
     store.record_answer("01", "func-fill", "upper", True, at=at(1))  # box 2: due on day 3
     assert next_review_day(course, store, after=DAY0 + timedelta(days=1)) == DAY0 + timedelta(days=3)
+
+
+class TestASameDayFixIsToldWhereTheQuizEnds:
+    def test_the_stated_rule_is_the_schedule_a_same_day_fix_gets(self, course, store):
+        """Walk L11: a question missed and fixed by a retake the same day comes back two days
+        later; the words every quiz end prints (app and CLI) say exactly that."""
+        from torchcourse.quiz.review import review_rule
+
+        store.record_answer("01", "func-fill", "x", False, at=at(0, 10))
+        store.record_answer("01", "func-fill", "UPPER", True, at=at(0, 11))
+        assert "func-fill" not in due_ids(course, store, 1)
+        assert "func-fill" in due_ids(course, store, 2)
+        assert "当天重做改对的，隔两天也会再问一次" in review_rule()
+
+    def test_the_apps_summary_of_a_retake_with_every_fix_right_states_it(self):
+        from types import SimpleNamespace
+
+        from torchcourse.tui.screens.quiz_view import summary_lines
+
+        retake = SimpleNamespace(score=2, total=2, carried=4, earlier=0, missed=[])
+        lines = summary_lines(retake, 0.8, chapter_quiz=True)
+        assert lines[0] == "得分：6/6（100%）"
+        assert any("隔两天也会再问一次" in ln for ln in lines), lines

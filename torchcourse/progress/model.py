@@ -245,7 +245,7 @@ def due_review_count(course: Course, store, today) -> int:
 def review_line(count: int) -> str:
     """The home's 复习 entry."""
     if count:
-        return f"📝 复习 (v)：今天到期 {count} 题"
+        return f"📝 复习 (v)：今天到期 {count} 题（答错过的，改对了也隔几天再问一次）"
     return "📝 复习 (v)：今天没有到期的复习题"
 
 

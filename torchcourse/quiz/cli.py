@@ -34,7 +34,7 @@ from typing import Callable, TextIO
 from torchcourse.progress.store import StoreError
 from torchcourse.course.model import Snippet
 from torchcourse.quiz.grading import parse_choices
-from torchcourse.quiz.review import INTERVALS
+from torchcourse.quiz.review import review_rule
 from torchcourse.quiz.session import QuizError, QuizSession, chapter_label, run_output
 
 RULE = "─" * 48
@@ -229,8 +229,7 @@ class TerminalQuiz:
             for r in s.missed:
                 self.say(f"  ✗ {_first_line(r.question.prompt)}")
                 self.say(f"    回看：{s.where(r)}")
-            days = "、".join(str(d) for d in INTERVALS)
-            self.say(f"答错的题会进入复习，按 {days} 天的间隔再出现。")
+            self.say(review_rule())
         if s.unsaved:
             self.say("这些作答没有记进进度，本章是否完成这次没有计算；进度库能写入后重新测一次即可。")
             return

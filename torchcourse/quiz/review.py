@@ -26,6 +26,14 @@ INTERVALS = (1, 2, 4, 8, 16)
 RETIRED = len(INTERVALS) + 1
 
 
+def review_rule() -> str:
+    """The rule in the learner's words, where a quiz ends (app and CLI): a question fixed the
+    same day it was missed comes back once more (walk L11: it surprised a learner)."""
+    days = "、".join(str(d) for d in INTERVALS)
+    return (f"答错的题会进入复习，按 {days} 天的间隔再出现；当天重做改对的，隔两天也会再问一次"
+            "（刚看过解析就答对还不算记住）。")
+
+
 def local_day(at: datetime) -> date:
     if at.tzinfo is None:
         return at.date()
@@ -100,4 +108,4 @@ def next_review_day(course: Course, store, after: date | None = None) -> date | 
     return min(days) if days else None
 
 
-__all__ = ["INTERVALS", "RETIRED", "ReviewState", "replay", "review_states", "due_questions", "next_review_day", "local_day"]
+__all__ = ["review_rule", "INTERVALS", "RETIRED", "ReviewState", "replay", "review_states", "due_questions", "next_review_day", "local_day"]

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.geometry import Region
 from textual.widgets.option_list import Option
 
-from torchcourse.quiz.review import INTERVALS
+from torchcourse.quiz.review import review_rule
 
 # the quiz screen's phases: what it shows, so what each key does
 RESUME = "resume"  # a chapter quiz left half-way: continue or start again
@@ -143,9 +143,8 @@ def summary_lines(session, pass_ratio: float, chapter_quiz: bool) -> list[str]:
     if chapter_quiz and total and right < pass_ratio * total:
         lines.append(f"达到 {round(pass_ratio * 100)}% 才算通过本章检查点，还要再答对 {missing(right, total, pass_ratio)} 题："
                      "回看下面的小节后再测一次（再打开测验可以只重做答错的题）。")
-    if s.missed:
-        days = "、".join(str(d) for d in INTERVALS)
-        lines.append(f"答错的题会进入复习（按 {days} 天的间隔再出现）。")
+    if s.missed or carried:  # a retake's fixes come back too: say so before the learner is surprised
+        lines.append(review_rule())
         lines.append("")
         lines.append("答错的题：选中一题按回车，跳到讲它的小节；Esc 返回。")
     else:
