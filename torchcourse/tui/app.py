@@ -17,7 +17,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 
 from torchcourse.course import Course
-from torchcourse.tui import gcpolicy, keys, warmup
+from torchcourse.tui import gcpolicy, keys, nocolor, warmup
 from torchcourse.tui.lazyrunner import LazyRunner, default_runner_factory
 from torchcourse.tui.widgets.toosmall import TooSmall, too_small
 
@@ -48,6 +48,7 @@ class TorchCourseApp(App):
 
             csscache.install(css_cache_dir)
         super().__init__()
+        nocolor.use_terminal_colours(self)  # NO_COLOR: no painted grey background (walk L10)
         self.course = course
         self._problems_at_start = len(course.problems)  # a lazy load finds the rest later (prewarm)
         from torchcourse.tui.writer import PendingView, ProgressWriter
