@@ -14,6 +14,7 @@ from textual.widgets import Static
 from torchcourse.runner.normalize import visible
 from torchcourse.course.model import Snippet
 from torchcourse.tui.widgets.runwords import learner_words
+from torchcourse.tui.widgets.codeblock import CodeBlock
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 GPU_NOTE = "🗓️ 未实跑 — 需要 GPU"
@@ -176,7 +177,7 @@ class SnippetView(Vertical, can_focus=True):
         self.edited_code = None if code is None or code == self.snippet.code else code
         self.set_class(self.edited_code is not None, "-edited")
         self.query_one(SnippetHead).update(SnippetHead.make(self.snippet.runnable, self._tags()))
-        self.query_one(".code", Static).update(highlight(self.code.rstrip("\n"), language="python"))
+        self.query_one(".code", CodeBlock).set_code(highlight(self.code.rstrip("\n"), language="python"))
 
     def _proof_line(self) -> Content:
         if self.folded:
@@ -201,7 +202,7 @@ class SnippetView(Vertical, can_focus=True):
         if getattr(s, "proof", False):
             yield ProofLine(self._proof_line(), classes="proof-line")
         yield SnippetHead(s.runnable, self._tags(), classes="snip-head")
-        yield Static(highlight(self.code.rstrip("\n"), language="python"), classes="code")
+        yield CodeBlock(highlight(self.code.rstrip("\n"), language="python"), classes="code")  # long lines: ↪
         if s.expected is not None:
             yield Static(self._expected_content(), classes="out expected")
 
