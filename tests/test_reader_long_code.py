@@ -31,3 +31,39 @@ class TestLongCodeLinesAreFoldedWithAMark:
         async with run_app(app, store, size=(100, 30)) as pilot:
             await open_reader(pilot, "01")
             assert "↪" not in screen_text(app)
+
+
+class TestLongOutputLinesAreFoldedWithAMark:
+    @sync
+    async def test_a_long_expected_output_line_continues_on_a_marked_row(self, tmp_path):
+        long_out = "盒子: " + ", ".join(str(i) for i in range(40))
+        root = edited_course(tmp_path, "盒子: [1, 2, 3]\n```", long_out + "\n```")
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=root)
+        async with run_app(app, store, size=(60, 30)) as pilot:
+            await open_reader(pilot, "01")
+            rows = screen_text(app).splitlines()
+            at = next(i for i, r in enumerate(rows) if "盒子: 0, 1" in r)
+            assert "↪" in rows[at + 1], rows[at:at + 3]
+
+    @sync
+    async def test_an_edited_runs_added_line_keeps_a_mark_on_its_continuation(self, tmp_path):
+        """The + lines of an edited run's panel: a wrapped one used to continue at column 0."""
+        from textual.app import App
+
+        from torchcourse.tui.widgets.codeblock import CodeBlock
+        from torchcourse.tui.widgets.editor import marked_pair
+
+        _left, right = marked_pair("a\n", "a\n" + "b" * 30 + " " + "c" * 30 + "\n")
+
+        class One(App):
+            CSS = "CodeBlock { width: 40; }"
+
+            def compose(self):
+                yield CodeBlock(right)
+
+        app = One()
+        async with app.run_test(size=(60, 12)) as pilot:
+            await pilot.pause()
+            rows = [r for r in screen_text(app).splitlines() if r.strip()]
+            at = next(i for i, r in enumerate(rows) if r.lstrip().startswith("+ b"))
+            assert rows[at + 1].lstrip().startswith("↪"), rows

@@ -1,7 +1,7 @@
-"""A snippet's code, its long lines folded with a ``↪`` mark (walk L2).
+"""A snippet's code and outputs, their long lines folded with a ``↪`` mark (walk L2).
 
 A code line wider than the block used to soft-wrap to column 0, where Python reads it as a
-wrong indentation. Here a line that does not fit is cut (at its last space when one is in the
+wrong indentation, and a wrapped ``+`` line of an edited run's output lost its ``+``. Here a line that does not fit is cut (at its last space when one is in the
 second half of the row, else at the width) and every continuation row starts with a dim
 ``↪ ``; lines that fit are left alone (a quick cell count, most lines).
 """
@@ -54,9 +54,12 @@ class CodeBlock(Static):
         self._folded: tuple[int, list[Content]] | None = None  # (width, rows): a layout asks twice
 
     def set_code(self, code: Content) -> None:
-        self.code_content = code
-        self._folded = None
         self.update(code)
+
+    def update(self, content="", *, layout: bool = True) -> None:
+        self.code_content = content if isinstance(content, Content) else Content(str(content))
+        self._folded = None
+        super().update(content, layout=layout)
 
     def _rows(self, width: int) -> list[Content]:
         if self._folded is None or self._folded[0] != width:

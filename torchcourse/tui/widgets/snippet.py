@@ -204,7 +204,7 @@ class SnippetView(Vertical, can_focus=True):
         yield SnippetHead(s.runnable, self._tags(), classes="snip-head")
         yield CodeBlock(highlight(self.code.rstrip("\n"), language="python"), classes="code")  # long lines: ↪
         if s.expected is not None:
-            yield Static(self._expected_content(), classes="out expected")
+            yield CodeBlock(self._expected_content(), classes="out expected")
 
     def _book_output(self) -> tuple[str | None, str]:
         """The book's output for the torch (and other recorded modules) installed here: the
@@ -231,8 +231,8 @@ class SnippetView(Vertical, can_focus=True):
         if self._pair is not None:  # kept: a mount is not queryable until it is processed
             return self._pair[1]
         old = self.query(".expected")
-        actual = Static("", classes="out actual")
-        expected = Static(self._expected_content(), classes="out expected")
+        actual = CodeBlock(Content(""), classes="out actual")  # long lines: ↪ (an edited run's + lines too)
+        expected = CodeBlock(self._expected_content(), classes="out expected")
         pair = Horizontal(expected, actual, classes="outputs")
         self._pair = (expected, actual)
         if old:
