@@ -319,7 +319,7 @@ class Sandbox:
 
 
 MSG_RUN_MEM = "🧱 这次运行用完了它自己的内存上限（{mb} MB，这次运行的所有进程合计），系统终止了其中占内存最多的进程"
-MSG_CLASS_MEM = "🧱 全班所有运行合计的内存上限（{mb} MB）用完了（不是这次运行自己的上限），系统终止了这次运行占内存最多的进程"
+MSG_CLASS_MEM = "🧱 沙箱里同时进行的所有运行合计的内存总上限（{mb} MB）用完了（不是这次运行自己的上限），系统终止了这次运行占内存最多的进程"
 MSG_PROCESS_MEM = "🧱 这次运行的一个进程达到了每个进程的内存上限（{mb} MB 地址空间），内存分配失败"
 MSG_NO_RUN_LIMIT = "（这台机器上没有按次运行合计的内存上限，只有每个进程的上限）"
 _OOM_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory")
