@@ -414,7 +414,14 @@ class SandboxRunner(core.Runner):
             res.message = (note + " " + res.message).strip()
 
     def _run(self, snippet, **kw) -> core.RunResult:
-        self._slot.group, self._slot.before = None, (0, 0)
+        self._slot.group, self._slot.before, self._slot.cold = None, (0, 0), []
+        try:
+            return self._run_noted(snippet, **kw)
+        finally:
+            for group in self._slot.cold:  # (a cold run's own memory group, read by the verdict)
+                threading.Thread(target=self.cgroups.remove, args=(group,), daemon=True).start()
+
+    def _run_noted(self, snippet, **kw) -> core.RunResult:
         before = self.cgroups.oom_kills()
         if self.sandbox.runs_on_tmpfs:
             # a run that filled the run space is removed in the background: the next run (another
@@ -467,12 +474,10 @@ class SandboxRunner(core.Runner):
                 self.cgroups.enter(pgid)
             self._track(pgid)
 
-        try:
-            return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=start, on_end=self._untrack,
-                                    cleanup_dir=cleanup_dir, env=self._env_overrides(), wrap=self.sandbox.cold_wrap(cleanup_dir), base_env=env)
-        finally:
-            if group:
-                threading.Thread(target=self.cgroups.remove, args=(group,), daemon=True).start()
+        if group:
+            self._slot.cold.append(group)  # removed once the verdict has read its counters
+        return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=start, on_end=self._untrack,
+                                cleanup_dir=cleanup_dir, env=self._env_overrides(), wrap=self.sandbox.cold_wrap(cleanup_dir), base_env=env)
 
     def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:
         super().close(wait)
