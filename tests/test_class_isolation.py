@@ -349,8 +349,6 @@ class TestARunsMemoryCanOnlyKillItsOwnProcesses:
         t.start()
         try:
             wait_for(lambda: usage(runner) >= before + (400 << 20), "the victim never held its memory")
-            runs = os.listdir(runner.sandbox.runs_root)
-            assert len(runs) == 1
             attacker = runner.run(snip(ATTACKER, expected=None), use_cache=False)
         finally:
             for name in os.listdir(runner.sandbox.runs_root):
