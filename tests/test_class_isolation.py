@@ -258,3 +258,128 @@ class TestARunsDirectoryIsBoundedOnItsOwn:
         eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
         assert eve.actual.strip() == "full True 28", eve.actual
         assert_matches(alice, self.ALICE)
+
+
+class TestARunSeesOnlyItsOwnProcesses:
+    EVE = """
+        import os
+        mine = {1, os.getpid()}
+        seen = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    seen[int(name)] = open(f"/proc/{name}/cmdline", "rb").read()
+                except OSError:
+                    seen[int(name)] = b"?"
+        print("pids", sorted(seen), "others", sorted(set(seen) - mine))
+        """
+
+    def test_proc_lists_only_the_runs_own_pids(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE)
+        assert eve.actual.strip() == "pids [1, 2] others []", eve.actual
+        assert_matches(alice, ALICE_LONG)
+
+
+# -- memory: a run's processes together are bounded, so the OOM killer picks within that run --------
+
+RUN_MEM = 1 << 30  # each run's limit in these tests (all its processes together)
+TOTAL_MEM = 7 << 28  # the sandbox's total (1.75 GB): less than the attacker asks for
+VICTIM = snip("""
+    import os, time
+    x = b"\\x01" * (400 << 20)
+    end = time.time() + 120
+    while not os.path.exists("go") and time.time() < end:  # the test writes it once the attack is over
+        time.sleep(0.02)
+    print("kept", len(x) >> 20, x[-1])
+    """, expected="kept 400 1", timeout=180)
+ATTACKER = """
+    import os
+    r, w = os.pipe()
+    for i in range(20):  # 20 × 100 MB: every process within its own limit, the run not
+        if os.fork() == 0:
+            os.close(w)
+            x = b"\\x01" * (100 << 20)
+            os.read(r, 1)  # held until the parent closes its end
+            os._exit(0)
+    os.close(r)
+    codes = [os.waitstatus_to_exitcode(os.wait()[1])]
+    os.close(w)
+    codes += [os.waitstatus_to_exitcode(os.wait()[1]) for _ in range(19)]
+    print("killed", codes.count(-9) > 0)
+    """
+
+
+def usage(runner) -> int:
+    """The sandbox's whole memory group (every run's slot counts in it)."""
+    try:
+        with open(os.path.join(runner.cgroups.groups["memory"], "memory.usage_in_bytes")) as fh:
+            return int(fh.read())
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def wait_for(cond, what: str, deadline: float = 120.0):
+    import time
+
+    end = time.monotonic() + deadline
+    while not cond():
+        assert time.monotonic() < end, what
+        time.sleep(0.05)
+
+
+class TestARunsMemoryCanOnlyKillItsOwnProcesses:
+    @pytest.fixture
+    def runner(self):
+        from torchcourse.runner.sandbox import Sandbox, SandboxRunner
+
+        if os.geteuid() != 0:
+            pytest.skip("memory cgroups need root (the server case)")
+        r = SandboxRunner(cache_dir=None, jobs=2, sandbox=Sandbox(mem=RUN_MEM), total_mem=TOTAL_MEM)
+        if not r.cgroups.slots:
+            r.close()
+            pytest.skip("no memory cgroup can be made here")
+        yield r
+        r.close()
+
+    def test_many_medium_processes_kill_only_the_attackers_own(self, runner):
+        results: dict = {}
+        assert runner.run(ALICE_OK, use_cache=False).status == "match"  # the zygote is up
+        before = usage(runner)
+        t = threading.Thread(target=lambda: results.setdefault("victim", runner.run(VICTIM, use_cache=False)))
+        t.start()
+        try:
+            wait_for(lambda: usage(runner) >= before + (400 << 20), "the victim never held its memory")
+            attacker = runner.run(snip(ATTACKER, expected=None), use_cache=False)
+        finally:
+            for name in os.listdir(runner.sandbox.runs_root):
+                try:
+                    open(os.path.join(runner.sandbox.runs_root, name, "run", "go"), "w").close()
+                except OSError:
+                    pass
+            t.join(180)
+        assert_matches(results["victim"], VICTIM)
+        assert "内存" not in results["victim"].message
+        assert attacker.actual.strip() == "killed True", (attacker.actual, attacker.message)
+        assert "这次运行用完了它自己的内存上限（1024 MB，这次运行的所有进程合计）" in attacker.message, attacker.message
+
+
+class TestWithoutCgroupsTheLimitIsPerProcess:
+    def test_the_verdict_names_the_per_process_limit(self):
+        from torchcourse.runner.sandbox import Sandbox, SandboxRunner
+
+        r = SandboxRunner(cache_dir=None, jobs=1, sandbox=Sandbox(mem=RUN_MEM), cgroups=False)
+        try:
+            assert not r.cgroups.active
+            res = r.run(snip("x = bytearray(2 << 30)\n", expected=None), use_cache=False)
+        finally:
+            r.close()
+        assert "MemoryError" in res.actual
+        assert "这次运行的一个进程达到了每个进程的内存上限（1024 MB 地址空间）" in res.message, res.message
+        assert "这台机器上没有按次运行合计的内存上限" in res.message, res.message
+
+    def test_the_environment_switch_turns_cgroups_off(self, monkeypatch):
+        from torchcourse.runner.cgroups import Cgroups
+
+        monkeypatch.setenv("TORCHCOURSE_SANDBOX_CGROUPS", "0")
+        c = Cgroups("tc-sandbox-test-off", total_mem=1 << 30, total_pids=64, slots=2, slot_mem=1 << 29)
+        assert not c.active and not c.slots

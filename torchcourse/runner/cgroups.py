@@ -1,10 +1,20 @@
-"""The sandbox-wide memory and process-count cgroups of :mod:`torchcourse.runner.sandbox`."""
+"""The memory and process-count cgroups of :mod:`torchcourse.runner.sandbox`: one group for the
+whole sandbox, and below it one memory group per run slot."""
 
 from __future__ import annotations
 
 import os
 
 from torchcourse.runner.tc_supervise import descendants
+
+# TORCHCOURSE_SANDBOX_CGROUPS=0 (or off/no/false): no cgroups even as root (the fallback below)
+ENV_SWITCH = "TORCHCOURSE_SANDBOX_CGROUPS"
+
+
+def cgroups_wanted(flag: bool | None = None) -> bool:
+    if flag is not None:
+        return bool(flag)
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "no", "false")
 
 
 def sweep_dead(parent: str, prefix: str, remove) -> None:
@@ -20,96 +30,244 @@ def sweep_dead(parent: str, prefix: str, remove) -> None:
         pid = name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
             try:
-                remove(os.path.join(parent, name))
+                _rmtree_groups(os.path.join(parent, name)) if remove is os.rmdir else remove(os.path.join(parent, name))
             except OSError:
                 pass
 
 
-class Cgroups:
-    """A memory and a process-count cgroup (v1) below this process's own, when it may make them
-    (root on a server), for the whole sandbox: the zygote, every run forked from it and every cold
-    run's bwrap, so that many processes of runs cannot add up past ``total_mem`` (RLIMIT_AS is per
-    process), whatever they fork. The kernel's OOM killer then picks within the group: the
-    largest process, a hostile run's, rather than the zygote (its torch pages are shared).
+def _rmtree_groups(d: str) -> None:
+    """rmdir a cgroup and its child groups (a cgroup's files cannot be removed, only its dirs)."""
+    for name in os.listdir(d):
+        p = os.path.join(d, name)
+        if os.path.isdir(p) and not os.path.islink(p):
+            _rmtree_groups(p)
+    os.rmdir(d)
 
-    Not one group per run: moving a process into a v1 cgroup takes ~30 ms here (the kernel waits
-    for an RCU grace period, and every fork on the machine waits with it), more than a warm run.
-    Without the groups (an unprivileged learner's own machine, cgroup v2 without delegation) the
-    per-process limits still hold."""
+
+def _write(path: str, value) -> bool:
+    try:
+        with open(path, "w") as fh:
+            fh.write(str(value))
+        return True
+    except OSError:
+        return False
+
+
+def _read_counters(path: str) -> dict[str, int]:
+    out = {}
+    try:
+        with open(path) as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 2 and parts[1].isdigit():
+                    out[parts[0]] = int(parts[1])
+    except OSError:
+        pass
+    return out
+
+
+class Cgroups:
+    """Below this process's own cgroups, when it may make them (root on a server):
+
+    * one memory and one process-count group for the whole sandbox (the zygote, every run, every
+      cold run's bwrap): all runs together stay within ``total_mem`` / ``total_pids``;
+    * ``slots`` memory groups below it, one per run slot, each limited to ``slot_mem``: a warm
+      run's snippet process moves itself into its slot's group (the zygote hands it the open
+      ``cgroup.procs`` of a free slot) before it forks anything or runs any code, so every process
+      of that run is born there. The kernel's OOM killer then picks within that one run: many
+      medium processes of one run can only kill that run's own processes.
+
+    The groups are made once, when the runner starts: moving a process into a v1 cgroup waits for
+    an RCU grace period (5-15 ms here), so a warm run's process moves while it waits for its
+    request (a spare), off the run's clock. A cold run gets a group of its own
+    (:meth:`cold_group`): it is slow anyway.
+
+    cgroup v1 (``memory.limit_in_bytes``; an OOM kill counts in ``memory.oom_control``'s
+    ``oom_kill`` of the killed process's group, ``memory.failcnt`` says that group's own limit
+    was hit) and v2 (``memory.max``, ``memory.events``: ``oom_kill``, and ``oom`` for an OOM of
+    that group's own limit). v2 needs the memory controller delegated to this process's group.
+
+    Without the groups (not root, no writable memory controller, or ``enabled=False`` /
+    TORCHCOURSE_SANDBOX_CGROUPS=0) :attr:`active` is false and only the per-process limits hold
+    (RLIMIT_AS per process, RLIMIT_NPROC per run)."""
 
     CONTROLLERS = ("memory", "pids")
 
-    def __init__(self, name: str, *, total_mem: int, total_pids: int):
-        self.groups: dict[str, str] = {}
-        if os.geteuid() != 0:
+    def __init__(self, name: str, *, total_mem: int, total_pids: int, slots: int = 0, slot_mem: int | None = None,
+                 enabled: bool | None = None):
+        self.groups: dict[str, str] = {}  # controller -> the sandbox's group (v1), "memory" -> (v2)
+        self.slots: list[str] = []  # the slot groups' directories (memory)
+        self.v2 = False
+        self.base = ""  # where the zygote and cold bwraps go (v2: a leaf beside the slots)
+        self._cold = 0
+        if not cgroups_wanted(enabled) or os.geteuid() != 0:
             return
         try:
             with open("/proc/self/cgroup") as fh:
                 lines = fh.read().splitlines()
         except OSError:
             return
+        v1 = {}
+        unified = None
         for line in lines:
             _n, ctrls, path = line.split(":", 2)
+            if ctrls == "":
+                unified = path
             for ctrl in ctrls.split(","):
-                base = f"/sys/fs/cgroup/{ctrl}"
-                if ctrl in self.CONTROLLERS and os.path.isdir(base) and ctrl not in self.groups:
-                    sweep_dead(base + path, "tc-sandbox-", os.rmdir)
-                    d = os.path.join(base + path, name)
-                    try:
-                        os.mkdir(d)
-                    except OSError:
-                        continue
-                    self.groups[ctrl] = d
+                if ctrl in self.CONTROLLERS and os.path.isdir(f"/sys/fs/cgroup/{ctrl}"):
+                    v1.setdefault(ctrl, f"/sys/fs/cgroup/{ctrl}" + path)
+        if "memory" in v1:
+            self._make_v1(v1, name, total_mem, total_pids)
+        elif unified is not None:
+            self._make_v2(unified, name, total_mem, total_pids)
         if "memory" in self.groups:
-            self._set(self.groups["memory"], {"memory.limit_in_bytes": total_mem})
-        if "pids" in self.groups:
-            self._set(self.groups["pids"], {"pids.max": total_pids})
+            for i in range(slots):
+                d = os.path.join(self.groups["memory"], f"slot-{i}")
+                try:
+                    os.mkdir(d)
+                except OSError:
+                    break
+                self._limit(d, slot_mem or total_mem)
+                self.slots.append(d)
 
+    # -- making --------------------------------------------------------------------------
+    def _make_v1(self, v1: dict, name: str, total_mem: int, total_pids: int) -> None:
+        for ctrl, parent in v1.items():
+            sweep_dead(parent, "tc-sandbox-", os.rmdir)
+            d = os.path.join(parent, name)
+            try:
+                os.mkdir(d)
+            except OSError:
+                continue
+            self.groups[ctrl] = d
+        if "memory" in self.groups:
+            _write(os.path.join(self.groups["memory"], "memory.use_hierarchy"), 1)  # slots count in the total
+            self._limit(self.groups["memory"], total_mem)
+            self.base = self.groups["memory"]
+        if "pids" in self.groups:
+            _write(os.path.join(self.groups["pids"], "pids.max"), total_pids)
+
+    def _make_v2(self, path: str, name: str, total_mem: int, total_pids: int) -> None:
+        mount = self._v2_mount()
+        if mount is None:
+            return
+        parent = mount + path.rstrip("/")
+        try:
+            with open(os.path.join(parent, "cgroup.controllers")) as fh:
+                if "memory" not in fh.read().split():
+                    return
+        except OSError:
+            return
+        sweep_dead(parent, "tc-sandbox-", os.rmdir)
+        # (a group with processes cannot pass controllers down, except the root: this process's
+        # group must be the root of its namespace or already delegate memory)
+        _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
+        d = os.path.join(parent, name)
+        try:
+            os.mkdir(d)
+        except OSError:
+            return
+        if not _write(os.path.join(d, "memory.max"), total_mem):
+            os.rmdir(d)
+            return
+        _write(os.path.join(d, "pids.max"), total_pids)
+        _write(os.path.join(d, "cgroup.subtree_control"), "+memory +pids")
+        base = os.path.join(d, "base")
+        try:
+            os.mkdir(base)
+        except OSError:
+            os.rmdir(d)
+            return
+        self.v2 = True
+        self.groups["memory"] = d
+        self.base = base
+
+    @staticmethod
+    def _v2_mount() -> str | None:
+        try:
+            with open("/proc/self/mountinfo") as fh:
+                for line in fh:
+                    left, _, right = line.partition(" - ")
+                    if right.split()[:1] == ["cgroup2"]:
+                        return left.split()[4]
+        except OSError:
+            pass
+        return None
+
+    def _limit(self, d: str, mem: int) -> None:
+        _write(os.path.join(d, "memory.max" if self.v2 else "memory.limit_in_bytes"), int(mem))
+
+    # -- using ---------------------------------------------------------------------------
     @property
     def active(self) -> bool:
         return bool(self.groups)
 
-    @staticmethod
-    def _set(d: str, values: dict) -> None:
-        for k, v in values.items():
+    def slot_fds(self) -> list[int]:
+        """Each slot's ``cgroup.procs``, open for writing (by root: the kernel checks the opener's
+        credentials), for the zygote: a run's process writes ``0`` to its slot's to move itself."""
+        fds = []
+        for d in self.slots:
             try:
-                with open(os.path.join(d, k), "w") as fh:
-                    fh.write(str(v))
+                fds.append(os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC))
             except OSError:
-                pass
+                break
+        return fds
 
-    def enter(self, pid: int) -> None:
-        """``pid`` and its descendants join the groups (their children are born in them)."""
-        for d in self.groups.values():
+    def enter(self, pid: int, group: str | None = None) -> None:
+        """``pid`` and its descendants join the sandbox's groups (or the memory group ``group``);
+        their children are born there."""
+        dirs = [group] if group else ([self.base, *(d for c, d in self.groups.items() if c != "memory")] if self.base else [])
+        for d in dirs:
             for p in [pid, *descendants(pid)]:
-                try:
-                    with open(os.path.join(d, "cgroup.procs"), "w") as fh:
-                        fh.write(str(p))
-                except OSError:
-                    pass  # gone meanwhile
+                _write(os.path.join(d, "cgroup.procs"), p)  # (False: gone meanwhile)
+
+    def cold_group(self) -> str | None:
+        """A memory group of its own for one cold run (remove it with :meth:`remove`)."""
+        if "memory" not in self.groups or not self.slots:
+            return None
+        self._cold += 1
+        d = os.path.join(self.groups["memory"], f"cold-{self._cold}")
+        try:
+            os.mkdir(d)
+        except OSError:
+            return None
+        with open(os.path.join(self.slots[0], "memory.max" if self.v2 else "memory.limit_in_bytes")) as fh:
+            _write(os.path.join(d, "memory.max" if self.v2 else "memory.limit_in_bytes"), fh.read().strip())
+        return d
+
+    def remove(self, d: str | None) -> None:
+        if not d:
+            return
+        import time
+
+        for _ in range(100):  # the last processes may still be exiting
+            try:
+                os.rmdir(d)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)
+
+    def counters(self, group: str | None) -> tuple[int, int]:
+        """(OOM kills of processes in ``group``, times its own limit started an OOM or was hit)."""
+        if not group:
+            return 0, 0
+        if self.v2:
+            ev = _read_counters(os.path.join(group, "memory.events"))
+            return ev.get("oom_kill", 0), ev.get("oom", 0)
+        kills = _read_counters(os.path.join(group, "memory.oom_control")).get("oom_kill", 0)
+        try:
+            with open(os.path.join(group, "memory.failcnt")) as fh:
+                fail = int(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            fail = 0
+        return kills, fail
 
     def oom_kills(self) -> int:
-        """How many processes the kernel has killed for the memory group's limit so far."""
-        if "memory" not in self.groups:
-            return 0
-        try:
-            with open(os.path.join(self.groups["memory"], "memory.oom_control")) as fh:
-                for line in fh:
-                    if line.startswith("oom_kill "):
-                        return int(line.split()[1])
-        except (OSError, ValueError):
-            pass
-        return 0
+        """OOM kills in the sandbox's whole group (v2: hierarchical; v1: of its own processes)."""
+        return self.counters(self.groups.get("memory"))[0]
 
     def close(self) -> None:
-        for d in self.groups.values():
-            for _ in range(100):  # the last processes may still be exiting
-                try:
-                    os.rmdir(d)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    import time
-
-                    time.sleep(0.05)
+        for d in [*self.slots, *(d for d in (self.base,) if self.v2), *self.groups.values()]:
+            self.remove(d)

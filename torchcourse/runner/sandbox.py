@@ -181,6 +181,12 @@ class Sandbox:
                 _umount(self.runs_root)
                 self.runs_on_tmpfs = False
         self.run_mounts: set[str] = set()
+        self.slot_fds: list[int] = []  # the run slots' cgroup.procs, handed to the zygote (SandboxRunner)
+        # root: a proc of an empty PID namespace, bound into the sandbox, lets each run mount a
+        # /proc of its own PID namespace (tc_jail.proc_anchor)
+        self.proc_anchor = os.path.join(self.root, "proc") if self.privileged else None
+        if self.proc_anchor:
+            os.mkdir(self.proc_anchor, 0o755)
         self.read_paths = [*(d for d in SYSTEM_DIRS if os.path.isdir(d)), *python_paths(self.python), RUNNER_DIR]
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
@@ -232,12 +238,15 @@ class Sandbox:
         return {"PATH": "/usr/local/bin:/usr/bin:/bin", **execute.FIXED_ENV, "HOME": "/nonexistent", "TMPDIR": "/tmp"}
 
     def pass_fds(self) -> tuple[int, ...]:
-        return ()
+        return tuple(self.slot_fds)
 
     def jail_spec(self, *, relative: bool) -> dict:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
-        return {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
-                "shm": RUN_SHM_SIZE}
+        spec = {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
+                "shm": RUN_SHM_SIZE, "pidns": True}
+        if relative and self.slot_fds:
+            spec["slots"] = list(self.slot_fds)
+        return spec
 
     def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
         args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -273,6 +282,8 @@ class Sandbox:
         for p in writable:
             args += parents(p) + ["--bind", p, p]
             made.add(p)
+        if self.proc_anchor:
+            args += parents(self.proc_anchor) + ["--ro-bind", self.proc_anchor, self.proc_anchor]
         for h in self.hidden:
             if any(_under(h, b) for b in ro + writable) and not any(_under(b, h) for b in ro + writable):
                 if os.path.isdir(h):
@@ -285,12 +296,16 @@ class Sandbox:
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm", "--chdir", chdir, "--"]
         return args
 
+    def _anchor(self) -> list[str]:
+        """Before bwrap (root): the proc anchor's mount namespace (tc_jail.proc_anchor)."""
+        return [self.python, "-I", "-S", JAIL_SCRIPT, "--proc-anchor", self.proc_anchor, "--"] if self.proc_anchor else []
+
     def _drop(self) -> list[str]:
         return [self.python, "-I", "-S", JAIL_SCRIPT, "--drop", f"{self.uid}:{self.gid}", "--"] if self.privileged else []
 
     def zygote_command(self, zygote_dir: str) -> list[str]:
         """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid."""
-        return [*self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop()]
+        return [*self._anchor(), *self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop()]
 
     def cold_wrap(self, base: str) -> tuple[list[str], list[str]]:
         """(outer, inner) for execute.run_cold: bwrap binding only this run's directory, and the
@@ -298,9 +313,25 @@ class Sandbox:
         import json
 
         spec = {**self.jail_spec(relative=False), "dir": base}
-        outer = [*self.bwrap_args([base], os.path.join(base, "run")), *self._drop()]
+        outer = [*self._anchor(), *self.bwrap_args([base], os.path.join(base, "run")), *self._drop()]
         inner = [self.python, "-I", "-S", JAIL_SCRIPT, "--confine", json.dumps(spec), "--"]
         return outer, inner
+
+
+MSG_RUN_MEM = "🧱 这次运行用完了它自己的内存上限（{mb} MB，这次运行的所有进程合计），系统终止了其中占内存最多的进程"
+MSG_CLASS_MEM = "🧱 沙箱里同时进行的所有运行合计的内存总上限（{mb} MB）用完了（不是这次运行自己的上限），系统终止了这次运行占内存最多的进程"
+MSG_PROCESS_MEM = "🧱 这次运行的一个进程达到了每个进程的内存上限（{mb} MB 地址空间），内存分配失败"
+MSG_NO_RUN_LIMIT = "（这台机器上没有按次运行合计的内存上限，只有每个进程的上限）"
+_OOM_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory")
+
+
+def _out_of_memory(res: core.RunResult) -> bool:
+    """The run ended on a failed allocation (RLIMIT_AS: MemoryError, torch's allocator)."""
+    raised = (res.raised or "").rsplit(".", 1)[-1]
+    if raised.endswith("MemoryError"):
+        return True
+    tail = (res.actual or "").strip().splitlines()[-1:] or [""]
+    return any(m in tail[0] for m in _OOM_MARKERS)
 
 
 JAIL_FAILED = "沙箱没能建立，代码没有运行"  # tc_jail's and the zygote's words when confinement failed (exit 70)
@@ -316,11 +347,13 @@ class SandboxRunner(core.Runner):
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload=None, hash_seed: str | None = None, sandbox: Sandbox | None = None, hide=(),
                  env: dict[str, str] | None = None, jobs: int = 2, total_mem: int | None = None,
-                 run_space: int | None = None, data=()):
+                 run_space: int | None = None, data=(), cgroups: bool | None = None):
         """``env``: variables added to every run's environment (``run --sandbox`` passes the
         user's TORCHCOURSE_HOME, so that a file can try — and fail — to reach it). ``jobs``: runs
         at once, for the sandbox-wide memory group (``total_mem``, default jobs × the per-run limit
-        + the zygote's share). ``run_space``: bytes of the run directories' tmpfs (see Sandbox)."""
+        + the zygote's share). ``run_space``: bytes of the run directories' tmpfs (see Sandbox).
+        ``cgroups``: False runs without memory cgroups even as root (None: unless
+        TORCHCOURSE_SANDBOX_CGROUPS=0): only the per-process limits then hold."""
         super().__init__(cache_dir, warm, python=python, preload=preload, hash_seed=hash_seed, data=data)
         self.sandbox = sandbox or Sandbox(self.python, hide=hide, runs_tmpfs=run_space or jobs * RUNS_TMPFS_PER_JOB)
         self._runs_root = self.sandbox.runs_root
@@ -328,7 +361,13 @@ class SandboxRunner(core.Runner):
         self._extra_env = dict(env or {})
         sb = self.sandbox
         self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
-        self.cgroups = Cgroups(os.path.basename(sb.root), total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32)
+        # one memory group per run slot below the sandbox's: at most ``jobs`` runs at once, plus
+        # the zygote's spare and a run still exiting
+        self.cgroups = Cgroups(os.path.basename(sb.root), total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32,
+                               slots=jobs + 2, slot_mem=sb.mem, enabled=cgroups)
+        if self.cgroups.slots:
+            sb.slot_fds = self.cgroups.slot_fds()
+        self._slot = threading.local()  # this thread's run: its memory group and its counters before
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -343,10 +382,46 @@ class SandboxRunner(core.Runner):
         from torchcourse.runner.warm import Zygote
 
         z = Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+        z.on_slot = self._on_slot
         self.cgroups.enter(z.proc.pid)  # the zygote and its spare (its torch pages stay charged where they were)
         return z
 
+    def _on_slot(self, slot) -> None:
+        """A warm run started in run slot ``slot`` (its processes are in that group already; the
+        snippet has not allocated anything yet)."""
+        group = self.cgroups.slots[slot] if isinstance(slot, int) and 0 <= slot < len(self.cgroups.slots) else None
+        self._slot.group = group
+        self._slot.before = self.cgroups.counters(group)
+
+    def _memory_note(self, res: core.RunResult, whole_before: int) -> None:
+        """Say whose memory limit ended the run: its own run's (all its processes together), the
+        class's total, or one process's own limit (RLIMIT_AS: MemoryError)."""
+        group = getattr(self._slot, "group", None)
+        kills, fail = self.cgroups.counters(group)
+        b_kills, b_fail = getattr(self._slot, "before", (0, 0))
+        run_mb, total_mb = self.sandbox.mem >> 20, self.cgroups_mem >> 20
+        note = ""
+        if group and kills > b_kills:
+            if fail > b_fail:
+                note = MSG_RUN_MEM.format(mb=run_mb)
+            else:
+                note = MSG_CLASS_MEM.format(mb=total_mb)
+        elif not group and self.cgroups.oom_kills() > whole_before:
+            note = MSG_CLASS_MEM.format(mb=total_mb)
+        elif _out_of_memory(res):
+            note = MSG_PROCESS_MEM.format(mb=run_mb) + ("" if self.cgroups.slots else MSG_NO_RUN_LIMIT)
+        if note:
+            res.message = (note + " " + res.message).strip()
+
     def _run(self, snippet, **kw) -> core.RunResult:
+        self._slot.group, self._slot.before, self._slot.cold = None, (0, 0), []
+        try:
+            return self._run_noted(snippet, **kw)
+        finally:
+            for group in self._slot.cold:  # (a cold run's own memory group, read by the verdict)
+                threading.Thread(target=self.cgroups.remove, args=(group,), daemon=True).start()
+
+    def _run_noted(self, snippet, **kw) -> core.RunResult:
         before = self.cgroups.oom_kills()
         if self.sandbox.runs_on_tmpfs:
             # a run that filled the run space is removed in the background: the next run (another
@@ -373,9 +448,8 @@ class SandboxRunner(core.Runner):
                 res = super()._run(snippet, **kw)
         except OSError as exc:  # no room even for the run's directory
             return core.RunResult("error", expected=snippet.expected, message=f"💥 无法运行代码片段：{exc}")
-        if self.cgroups.oom_kills() > before:
-            # (with runs at once, it may have been another run's process: the note says what happened)
-            res.message = (f"🧱 运行期间沙箱的内存总上限（{self.cgroups_mem >> 20} MB）用完了，系统终止了占内存最多的进程 " + res.message).strip()
+        if not res.cached:
+            self._memory_note(res, before)
         return res
 
     def _prepare(self, base: str) -> None:
@@ -389,10 +463,19 @@ class SandboxRunner(core.Runner):
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
         env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}
 
+        group = self.cgroups.cold_group()  # a memory group of this run's own
+
         def start(pgid: int) -> None:
-            self.cgroups.enter(pgid)  # this run's bwrap, before its python starts (~30 ms: cold runs only)
+            # this run's bwrap, before its python starts (5-30 ms: cold runs only)
+            if group:
+                self.cgroups.enter(pgid, group)
+                self._slot.group, self._slot.before = group, self.cgroups.counters(group)
+            else:
+                self.cgroups.enter(pgid)
             self._track(pgid)
 
+        if group:
+            self._slot.cold.append(group)  # removed once the verdict has read its counters
         return execute.run_cold(run_dir, python=self.python, timeout=timeout, cancel=cancel, on_start=start, on_end=self._untrack,
                                 cleanup_dir=cleanup_dir, env=self._env_overrides(), wrap=self.sandbox.cold_wrap(cleanup_dir), base_env=env)
 

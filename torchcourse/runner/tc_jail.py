@@ -62,7 +62,10 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV = 2, 4
+CLONE_NEWPID = 0x20000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REC, MS_SLAVE = 1 << 14, 1 << 19
+PR_SET_PDEATHSIG = 1
 SIOCSIFFLAGS = 0x8914
 IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x1, 0x8, 0x40
 PR_SET_NO_NEW_PRIVS = 38
@@ -189,6 +192,145 @@ def own_ipc_and_shm(shm_size):
     _check(lib.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ctypes.c_ulong(MS_NOSUID | MS_NODEV), opts), "mount /dev/shm")
 
 
+def _exit_like(status):
+    """Leave this process with the wait status ``status`` (a signal's death, or an exit code)."""
+    import signal
+
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        except (OSError, ValueError, RuntimeError):
+            pass
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _quiet_fds(keep):
+    """Only ``keep`` and stdin/out/err (now /dev/null) stay open: a process that waits in a run's
+    process chain holds none of the run's pipes or sockets."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    top = 3
+    for fd in sorted(keep):
+        if fd >= top:
+            os.closerange(top, fd)
+            top = fd + 1
+    os.closerange(top, 1 << 16)
+
+
+def own_pid_namespace():
+    """A PID namespace of this run's own, with a fresh read-only ``/proc`` (in the run's mount
+    namespace, made by :func:`own_ipc_and_shm`): the run sees only its own processes there.
+
+    The calling process stays outside and becomes the run's waiter: it forks the namespace's
+    init (pid 1: mounts /proc, reaps orphans), which forks the process that returns from this
+    function and goes on as the snippet (pid 2: signals to itself work as anywhere, unlike pid
+    1's). The waiter leaves with the snippet's own wait status (its exit code, or the signal that
+    killed it), or with the init's if the init died first (SIGKILL: the OOM killer's choice)."""
+    import signal
+
+    lib = _lib()
+    _check(lib.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+    r, w = os.pipe()
+    init = os.fork()
+    if init:  # the waiter, outside the namespace
+        try:
+            drop_capabilities()
+        except JailError:
+            pass
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _quiet_fds({r})
+        data = b""
+        while True:
+            try:
+                chunk = os.read(r, 64)
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        while True:
+            try:
+                _pid, status = os.waitpid(init, 0)
+                break
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                status = signal.SIGKILL
+                break
+        try:
+            status = int(data.split()[0])
+        except (ValueError, IndexError):
+            pass
+        _exit_like(status)
+    os.close(r)
+    try:
+        lib.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)  # pid 1 with no handler: no signal from inside reaches it
+        # a fresh /proc of this namespace (read-only: the proc mount that makes it allowed is)
+        lib.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), None)
+        snippet = os.fork()
+    except BaseException:
+        os._exit(70)
+    if snippet == 0:
+        os.close(w)
+        lib.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return
+    # the namespace's init: reap everything until the snippet's process ends, tell the waiter
+    try:
+        drop_capabilities()
+        _quiet_fds({w})
+        status = signal.SIGKILL
+        while True:
+            try:
+                pid, st = os.waitpid(-1, 0)
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+            if pid == snippet:
+                status = st
+                break
+        os.write(w, b"%d\n" % status)
+    finally:
+        os._exit(0)
+
+
+def proc_anchor(path):
+    """Root, before exec'ing bwrap: in a mount namespace of this process's own (a slave of the
+    caller's), a proc file system of an empty, finished PID namespace at ``path``, bound read-only
+    into the sandbox (outside every run's Landlock paths). The kernel lets an unprivileged
+    namespace mount a new /proc only while one proc mount it sees is fully visible, and bwrap's
+    own /proc has /proc/bus and /proc/irq covered."""
+    lib = _lib()
+    _check(lib.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    _check(lib.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_SLAVE), None), "mount --make-rslave /")
+    pid = os.fork()
+    if pid == 0:
+        rc = 1
+        try:
+            if lib.unshare(CLONE_NEWPID) == 0:
+                inner = os.fork()
+                if inner == 0:
+                    os._exit(0 if lib.mount(b"proc", path.encode(), b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0 else 1)
+                rc = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
+        finally:
+            os._exit(rc)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise JailError(f"mount proc on {path}")
+
+
 _PRIVATE_NET = [False]
 
 
@@ -260,6 +402,8 @@ def prepare(spec):
             own_network()
         if spec.get("shm"):
             own_ipc_and_shm(spec["shm"])
+            if spec.get("pidns"):
+                own_pid_namespace()  # returns in the snippet's process only
         drop_capabilities()
     limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
     set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
@@ -392,13 +536,16 @@ def main(argv=None):
                 if os.getuid() == 0:
                     drop_to(uid, gid)
                 i += 2
+            elif opts[i] == "--proc-anchor":
+                proc_anchor(opts[i + 1])
+                i += 2
             elif opts[i] == "--confine":
                 spec = json.loads(opts[i + 1])
                 confine(spec, spec.get("dir") or os.getcwd())
                 i += 2
             else:
                 raise JailError(f"unknown option {opts[i]}")
-        os.execv(cmd[0], cmd)
+        os.execvp(cmd[0], cmd)  # (bwrap after --proc-anchor: found on PATH)
     except (JailError, OSError, ValueError) as exc:
         sys.stderr.write(f"🚫 [torchcourse] 沙箱没能建立，代码没有运行：{exc}\n")
         return 70

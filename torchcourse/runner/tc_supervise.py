@@ -130,17 +130,49 @@ def _zombie(pid):
         return True  # gone
 
 
+def _nspid(pid):
+    """``pid``'s ids from this PID namespace inwards (``NSpid:`` of its status)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"NSpid:"):
+                    return [int(x) for x in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return []
+
+
+def _chain(pid):
+    """``pid`` and, when it made a PID namespace of the run's own (tc_jail.own_pid_namespace),
+    that namespace's init (pid 1 there) and the snippet's process (pid 2 there)."""
+    out, cur = [pid], pid
+    depth = len(_nspid(pid))
+    for want in (1, 2):
+        nxt = []
+        for c in _children(cur) or []:
+            ids = _nspid(c)
+            if len(ids) == depth + 1 and ids[-1] == want:
+                nxt.append(c)
+        if len(nxt) != 1:
+            break
+        cur = nxt[0]
+        out.append(cur)
+    return out
+
+
 def kill_tree(root=None, keep=None):
     """SIGKILL every descendant of ``root`` (default: this process) until none is left; reap
     the ones that are our children. Returns the wait status of ``watch`` pids seen reaped.
-    ``keep``: a process left alone (the snippet process, already in ``_exit``); zombies below it
-    (reaped once it is gone) do not count."""
+    ``keep``: a process left alone (the snippet process, already in ``_exit``; with its run's own
+    PID namespace, the chain down to the snippet's process); zombies below it (reaped once it is
+    gone) do not count."""
     root = os.getpid() if root is None else root
     reaped = {}
+    spared = _chain(keep) if keep is not None else ()
     for _ in range(1000):
         pids = descendants(root)
         if keep is not None:
-            pids = [p for p in pids if p != keep and not _zombie(p)]
+            pids = [p for p in pids if p not in spared and not _zombie(p)]
         if not pids:
             break
         for pid in pids:

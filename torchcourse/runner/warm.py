@@ -38,6 +38,7 @@ class Zygote:
         self.python = python
         self.preload = tuple(preload)
         self.sandbox = sandbox
+        self.on_slot: Callable[[int | None], None] | None = None  # told each run's slot (sandbox)
         self.dir = tempfile.mkdtemp(prefix="tc-zyg-", dir=sandbox.zygote_root if sandbox is not None else None)
         self.sock_path = os.path.join(self.dir, "z.sock")
         self.log_path = os.path.join(self.dir, "zygote.log")
@@ -139,6 +140,8 @@ class Zygote:
                 raise ZygoteError(f"warm runner refused: {msg}")
             pid = int(msg["pid"])
             forked = True
+            if self.on_slot is not None:
+                self.on_slot(msg.get("slot"))
             if self.sandbox is not None:
                 # the pid is the one in the sandbox's PID namespace: signal only the process it
                 # names out here (None once it is gone: nothing to signal)
@@ -188,18 +191,25 @@ class Zygote:
     def _outer_pid(self, inner: int) -> int | None:
         """The pid, as seen here, of the zygote's child that has pid ``inner`` inside the sandbox
         (``NSpid:`` of /proc/PID/status, among the descendants of the bwrap process)."""
-        todo, seen = [self.proc.pid], 0
+        todo, seen, levels = [self.proc.pid], 0, None
         while todo and seen < 10000:
             pid = todo.pop()
             seen += 1
+            ids = []
             try:
                 with open(f"/proc/{pid}/status", "rb") as fh:
                     for line in fh:
                         if line.startswith(b"NSpid:"):
                             ids = line.split()[1:]
-                            if len(ids) > 1 and int(ids[-1]) == inner and pid != self.proc.pid:
+                            if levels is None:  # bwrap's own; the sandbox's pids have one level more
+                                levels = len(ids) + 1
+                            elif len(ids) != levels:
+                                ids = None  # inside a run's own PID namespace: not the zygote's child
+                            elif int(ids[-1]) == inner:
                                 return pid
                             break
+                if ids is None:
+                    continue
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
                         todo.extend(int(c) for c in fh.read().split())

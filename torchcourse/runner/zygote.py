@@ -259,6 +259,23 @@ def _wait_for_kill():
         select.select([], [], [], 3600.0)
 
 
+def _join_slot(fd):
+    """The run's first process (before it forks anything or runs any code) moves into its run
+    slot's memory cgroup (``fd``: that group's ``cgroup.procs``, opened by root outside the
+    sandbox): all processes of the run are then born there and the OOM killer picks among them
+    only. The move waits for an RCU grace period (5-15 ms): a spare makes it while it waits."""
+    if fd is None:
+        return
+    try:
+        os.write(fd, b"0")
+    except OSError:
+        pass  # (the run is still within the sandbox's own group)
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def _become_supervisor(to_close) -> None:
     """First steps of a freshly forked supervisor (per-run or spare): its own process group, so
     the driver can always kill it as a group; no zygote signal plumbing; the zygote's sockets
@@ -275,7 +292,7 @@ def _become_supervisor(to_close) -> None:
             pass
 
 
-def _spare(sock, child_sock, to_close):
+def _spare(sock, child_sock, to_close, slot_fd=None):
     """A supervisor forked ahead of the next request, with its snippet process forked too.
 
     Both forks of a torch-sized process (~6 ms each), the supervisor's set-up and the snippet
@@ -301,6 +318,7 @@ def _spare(sock, child_sock, to_close):
             tc_supervise.child_setup()
             sock.close()
             os.close(done_r)
+            _join_slot(slot_fd)
             _prepare_snippet_process()
             if _JAIL[0] is not None:
                 _prepare_jail()
@@ -316,6 +334,8 @@ def _spare(sock, child_sock, to_close):
             os._exit(70)
         _snippet_main(req, fds[0], done_w)
     try:  # the status goes to the driver as soon as the snippet says it is done, then a word to the zygote
+        if slot_fd is not None:
+            os.close(slot_fd)
         child_sock.close()
         os.close(done_w)
         sup.run(pid, request=sock, done_fd=done_r, report=lambda status: sock.sendall(b"%d\n" % status))
@@ -323,7 +343,7 @@ def _spare(sock, child_sock, to_close):
         os._exit(70)
 
 
-def _child(req, outfd, to_close):
+def _child(req, outfd, to_close, slot_fd=None):
     """The forked process: a supervisor (tc_supervise) whose own child runs the snippet."""
     import tc_supervise
 
@@ -337,11 +357,14 @@ def _child(req, outfd, to_close):
         if pid == 0:
             try:
                 tc_supervise.child_setup()
+                _join_slot(slot_fd)
                 _prepare_snippet_process()
             except BaseException:
                 os._exit(70)
             _snippet_main(req, outfd)  # runs the snippet and never returns
         os.close(outfd)
+        if slot_fd is not None:
+            os.close(slot_fd)
         return pid
 
     try:
@@ -416,18 +439,33 @@ def main(argv=None):
     spare = []  # [(pid, socket, child socket)]: a supervisor + snippet process forked ahead of the next request
     early = {}  # socket -> pid: a spare-run supervisor that sends the status before its exit
     need_spare = [False]  # forked once nothing happened for SPARE_DELAY: never beside a driver's wrap-up
+    # the run slots' memory cgroups (the open cgroup.procs of each, from the driver): a run takes a
+    # free slot (its spare, while it waits) and gives it back once its supervisor is reaped
+    slot_fds = list((_JAIL[0] or {}).get("slots") or [])
+    free_slots = list(range(len(slot_fds)))  # the longest free first
+    slot_of = {}  # supervisor pid -> its slot
+
+    def take_slot():
+        """(slot, its fd, the other slots' fds to close in the child)."""
+        slot = free_slots.pop(0) if free_slots else None
+        return slot, (slot_fds[slot] if slot is not None else None), [fd for i, fd in enumerate(slot_fds) if i != slot]
 
     def make_spare():
+        if slot_fds and not free_slots:
+            return  # every slot busy: the next reap makes the spare
+        slot, slot_fd, others = take_slot()
         ours, its = socket.socketpair()
         child_ours, child_its = socket.socketpair()
         pid = os.fork()
         if pid == 0:
             ours.close()
             child_ours.close()
-            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early])
+            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others], slot_fd)
         its.close()
         child_its.close()
         spare.append((pid, ours, child_ours))
+        if slot is not None:
+            slot_of[pid] = slot
         rehearse()
 
     def rehearse():
@@ -466,7 +504,7 @@ def main(argv=None):
                     pass
                 continue
             child_ours.close()
-            send(conn, {"pid": pid})  # before the supervisor can send the status on ``conn``
+            send(conn, {"pid": pid, "slot": slot_of.get(pid)})  # before the supervisor can send the status on ``conn``
             try:
                 # the supervisor sends the status to the driver over ``conn`` itself, then a word
                 # on ``ours``; this process keeps ``conn`` until then (if the supervisor dies
@@ -511,6 +549,9 @@ def main(argv=None):
                 return
             conn = children.pop(pid, None)
             dirs.pop(pid, None)
+            if pid in slot_of:
+                free_slots.append(slot_of.pop(pid))
+                need_spare[0] = True
             if conn is not None:
                 send(conn, {"status": status})
                 conn.close()
@@ -613,11 +654,14 @@ def main(argv=None):
             outfd = fds[0]
             pid = use_spare(msg, outfd, conn)
             if pid is None:
-                to_close = [listener, wake_r, wake_w, conn, *children.values(), *early]
+                slot, slot_fd, others = take_slot()
+                to_close = [listener, wake_r, wake_w, conn, *children.values(), *early, *others]
                 pid = os.fork()
                 if pid == 0:
-                    _child(req, outfd, to_close)
-                send(conn, {"pid": pid})
+                    _child(req, outfd, to_close, slot_fd)
+                if slot is not None:
+                    slot_of[pid] = slot
+                send(conn, {"pid": pid, "slot": slot})
             os.close(outfd)
             children[pid] = conn
             if req.get("cleanup"):
