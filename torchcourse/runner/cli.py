@@ -709,7 +709,7 @@ def cmd_run_sandbox(args) -> int:
     try:
         code = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"torchcourse run --sandbox: 读不了 {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        print(f"torchcourse run --sandbox: 读不了 {path}：{paths.os_reason(exc)}", file=sys.stderr)
         return 2
     problem = sandbox_problem()
     if problem:
