@@ -499,3 +499,39 @@ class TestBadArgumentsRefused:
         for bad in ("0", "-3"):
             r = tc("verify", "--jobs", bad, "00", home=home)
             assert r.returncode == 2 and "--jobs 至少是 1" in r.stderr, r.stderr
+
+
+class TestTheAppNeedsATerminal:
+    """Walk L8: ``torchcourse </dev/null`` and ``torchcourse | cat`` drew to nowhere until killed."""
+
+    def test_no_terminal_at_all_says_so_and_names_the_commands(self, home):
+        r = tc(home=home, timeout=60)
+        assert r.returncode == 2
+        assert "全屏界面要在终端里运行" in r.stderr and "标准输入和标准输出不是终端" in r.stderr
+        for command in ("torchcourse progress", "torchcourse run", "torchcourse quiz", "torchcourse why -"):
+            assert command in r.stderr, command
+        assert "\x1b[" not in r.stdout  # nothing drawn
+
+    def test_a_terminal_for_keys_but_a_pipe_for_the_screen(self, home):
+        main, child = pty.openpty()
+        try:
+            r = tc(home=home, stdin=child, timeout=60)
+        finally:
+            os.close(child)
+            os.close(main)
+        assert r.returncode == 2
+        assert "但标准输出不是终端" in r.stderr and "torchcourse progress" in r.stderr
+
+
+class TestSystemErrorsReadInChinese:
+    """Walk L6: ``run --file nope.py`` ended in Python's English 'No such file or directory'."""
+
+    def test_run_file_that_does_not_exist(self, home, tmp_path):
+        r = tc("run", "01:anatomy", "--file", str(tmp_path / "nope.py"), home=home)
+        assert r.returncode != 0
+        assert "没有这个文件或目录" in r.stderr and "No such file" not in r.stderr, r.stderr
+
+    def test_run_file_that_is_a_directory(self, home, tmp_path):
+        r = tc("run", "01:anatomy", "--file", str(tmp_path), home=home)
+        assert r.returncode != 0
+        assert "这是一个目录" in r.stderr and "Is a directory" not in r.stderr, r.stderr

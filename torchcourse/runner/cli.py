@@ -12,7 +12,7 @@ from pathlib import Path
 from torchcourse import paths
 from torchcourse.commandline import chapter_or_exit, course_or_exit, snippet_or_exit
 from torchcourse.runner.normalize import visible
-from torchcourse.textwidth import char_width, display_width
+from torchcourse.textwidth import char_width, display_width, fit
 
 ICONS = {
     "match": "✅ 一致",
@@ -119,7 +119,8 @@ class _Progress:
                             self.stream.flush()
 
     def _draw(self) -> None:
-        width = max(10, min(30, shutil.get_terminal_size((80, 24)).columns - 60))
+        columns = shutil.get_terminal_size((80, 24)).columns
+        width = max(10, min(30, columns - 60))
         filled = int(width * self.done / max(1, self.total))
         bar = "█" * filled + "░" * (width - filled)
         now = time.monotonic()
@@ -127,7 +128,9 @@ class _Progress:
             live = "  ".join(f"▶ {k} {now - t0:.1f}s" for k, t0 in list(self.running.items())[:2])
         else:
             live = self.status or self.last
-        self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {live}")
+        # one terminal row, redrawn in place: a wider line wraps and each redraw would stack (walk L4)
+        line = fit(f"[{bar}] {self.done}/{self.total} {live}", max(1, columns - 1))
+        self.stream.write(f"\r\x1b[2K{line}")
         self.stream.flush()
 
     def note(self, text: str) -> None:
@@ -142,6 +145,7 @@ class _Progress:
 
     def started(self, snippet) -> None:
         with self._lock:
+            self.status = ""  # snippets run now: the start-up note is over
             self.running[snippet.key] = time.monotonic()
 
     def update(self, snippet, res) -> None:
