@@ -535,3 +535,18 @@ class TestSystemErrorsReadInChinese:
         r = tc("run", "01:anatomy", "--file", str(tmp_path), home=home)
         assert r.returncode != 0
         assert "这是一个目录" in r.stderr and "Is a directory" not in r.stderr, r.stderr
+
+    def test_a_corrupt_progress_file_is_explained_in_chinese(self, home):
+        seed(home)
+        db(home).write_bytes(b"\x00garbage\xff" * 4096)
+        for side in ("-wal", "-shm"):
+            db(home).with_name(db(home).name + side).unlink(missing_ok=True)
+        r = tc("progress", home=home)
+        assert "原因：这个文件不是 SQLite 数据库" in r.stderr and "file is not a database" not in r.stderr, r.stderr
+
+    def test_a_user_list_that_is_not_toml_is_explained_in_chinese(self, home, tmp_path):
+        users = tmp_path / "badusers.toml"
+        users.write_text("alice bob\n", encoding="utf-8")
+        r = tc("serve", "--users", str(users), "--port", "0", home=home, timeout=60)
+        assert r.returncode != 0
+        assert "不是合法的 TOML" in r.stderr and "Expected" not in r.stderr and "第 1 行" in r.stderr, r.stderr
