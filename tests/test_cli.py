@@ -550,3 +550,18 @@ class TestSystemErrorsReadInChinese:
         r = tc("serve", "--users", str(users), "--port", "0", home=home, timeout=60)
         assert r.returncode != 0
         assert "不是合法的 TOML" in r.stderr and "Expected" not in r.stderr and "第 1 行" in r.stderr, r.stderr
+
+    def test_new_into_a_folder_that_cannot_be_made(self, home, tmp_path):
+        blocker = tmp_path / "a-file"
+        blocker.write_text("x", encoding="utf-8")
+        r = tc("new", str(blocker / "course"), home=home)
+        assert r.returncode != 0
+        assert "写不进" in r.stderr and "Errno" not in r.stderr and "Not a directory" not in r.stderr, r.stderr
+
+    def test_class_report_of_a_broken_export(self, home, tmp_path):
+        folder = tmp_path / "exports"
+        folder.mkdir()
+        (folder / "a.json").write_text("{x", encoding="utf-8")
+        r = tc("class", "report", "--progress-dir", str(folder), home=home)
+        text = r.stdout + r.stderr
+        assert "第 1 行第 2 列" in text and "Expecting" not in text, text

@@ -359,7 +359,10 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
         try:
             origin = _gpu_origin(runner_args) if any(s.gpu for s, _ in rows) else None
             n = rewrite_outputs(ch.file, [(s, r.actual) for s, r in rows], gpu_origin=origin)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            print(f"torchcourse verify --accept：写不进 {ch.file}：{paths.os_reason(exc)}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
             return 2
         accepted.update(i for i in todo_idx if snippets[i].chapter_id == ch.id)
@@ -444,7 +447,10 @@ def _accept_alternatives(course, chapters, snippets, results, todo_idx, off, *, 
             continue
         try:
             n = rewrite_alternatives(ch.file, [(s, module, blocks) for _, s, _, _, blocks in rows])
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            print(f"torchcourse verify --accept：写不进 {ch.file}：{paths.os_reason(exc)}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
             return 2
         accepted.update(i for i, *_ in rows)
