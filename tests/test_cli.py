@@ -565,3 +565,19 @@ class TestSystemErrorsReadInChinese:
         r = tc("class", "report", "--progress-dir", str(folder), home=home)
         text = r.stdout + r.stderr
         assert "第 1 行第 2 列" in text and "Expecting" not in text, text
+
+
+class TestGoneChaptersUseTheModelsWords:
+    """Walk M3: ``已读完`` meant complete in ``progress`` and "quiz to take" in the app; a chapter the
+    course no longer has still printed the CLI's own words."""
+
+    def test_a_completed_gone_chapter_reads_as_complete(self, home):
+        s, _ = open_store(db(home))
+        s.reach_break("old-98", 2)
+        s.set_completed("old-98")
+        s.reach_break("old-99", 1)
+        s.close()
+        r = tc("progress", home=home)
+        rows = {line.split()[0]: line for line in r.stdout.splitlines() if line.strip().startswith("old-")}
+        assert "已完成" in rows["old-98"] and "已读完" not in rows["old-98"], rows
+        assert "读到一半 1" in rows["old-99"] and "🛑" not in rows["old-99"], rows
