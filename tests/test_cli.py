@@ -499,3 +499,85 @@ class TestBadArgumentsRefused:
         for bad in ("0", "-3"):
             r = tc("verify", "--jobs", bad, "00", home=home)
             assert r.returncode == 2 and "--jobs 至少是 1" in r.stderr, r.stderr
+
+
+class TestTheAppNeedsATerminal:
+    """Walk L8: ``torchcourse </dev/null`` and ``torchcourse | cat`` drew to nowhere until killed."""
+
+    def test_no_terminal_at_all_says_so_and_names_the_commands(self, home):
+        r = tc(home=home, timeout=60)
+        assert r.returncode == 2
+        assert "全屏界面要在终端里运行" in r.stderr and "标准输入和标准输出不是终端" in r.stderr
+        for command in ("torchcourse progress", "torchcourse run", "torchcourse quiz", "torchcourse why -"):
+            assert command in r.stderr, command
+        assert "\x1b[" not in r.stdout  # nothing drawn
+
+    def test_a_terminal_for_keys_but_a_pipe_for_the_screen(self, home):
+        main, child = pty.openpty()
+        try:
+            r = tc(home=home, stdin=child, timeout=60)
+        finally:
+            os.close(child)
+            os.close(main)
+        assert r.returncode == 2
+        assert "但标准输出不是终端" in r.stderr and "torchcourse progress" in r.stderr
+
+
+class TestSystemErrorsReadInChinese:
+    """Walk L6: ``run --file nope.py`` ended in Python's English 'No such file or directory'."""
+
+    def test_run_file_that_does_not_exist(self, home, tmp_path):
+        r = tc("run", "01:anatomy", "--file", str(tmp_path / "nope.py"), home=home)
+        assert r.returncode != 0
+        assert "没有这个文件或目录" in r.stderr and "No such file" not in r.stderr, r.stderr
+
+    def test_run_file_that_is_a_directory(self, home, tmp_path):
+        r = tc("run", "01:anatomy", "--file", str(tmp_path), home=home)
+        assert r.returncode != 0
+        assert "这是一个目录" in r.stderr and "Is a directory" not in r.stderr, r.stderr
+
+    def test_a_corrupt_progress_file_is_explained_in_chinese(self, home):
+        seed(home)
+        db(home).write_bytes(b"\x00garbage\xff" * 4096)
+        for side in ("-wal", "-shm"):
+            db(home).with_name(db(home).name + side).unlink(missing_ok=True)
+        r = tc("progress", home=home)
+        assert "原因：这个文件不是 SQLite 数据库" in r.stderr and "file is not a database" not in r.stderr, r.stderr
+
+    def test_a_user_list_that_is_not_toml_is_explained_in_chinese(self, home, tmp_path):
+        users = tmp_path / "badusers.toml"
+        users.write_text("alice bob\n", encoding="utf-8")
+        r = tc("serve", "--users", str(users), "--port", "0", home=home, timeout=60)
+        assert r.returncode != 0
+        assert "不是合法的 TOML" in r.stderr and "Expected" not in r.stderr and "第 1 行" in r.stderr, r.stderr
+
+    def test_new_into_a_folder_that_cannot_be_made(self, home, tmp_path):
+        blocker = tmp_path / "a-file"
+        blocker.write_text("x", encoding="utf-8")
+        r = tc("new", str(blocker / "course"), home=home)
+        assert r.returncode != 0
+        assert "写不进" in r.stderr and "Errno" not in r.stderr and "Not a directory" not in r.stderr, r.stderr
+
+    def test_class_report_of_a_broken_export(self, home, tmp_path):
+        folder = tmp_path / "exports"
+        folder.mkdir()
+        (folder / "a.json").write_text("{x", encoding="utf-8")
+        r = tc("class", "report", "--progress-dir", str(folder), home=home)
+        text = r.stdout + r.stderr
+        assert "第 1 行第 2 列" in text and "Expecting" not in text, text
+
+
+class TestGoneChaptersUseTheModelsWords:
+    """Walk M3: ``已读完`` meant complete in ``progress`` and "quiz to take" in the app; a chapter the
+    course no longer has still printed the CLI's own words."""
+
+    def test_a_completed_gone_chapter_reads_as_complete(self, home):
+        s, _ = open_store(db(home))
+        s.reach_break("old-98", 2)
+        s.set_completed("old-98")
+        s.reach_break("old-99", 1)
+        s.close()
+        r = tc("progress", home=home)
+        rows = {line.split()[0]: line for line in r.stdout.splitlines() if line.strip().startswith("old-")}
+        assert "已完成" in rows["old-98"] and "已读完" not in rows["old-98"], rows
+        assert "读到一半 1" in rows["old-99"] and "🛑" not in rows["old-99"], rows

@@ -246,3 +246,41 @@ def test_verify_shows_a_progress_bar_in_a_terminal(course, tmp_path):
     assert "\r\x1b[2K[" in text and "█" in text and "6/6" in text
     assert text.rstrip().splitlines()[-1].strip() == "一致 1 个 · 不一致 3 个 · 跳过 2 个"
     assert proc.returncode == 1
+
+
+class TestVerifyProgressFitsTheTerminal:
+    """Walk L4: at 100 columns the bar and the warm runner's note took more than a row, so every
+    redraw stacked a new line, and the finished bar still showed the start-up note."""
+
+    def test_every_redraw_fits_one_row_and_the_last_shows_no_startup_note(self, course, tmp_path):
+        import pty
+        import re
+        import select as _select
+
+        from torchcourse.textwidth import display_width
+
+        master, slave = pty.openpty()
+        env = dict(os.environ, TORCHCOURSE_HOME=str(tmp_path / "h"), COLUMNS="60")
+        proc = subprocess.Popen([sys.executable, "-m", "torchcourse", "--content", str(course), "verify", "--no-cache"],
+                                cwd=ROOT, stdin=slave, stdout=slave, stderr=slave, env=env)
+        os.close(slave)
+        out = b""
+        while True:
+            ready, _, _ = _select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        proc.wait(30)
+        os.close(master)
+        text = out.decode("utf-8", "replace")
+        redraws = [r.split("\r\n")[0] for r in text.split("\r\x1b[2K")[1:]]
+        assert redraws and any("正在启动" in r for r in redraws), text  # the note was drawn
+        for r in redraws:
+            assert display_width(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", r)) <= 59, r
+        assert "6/6" in redraws[-1] and "正在启动" not in redraws[-1], redraws[-1]

@@ -77,7 +77,9 @@ def cmd_new(args) -> int:
         print(f"torchcourse new：{target} 已经存在而且不是空目录；换一个新目录名，已有的文件一个也没动。", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"torchcourse new：写不进 {target}：{exc}", file=sys.stderr)
+        from torchcourse.paths import os_reason
+
+        print(f"torchcourse new：写不进 {target}：{os_reason(exc)}", file=sys.stderr)
         return 2
     print(f"📁 在 {target} 建好了一门新课程：")
     for path in written:

@@ -85,8 +85,14 @@ def read_export(path: Path) -> dict:
     """One ``torchcourse export`` file."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ReportError(f"{path}: 不是 torchcourse export 写出的 JSON（{exc}）") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        from torchcourse.paths import os_reason
+
+        raise ReportError(f"{path}: 读不了（{os_reason(exc)}）") from None
+    except json.JSONDecodeError as exc:
+        from torchcourse.progress.store import json_reason
+
+        raise ReportError(f"{path}: 不是 torchcourse export 写出的 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{json_reason(exc.msg)}）") from None
     if not isinstance(data, dict) or not isinstance(data.get("chapters", []), list):
         raise ReportError(f"{path}: 不是 torchcourse export 写出的 JSON（缺少 chapters 列表）")
     return data

@@ -140,16 +140,19 @@ def _chapter_row(cid, title, kind, available, break_points, progress, answers, r
 
 
 def _status(row: dict) -> str:
+    """A chapter the course no longer has (the model cannot place it): the model's words anyway."""
+    from torchcourse.progress.model import STATUS_TEXT
+
     if row["completed"]:
         when = f"（{row['completed_at'][:10]}）" if row["completed_at"] else ""
-        return f"✅ 已读完{when}"
+        return f"{STATUS_TEXT['done']}{when}"
     fb = row["furthest_break"]
     if fb:
-        total = f"，共 {row['break_points']} 个" if row["break_points"] else ""
-        return f"读到第 {fb} 个 🛑{total}"
+        total = f"/{row['break_points']}" if row["break_points"] else ""
+        return f"{STATUS_TEXT['doing']} {fb}{total}"
     if row["available"] is False:
-        return "尚未写成"
-    return "未开始"
+        return STATUS_TEXT["unavailable"]
+    return STATUS_TEXT["todo"]
 
 
 def format_summary(data: dict, cpm: int = 170) -> str:

@@ -55,6 +55,19 @@ class _Busy(Exception):
     """Another process holds a lock while this one opens the database: wait and try again."""
 
 
+_SQLITE_REASONS = {
+    "file is not a database": "这个文件不是 SQLite 数据库",
+    "database disk image is malformed": "数据库文件内部已损坏",
+    "unable to open database file": "打不开数据库文件",
+    "disk I/O error": "读写磁盘出错",
+}
+
+
+def _sqlite_reason(detail: str) -> str:
+    """SQLite's English reason in the learner's language; an unknown one is kept as SQLite said it."""
+    return _SQLITE_REASONS.get(detail, f"SQLite 报告：{detail}")
+
+
 class _Unusable(Exception):
     """The database file exists but is corrupt or unreadable: move it aside."""
 
@@ -400,7 +413,7 @@ def open_store(path: Path | None = None, course_id: str = SHIPPED_COURSE_ID, ali
     except _Unusable as exc:
         moved = _move_aside(path)
         what = "进度文件无法读取" if exc.unreadable else "进度文件已损坏"
-        notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{exc}）"
+        notice = f"{what}，已移到 {moved}，已新建一个空的进度库（原因：{_sqlite_reason(str(exc))}）"
         store = Store(_connect_retrying(path), path, course_id)
     adopted = store.adopt_aliases(aliases) if aliases else None
     if root is not None:

@@ -42,6 +42,7 @@ import sys
 import threading
 from collections import deque
 
+from torchcourse.paths import os_reason
 from torchcourse.runner import core
 from torchcourse.runner.classroom_client import (  # noqa: F401 - the client's names, also importable from here
     ENV_LEARNER,
@@ -391,7 +392,7 @@ def main(argv=None) -> int:
     try:
         svc.listen()
     except OSError as exc:
-        print(f"课堂运行服务没有启动：{args.socket}：{exc.strerror or exc}", file=sys.stderr)
+        print(f"课堂运行服务没有启动：{args.socket}：{os_reason(exc)}", file=sys.stderr)
         svc.runner.close()
         return 2
     threading.Thread(target=svc.serve_forever, name="tc-class-accept", daemon=True).start()

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from torchcourse.paths import os_reason
 from torchcourse.runner import core
 from torchcourse.runner.cache import RunCache
 
@@ -158,7 +159,7 @@ class ClassroomClient:
         try:
             s = self._connect()
         except OSError as exc:
-            return core.RunResult("error", expected=expected, message=MSG_UNREACHABLE.format(err=exc.strerror or exc))
+            return core.RunResult("error", expected=expected, message=MSG_UNREACHABLE.format(err=os_reason(exc)))
         with self._live_lock:
             self._live.add(s)
         try:

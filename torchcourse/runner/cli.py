@@ -12,7 +12,7 @@ from pathlib import Path
 from torchcourse import paths
 from torchcourse.commandline import chapter_or_exit, course_or_exit, snippet_or_exit
 from torchcourse.runner.normalize import visible
-from torchcourse.textwidth import char_width, display_width
+from torchcourse.textwidth import char_width, display_width, fit
 
 ICONS = {
     "match": "✅ 一致",
@@ -119,7 +119,8 @@ class _Progress:
                             self.stream.flush()
 
     def _draw(self) -> None:
-        width = max(10, min(30, shutil.get_terminal_size((80, 24)).columns - 60))
+        columns = shutil.get_terminal_size((80, 24)).columns
+        width = max(10, min(30, columns - 60))
         filled = int(width * self.done / max(1, self.total))
         bar = "█" * filled + "░" * (width - filled)
         now = time.monotonic()
@@ -127,7 +128,9 @@ class _Progress:
             live = "  ".join(f"▶ {k} {now - t0:.1f}s" for k, t0 in list(self.running.items())[:2])
         else:
             live = self.status or self.last
-        self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {live}")
+        # one terminal row, redrawn in place: a wider line wraps and each redraw would stack (walk L4)
+        line = fit(f"[{bar}] {self.done}/{self.total} {live}", max(1, columns - 1))
+        self.stream.write(f"\r\x1b[2K{line}")
         self.stream.flush()
 
     def note(self, text: str) -> None:
@@ -142,6 +145,7 @@ class _Progress:
 
     def started(self, snippet) -> None:
         with self._lock:
+            self.status = ""  # snippets run now: the start-up note is over
             self.running[snippet.key] = time.monotonic()
 
     def update(self, snippet, res) -> None:
@@ -355,7 +359,10 @@ def _accept(course, chapters, snippets, results, *, runner_args, cold: bool, as_
         try:
             origin = _gpu_origin(runner_args) if any(s.gpu for s, _ in rows) else None
             n = rewrite_outputs(ch.file, [(s, r.actual) for s, r in rows], gpu_origin=origin)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            print(f"torchcourse verify --accept：写不进 {ch.file}：{paths.os_reason(exc)}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
             return 2
         accepted.update(i for i in todo_idx if snippets[i].chapter_id == ch.id)
@@ -440,7 +447,10 @@ def _accept_alternatives(course, chapters, snippets, results, todo_idx, off, *, 
             continue
         try:
             n = rewrite_alternatives(ch.file, [(s, module, blocks) for _, s, _, _, blocks in rows])
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            print(f"torchcourse verify --accept：写不进 {ch.file}：{paths.os_reason(exc)}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"torchcourse verify --accept：{exc}", file=sys.stderr)
             return 2
         accepted.update(i for i, *_ in rows)
@@ -709,7 +719,7 @@ def cmd_run_sandbox(args) -> int:
     try:
         code = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"torchcourse run --sandbox: 读不了 {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        print(f"torchcourse run --sandbox: 读不了 {path}：{paths.os_reason(exc)}", file=sys.stderr)
         return 2
     problem = sandbox_problem()
     if problem:

@@ -17,6 +17,7 @@ from pathlib import Path
 def cmd_run_file(args) -> int:
     from torchcourse.commandline import course_or_exit, snippet_or_exit
     from torchcourse.runner.cli import ICONS, _runner, s_file, side_by_side
+    from torchcourse.paths import os_reason
     from torchcourse.runner.normalize import normalize, visible
 
     if ":" not in args.snippet:  # the form is named before the file is read
@@ -25,7 +26,7 @@ def cmd_run_file(args) -> int:
     try:
         code = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"torchcourse run: 读不了 --file {path}：{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        print(f"torchcourse run: 读不了 --file {path}：{os_reason(exc)}", file=sys.stderr)
         return 2
     course = course_or_exit(args)
     book = snippet_or_exit(course, args.snippet)

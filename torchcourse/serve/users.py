@@ -101,7 +101,9 @@ def load_users(path: Path) -> dict[str, str]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"at line (\d+)", str(exc))
         where = f"{path}:{m.group(1)}" if m else str(path)
-        raise UsersError(f"{where}: 不是合法的 TOML（{exc}）；每行写成 名字 = \"令牌\"") from None
+        from torchcourse.course.loader import toml_reason
+
+        raise UsersError(f"{where}: 不是合法的 TOML（{toml_reason(exc)}）；每行写成 名字 = \"令牌\"") from None
     line_of = {key: n for n, key in lines}
     users: dict[str, str] = {}
     owner: dict[str, str] = {}
