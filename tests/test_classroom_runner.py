@@ -427,3 +427,42 @@ class TestHiddenPathsUnderAMountedPath:
         finally:
             svc.stop()
             shutil.rmtree(inside, ignore_errors=True)
+
+
+@needs_sandbox
+class TestTheClassJudgesAsALoneLearner:
+    """Issue 47: the class's client judges a run with the course's recorded releases and the
+    per-release alternatives, by the same function as a lone learner's Runner (the installed torch
+    is not the fixture course's reference release 2.12.0)."""
+
+    RECORDED = {"torch": ("2.12.0", "2.13.0")}
+
+    def _snippets(self):
+        from torchcourse.course.releases import OutputAlternative
+        from torchcourse.runner.cache import torch_version
+
+        here = torch_version(sys.executable).split("+")[0]
+        alt = OutputAlternative("torch", f"=={here}", "2\n", 1)
+        return here, [snip("print(2)\n", id="alt", expected="1", alternatives=(alt,)),
+                      snip("print(1 + 1)\n", id="noalt", expected="1")]
+
+    def test_the_installed_releases_alternative_and_the_release_note(self, service, tmp_path):
+        from torchcourse.runner import Runner
+
+        here, snippets = self._snippets()
+        if here == self.RECORDED["torch"][0]:
+            pytest.skip("the installed torch is the fixture's reference release")
+        client = service.client("carol", cache_dir=tmp_path / "carol", recorded=self.RECORDED)
+        lone = Runner(cache_dir=None, warm=False, recorded=self.RECORDED)
+        try:
+            for s in snippets:
+                fresh, cached, alone = client.run(s), client.run(s), lone.run(s)
+                assert cached.cached and not fresh.cached
+                for r in (fresh, cached, alone):
+                    assert (r.status, r.expected, r.recorded_as, r.release_note, r.message) == \
+                        (alone.status, alone.expected, alone.recorded_as, alone.release_note, alone.message), (s.id, r, alone)
+            assert alone.status == "mismatch" and f"书里这段是在 torch 2.12.0 上记录的，你装的是 {here}" in alone.release_note
+            first = client.run(snippets[0])
+            assert first.status == "match" and first.recorded_as == f"torch=={here}"
+        finally:
+            lone.close()
