@@ -466,3 +466,16 @@ class TestTheClassJudgesAsALoneLearner:
             assert first.status == "match" and first.recorded_as == f"torch=={here}"
         finally:
             lone.close()
+
+
+@needs_sandbox
+class TestTheClassCacheKeysAsALoneLearners:
+    def test_an_edited_data_file_is_never_answered_from_the_cache(self, service, tmp_path):
+        """core.cache_env keys both: the course's data files are part of the class's key too."""
+        data = tmp_path / "heights.csv"
+        data.write_text("1,2\n", encoding="utf-8")
+        code = snip("print('data?')\n", expected="data?")
+        client = service.client("dora", cache_dir=tmp_path / "dora", data=(str(data),))
+        assert not client.run(code).cached and client.run(code).cached
+        data.write_text("1,2,3\n", encoding="utf-8")
+        assert not client.run(code).cached

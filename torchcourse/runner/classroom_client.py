@@ -66,7 +66,7 @@ class ClassroomClient:
 
     def __init__(self, socket_path: str, learner: str, *, cache_dir: Path | None = None,
                  on_queue: Callable[[int], None] | None = None, connect_timeout: float = 10.0,
-                 preload: tuple[str, ...] | None = None, recorded: dict | None = None):
+                 preload: tuple[str, ...] | None = None, recorded: dict | None = None, data: tuple[str, ...] = ()):
         self.socket_path = str(socket_path)
         self.learner = learner
         self.cache = RunCache(Path(cache_dir)) if cache_dir is not None else None
@@ -78,6 +78,7 @@ class ClassroomClient:
         # as a lone learner's Runner gives for the same output on the same release
         self.preload = tuple(core.DEFAULT_PRELOAD if preload is None else preload)
         self.recorded = dict(recorded or {})
+        self.data = tuple(str(p) for p in data)  # the course's data files: part of the cache key (core.cache_env)
         self._closed = False
         self._live: set[socket.socket] = set()
         self._live_lock = threading.Lock()
@@ -160,7 +161,8 @@ class ClassroomClient:
             fp = self.fingerprint()
         except (OSError, ValueError):
             return None
-        return self.cache.key(snippet.code, {**fp, "mode": "cold" if (cold or snippet.cold) else "warm", "classroom": 1})
+        env = core.cache_env(fp, cold=cold or snippet.cold, preload=self.preload, data_digest=core.data_digest(self.data) if self.data else None)
+        return self.cache.key(snippet.code, {**env, "classroom": 1})
 
     def run(self, snippet, *, cold: bool = False, use_cache: bool = True, cancel: threading.Event | None = None,
             on_queue: Callable[[int], None] | None = None) -> core.RunResult:
@@ -236,10 +238,10 @@ class ClassroomClient:
 
 
 def client_from_env(cache_dir: Path | None = None, *, preload: tuple[str, ...] | None = None,
-                    recorded: dict | None = None) -> ClassroomClient | None:
+                    recorded: dict | None = None, data: tuple[str, ...] = ()) -> ClassroomClient | None:
     """The client when ``TORCHCOURSE_CLASS_RUNNER`` names the service's socket, else None."""
     sock = os.environ.get(ENV_SOCKET)
     if not sock:
         return None
     return ClassroomClient(sock, os.environ.get(ENV_LEARNER, "") or f"uid{os.getuid()}-pid{os.getpid()}", cache_dir=cache_dir,
-                           preload=preload, recorded=recorded)
+                           preload=preload, recorded=recorded, data=data)

@@ -307,18 +307,7 @@ class Runner:
         return {"PYTHONHASHSEED": self.hash_seed} if self.hash_seed is not None else {}
 
     def _data_digest(self) -> str:
-        """The data files' names and contents, hashed (read at each cached run: a file the author
-        edits changes every key that could depend on it)."""
-        import hashlib
-
-        h = hashlib.sha256()
-        for path in self.data:
-            h.update(os.path.basename(path).encode("utf-8") + b"\0")
-            try:
-                h.update(Path(path).read_bytes())
-            except OSError:
-                h.update(b"\0missing")
-        return h.hexdigest()[:16]
+        return data_digest(self.data)
 
     def fingerprint(self) -> dict:
         return fingerprint(self.python, gpu_possible(self.python), self.preload)
@@ -418,14 +407,8 @@ class Runner:
         key = None
         if self.cache is not None and use_cache:
             # the mode is part of the key: `verify --cold` must never be answered by a warm run
-            env = {**self.fingerprint(), "mode": "cold" if use_cold else "warm"}
-            if not use_cold and self.preload != DEFAULT_PRELOAD:
-                env["preload"] = list(self.preload)  # (the default stays out: existing keys hold)
-            if self.hash_seed is not None:
-                env["hash_seed"] = self.hash_seed
-            if self.data:
-                env["data"] = self._data_digest()
-            key = self.cache.key(snippet.code, env)
+            key = self.cache.key(snippet.code, cache_env(self.fingerprint(), cold=use_cold, preload=self.preload, hash_seed=self.hash_seed,
+                                                         data_digest=self._data_digest() if self.data else None))
             rec = self.cache.get(key)
             if rec is not None:
                 res = self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
@@ -499,6 +482,36 @@ class Runner:
     def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
         return verdict(snippet, actual, seconds, returncode, sig, truncated, outcome, cached=cached, timeout=timeout,
                        recorded=self.recorded, installed=self.installed, libraries=self.preload)
+
+
+def cache_env(fingerprint: dict, *, cold: bool, preload: tuple[str, ...], hash_seed: str | None = None,
+              data_digest: str | None = None) -> dict:
+    """What a cached output is keyed on besides its code, for a lone Runner and the class's client
+    alike: the interpreter's fingerprint (torch and every preloaded module's version), the mode,
+    the preload, the hash seed and the course's data files."""
+    env = {**fingerprint, "mode": "cold" if cold else "warm"}
+    if not cold and tuple(preload) != DEFAULT_PRELOAD:
+        env["preload"] = list(preload)  # (the default stays out: existing keys hold)
+    if hash_seed is not None:
+        env["hash_seed"] = hash_seed
+    if data_digest is not None:
+        env["data"] = data_digest
+    return env
+
+
+def data_digest(data: tuple[str, ...]) -> str:
+    """The data files' names and contents, hashed (read at each cached run: a file the author
+    edits changes every key that could depend on it)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in data:
+        h.update(os.path.basename(path).encode("utf-8") + b"\0")
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:
+            h.update(b"\0missing")
+    return h.hexdigest()[:16]
 
 
 def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0,
