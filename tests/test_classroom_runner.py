@@ -427,3 +427,55 @@ class TestHiddenPathsUnderAMountedPath:
         finally:
             svc.stop()
             shutil.rmtree(inside, ignore_errors=True)
+
+
+@needs_sandbox
+class TestTheClassJudgesAsALoneLearner:
+    """Issue 47: the class's client judges a run with the course's recorded releases and the
+    per-release alternatives, by the same function as a lone learner's Runner (the installed torch
+    is not the fixture course's reference release 2.12.0)."""
+
+    RECORDED = {"torch": ("2.12.0", "2.13.0")}
+
+    def _snippets(self):
+        from torchcourse.course.releases import OutputAlternative
+        from torchcourse.runner.cache import torch_version
+
+        here = torch_version(sys.executable).split("+")[0]
+        alt = OutputAlternative("torch", f"=={here}", "2\n", 1)
+        return here, [snip("print(2)\n", id="alt", expected="1", alternatives=(alt,)),
+                      snip("print(1 + 1)\n", id="noalt", expected="1")]
+
+    def test_the_installed_releases_alternative_and_the_release_note(self, service, tmp_path):
+        from torchcourse.runner import Runner
+
+        here, snippets = self._snippets()
+        if here == self.RECORDED["torch"][0]:
+            pytest.skip("the installed torch is the fixture's reference release")
+        client = service.client("carol", cache_dir=tmp_path / "carol", recorded=self.RECORDED)
+        lone = Runner(cache_dir=None, warm=False, recorded=self.RECORDED)
+        try:
+            for s in snippets:
+                fresh, cached, alone = client.run(s), client.run(s), lone.run(s)
+                assert cached.cached and not fresh.cached
+                for r in (fresh, cached, alone):
+                    assert (r.status, r.expected, r.recorded_as, r.release_note, r.message) == \
+                        (alone.status, alone.expected, alone.recorded_as, alone.release_note, alone.message), (s.id, r, alone)
+            assert alone.status == "mismatch" and f"书里这段是在 torch 2.12.0 上记录的，你装的是 {here}" in alone.release_note
+            first = client.run(snippets[0])
+            assert first.status == "match" and first.recorded_as == f"torch=={here}"
+        finally:
+            lone.close()
+
+
+@needs_sandbox
+class TestTheClassCacheKeysAsALoneLearners:
+    def test_an_edited_data_file_is_never_answered_from_the_cache(self, service, tmp_path):
+        """core.cache_env keys both: the course's data files are part of the class's key too."""
+        data = tmp_path / "heights.csv"
+        data.write_text("1,2\n", encoding="utf-8")
+        code = snip("print('data?')\n", expected="data?")
+        client = service.client("dora", cache_dir=tmp_path / "dora", data=(str(data),))
+        assert not client.run(code).cached and client.run(code).cached
+        data.write_text("1,2,3\n", encoding="utf-8")
+        assert not client.run(code).cached

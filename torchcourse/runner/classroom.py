@@ -25,7 +25,9 @@ Protocol (unix stream socket, one connection per run, JSON lines):
             number of times, then ``{"result": {RunResult fields}}`` and the connection closes.
   client → ``{"op": "cancel"}`` (or closing the connection): a waiting run leaves the queue, a
             running one is stopped (its process tree killed); the result is ``cancelled``.
-  client → ``{"op": "ping"}`` → ``{"ok": true, "jobs": N, "fingerprint": {...}}``;
+  client → ``{"op": "ping"}`` → ``{"ok": true, "jobs": N, "fingerprint": {...}, "versions": {module: version}}``;
+  the client judges every run itself (:func:`torchcourse.runner.core.verdict`, as a lone
+  learner's Runner does) from the result's output and the course's recorded releases;
   ``{"op": "status"}`` → ``{"running": [learner…], "queued": {learner: n}}``.
 """
 
@@ -314,7 +316,11 @@ class ClassroomService:
             req = json.loads(line.decode("utf-8"))
             op = req.get("op")
             if op == "ping":
-                _send(conn, lock, {"ok": True, "jobs": self.jobs, "fingerprint": self.runner.fingerprint()})
+                from torchcourse.runner.cache import module_versions
+
+                # versions: what the client's verdict picks a release's alternative by (core.verdict)
+                versions = module_versions(self.runner.python, tuple(dict.fromkeys(("torch", *self.runner.preload))))
+                _send(conn, lock, {"ok": True, "jobs": self.jobs, "fingerprint": self.runner.fingerprint(), "versions": versions})
                 return
             if op == "status":
                 _send(conn, lock, self.status())

@@ -66,13 +66,20 @@ class ClassroomClient:
     warm = True
 
     def __init__(self, socket_path: str, learner: str, *, cache_dir: Path | None = None,
-                 on_queue: Callable[[int], None] | None = None, connect_timeout: float = 10.0):
+                 on_queue: Callable[[int], None] | None = None, connect_timeout: float = 10.0,
+                 preload: tuple[str, ...] | None = None, recorded: dict | None = None, data: tuple[str, ...] = ()):
         self.socket_path = str(socket_path)
         self.learner = learner
         self.cache = RunCache(Path(cache_dir)) if cache_dir is not None else None
         self.on_queue = on_queue
         self.connect_timeout = connect_timeout
         self._fingerprint: dict | None = None
+        self._versions: dict[str, str] = {}
+        # the course's preload and [recorded] releases: the verdict is core.verdict's, the same
+        # as a lone learner's Runner gives for the same output on the same release
+        self.preload = tuple(core.DEFAULT_PRELOAD if preload is None else preload)
+        self.recorded = dict(recorded or {})
+        self.data = tuple(str(p) for p in data)  # the course's data files: part of the cache key (core.cache_env)
         self._closed = False
         self._live: set[socket.socket] = set()
         self._live_lock = threading.Lock()
@@ -106,8 +113,27 @@ class ClassroomClient:
 
     def fingerprint(self) -> dict:
         if self._fingerprint is None:
-            self._fingerprint = dict(self._request({"op": "ping"}).get("fingerprint") or {})
+            answer = self._request({"op": "ping"})
+            self._versions = {str(k): str(v) for k, v in dict(answer.get("versions") or {}).items()}
+            self._fingerprint = dict(answer.get("fingerprint") or {})
         return self._fingerprint
+
+    def installed(self) -> dict[str, str]:
+        """The service's installed version of every recorded module (asked once, with the ping)."""
+        if not self.recorded:
+            return {}
+        try:
+            self.fingerprint()
+        except (OSError, ValueError):
+            return {}
+        return {m: self._versions[m] for m in self.recorded if m in self._versions}
+
+    def _verdict(self, snippet, res: core.RunResult, *, cached: bool) -> core.RunResult:
+        """The verdict on an output that ran to its end (from the service or this cache)."""
+        out = core.verdict(snippet, res.actual, res.seconds, res.returncode, res.signal, res.truncated, "exited", cached=cached,
+                           recorded=self.recorded, installed=self.installed, libraries=self.preload)
+        out.frames = res.frames
+        return out
 
     def start(self) -> None:
         """Check that the service answers (optional; run() connects on demand)."""
@@ -136,7 +162,8 @@ class ClassroomClient:
             fp = self.fingerprint()
         except (OSError, ValueError):
             return None
-        return self.cache.key(snippet.code, {**fp, "mode": "cold" if (cold or snippet.cold) else "warm", "classroom": 1})
+        env = core.cache_env(fp, cold=cold or snippet.cold, preload=self.preload, data_digest=core.data_digest(self.data) if self.data else None)
+        return self.cache.key(snippet.code, {**env, "classroom": 1})
 
     def run(self, snippet, *, cold: bool = False, use_cache: bool = True, cancel: threading.Event | None = None,
             on_queue: Callable[[int], None] | None = None) -> core.RunResult:
@@ -153,8 +180,10 @@ class ClassroomClient:
         if key is not None:
             rec = self.cache.get(key)
             if rec is not None:
-                # Runner._verdict uses nothing of the runner: the same verdict as a fresh run's
-                return core.Runner._verdict(self, snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
+                frames = rec.get("frames", "") if isinstance(rec.get("frames", ""), str) else ""
+                raw = core.RunResult("match", actual=rec["actual"], seconds=float(rec.get("seconds", 0.0)), returncode=rec.get("returncode"),
+                                     signal=rec.get("signal"), truncated=bool(rec.get("truncated")), frames=frames)
+                return self._verdict(snippet, raw, cached=True)
         tell = on_queue or self.on_queue
         try:
             s = self._connect()
@@ -178,8 +207,10 @@ class ClassroomClient:
                             pass
                     elif "result" in msg:
                         res = _result_from_json(msg["result"])
-                        if key is not None and res.status in ("match", "mismatch") and not res.cached:
-                            self.cache.put(key, {"actual": res.actual, "seconds": res.seconds, "returncode": res.returncode, "signal": res.signal, "truncated": res.truncated, "mode": "classroom"})
+                        if res.status in ("match", "mismatch"):  # it ran to its end: judged here, as a lone Runner judges
+                            if key is not None and not res.cached:
+                                self.cache.put(key, {"actual": res.actual, "seconds": res.seconds, "returncode": res.returncode, "signal": res.signal, "truncated": res.truncated, "mode": "classroom", "frames": res.frames})
+                            res = self._verdict(snippet, res, cached=False)
                         return res
                     elif "error" in msg:
                         return core.RunResult("error", expected=expected, message=f"💥 课堂的运行服务拒绝了这次运行：{msg['error']}")
@@ -207,9 +238,11 @@ class ClassroomClient:
             s.close()
 
 
-def client_from_env(cache_dir: Path | None = None) -> ClassroomClient | None:
+def client_from_env(cache_dir: Path | None = None, *, preload: tuple[str, ...] | None = None,
+                    recorded: dict | None = None, data: tuple[str, ...] = ()) -> ClassroomClient | None:
     """The client when ``TORCHCOURSE_CLASS_RUNNER`` names the service's socket, else None."""
     sock = os.environ.get(ENV_SOCKET)
     if not sock:
         return None
-    return ClassroomClient(sock, os.environ.get(ENV_LEARNER, "") or f"uid{os.getuid()}-pid{os.getpid()}", cache_dir=cache_dir)
+    return ClassroomClient(sock, os.environ.get(ENV_LEARNER, "") or f"uid{os.getuid()}-pid{os.getpid()}", cache_dir=cache_dir,
+                           preload=preload, recorded=recorded, data=data)

@@ -307,18 +307,7 @@ class Runner:
         return {"PYTHONHASHSEED": self.hash_seed} if self.hash_seed is not None else {}
 
     def _data_digest(self) -> str:
-        """The data files' names and contents, hashed (read at each cached run: a file the author
-        edits changes every key that could depend on it)."""
-        import hashlib
-
-        h = hashlib.sha256()
-        for path in self.data:
-            h.update(os.path.basename(path).encode("utf-8") + b"\0")
-            try:
-                h.update(Path(path).read_bytes())
-            except OSError:
-                h.update(b"\0missing")
-        return h.hexdigest()[:16]
+        return data_digest(self.data)
 
     def fingerprint(self) -> dict:
         return fingerprint(self.python, gpu_possible(self.python), self.preload)
@@ -418,14 +407,8 @@ class Runner:
         key = None
         if self.cache is not None and use_cache:
             # the mode is part of the key: `verify --cold` must never be answered by a warm run
-            env = {**self.fingerprint(), "mode": "cold" if use_cold else "warm"}
-            if not use_cold and self.preload != DEFAULT_PRELOAD:
-                env["preload"] = list(self.preload)  # (the default stays out: existing keys hold)
-            if self.hash_seed is not None:
-                env["hash_seed"] = self.hash_seed
-            if self.data:
-                env["data"] = self._data_digest()
-            key = self.cache.key(snippet.code, env)
+            key = self.cache.key(snippet.code, cache_env(self.fingerprint(), cold=use_cold, preload=self.preload, hash_seed=self.hash_seed,
+                                                         data_digest=self._data_digest() if self.data else None))
             rec = self.cache.get(key)
             if rec is not None:
                 res = self._verdict(snippet, rec["actual"], float(rec.get("seconds", 0.0)), rec.get("returncode"), rec.get("signal"), bool(rec.get("truncated")), "exited", cached=True)
@@ -497,47 +480,84 @@ class Runner:
         return res
 
     def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
-        expected = snippet.expected
-        # (also called with a ClassroomClient as ``self``, which has neither attribute)
-        recorded = getattr(self, "recorded", None)
-        libraries = getattr(self, "preload", DEFAULT_PRELOAD)
-        off = off_reference(recorded, self.installed()) if recorded else []
-        alt = applicable(snippet.alternatives, self.installed()) if off and snippet.alternatives and expected is not None else None
-        res = RunResult("match", actual=actual, expected=alt.text if alt else expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
-        if alt is not None:
-            res.recorded_as = alt.label
-        if outcome == "timeout":
-            res.status = "timeout"
-            res.message = f"⏱️ 超时：运行超过 {timeout:g} 秒，已终止（确实需要更久的代码块，作者可在围栏里写 timeout=N，最多 600）"
-            return res
-        if outcome == "cancelled":
-            res.status = "cancelled"
-            res.message = "⏹️ 已取消"
-            return res
-        res.message = _exit_message(returncode, sig)
-        res.raised = raised_exception(actual, returncode)
-        res.raise_problem = raise_problem(snippet, res.raised) or exit_problem(snippet, res.raised, returncode)
-        if expected is None:
-            res.status = "mismatch"
-            res.diff = unified_diff("", actual)
-            res.message = ("📭 没有期望输出块（作者需运行 verify --accept） " + res.message).strip()
-        elif compare(res.expected, actual, libraries):
-            res.status = "match"
-        else:
-            res.status = "mismatch"
-            res.diff = unified_diff(res.expected, actual, libraries)
-            if alt is None and off:
-                res.release_note = release_note(*off[0])
-        if expected is not None:
-            res.reference_match = res.status == "match" if alt is None else compare(expected, actual, libraries)
-        if res.raise_problem:
-            res.status = "mismatch"
-            res.message = (res.raise_problem + " " + res.message).strip()
-        if truncated:
-            res.message = (res.message + " ✂️ 输出已截断").strip()
-        if res.status == "mismatch" and res.release_note:
-            res.message = (res.message + " " + res.release_note).strip()
+        return verdict(snippet, actual, seconds, returncode, sig, truncated, outcome, cached=cached, timeout=timeout,
+                       recorded=self.recorded, installed=self.installed, libraries=self.preload)
+
+
+def cache_env(fingerprint: dict, *, cold: bool, preload: tuple[str, ...], hash_seed: str | None = None,
+              data_digest: str | None = None) -> dict:
+    """What a cached output is keyed on besides its code, for a lone Runner and the class's client
+    alike: the interpreter's fingerprint (torch and every preloaded module's version), the mode,
+    the preload, the hash seed and the course's data files."""
+    env = {**fingerprint, "mode": "cold" if cold else "warm"}
+    if not cold and tuple(preload) != DEFAULT_PRELOAD:
+        env["preload"] = list(preload)  # (the default stays out: existing keys hold)
+    if hash_seed is not None:
+        env["hash_seed"] = hash_seed
+    if data_digest is not None:
+        env["data"] = data_digest
+    return env
+
+
+def data_digest(data: tuple[str, ...]) -> str:
+    """The data files' names and contents, hashed (read at each cached run: a file the author
+    edits changes every key that could depend on it)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in data:
+        h.update(os.path.basename(path).encode("utf-8") + b"\0")
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:
+            h.update(b"\0missing")
+    return h.hexdigest()[:16]
+
+
+def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0,
+            recorded: dict | None = None, installed=dict, libraries: tuple[str, ...] = DEFAULT_PRELOAD) -> RunResult:
+    """The one verdict on a run's output, for a lone learner's Runner and the class's client alike
+    (``installed()``: the snippet interpreter's version of each recorded module, asked only when
+    ``recorded`` is set): the installed release's alternative when there is one, else the
+    reference block, with the release note when the installed release is not the reference."""
+    expected = snippet.expected
+    off = off_reference(recorded, installed()) if recorded else []
+    alt = applicable(snippet.alternatives, installed()) if off and snippet.alternatives and expected is not None else None
+    res = RunResult("match", actual=actual, expected=alt.text if alt else expected, seconds=seconds, returncode=returncode, signal=sig, truncated=truncated, cached=cached)
+    if alt is not None:
+        res.recorded_as = alt.label
+    if outcome == "timeout":
+        res.status = "timeout"
+        res.message = f"⏱️ 超时：运行超过 {timeout:g} 秒，已终止（确实需要更久的代码块，作者可在围栏里写 timeout=N，最多 600）"
         return res
+    if outcome == "cancelled":
+        res.status = "cancelled"
+        res.message = "⏹️ 已取消"
+        return res
+    res.message = _exit_message(returncode, sig)
+    res.raised = raised_exception(actual, returncode)
+    res.raise_problem = raise_problem(snippet, res.raised) or exit_problem(snippet, res.raised, returncode)
+    if expected is None:
+        res.status = "mismatch"
+        res.diff = unified_diff("", actual)
+        res.message = ("📭 没有期望输出块（作者需运行 verify --accept） " + res.message).strip()
+    elif compare(res.expected, actual, libraries):
+        res.status = "match"
+    else:
+        res.status = "mismatch"
+        res.diff = unified_diff(res.expected, actual, libraries)
+        if alt is None and off:
+            res.release_note = release_note(*off[0])
+    if expected is not None:
+        res.reference_match = res.status == "match" if alt is None else compare(expected, actual, libraries)
+    if res.raise_problem:
+        res.status = "mismatch"
+        res.message = (res.raise_problem + " " + res.message).strip()
+    if truncated:
+        res.message = (res.message + " ✂️ 输出已截断").strip()
+    if res.status == "mismatch" and res.release_note:
+        res.message = (res.message + " " + res.release_note).strip()
+    return res
 
 
 def run_many(runner: Runner, snippets: list[Snippet], *, jobs: int = 2, cold: bool = False, use_cache: bool = True, on_result=None, on_start=None) -> list[RunResult]:
@@ -574,4 +594,4 @@ def run_many(runner: Runner, snippets: list[Snippet], *, jobs: int = 2, cold: bo
     return results  # type: ignore[return-value]
 
 
-__all__ = ["Runner", "RunResult", "run_many", "DEFAULT_TIMEOUT", "STATUSES", "normalize", "compare"]
+__all__ = ["Runner", "RunResult", "run_many", "verdict", "DEFAULT_TIMEOUT", "STATUSES", "normalize", "compare"]

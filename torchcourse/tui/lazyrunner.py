@@ -76,7 +76,7 @@ def default_runner_factory(course_id: str, preload: tuple[str, ...] | None = Non
 
     from torchcourse.runner.classroom_client import client_from_env
 
-    client = client_from_env(cache_dir=paths.run_cache_dir(course_id))
+    client = client_from_env(cache_dir=paths.run_cache_dir(course_id), preload=preload, recorded=recorded, data=data)
     if client is not None:
         return client
     from torchcourse.runner import Runner
