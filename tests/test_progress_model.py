@@ -72,6 +72,38 @@ class TestOneVocabulary:
         store.close()
 
 
+class TestAQuizLeftHalfWay:
+    """Walk B M2: a checkpoint left after 2 of its questions is not a failed one."""
+
+    def test_it_reads_half_way_in_the_model_and_in_progress(self, tmp_path):
+        course = load_course(paths.shipped_content_dir())
+        store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
+        for k in range(1, course.chapter("07").break_points + 1):
+            store.reach_break("07", k)
+        qs = questions_for(course, "07")
+        attempt = store.start_attempt("07", seed=1)
+        store.record_answer("07", qs[0].id, "x", True, attempt_id=attempt)
+        store.record_answer("07", qs[1].id, "x", False, attempt_id=attempt)
+        st = all_statuses(course, store)["07"]
+        assert st.words == f"已读完 · 测验做到一半 2/{len(qs)}（m 接着做）", st.words
+        store.close()
+        assert f"测验做到一半 2/{len(qs)}" in cli_progress(tmp_path)
+        assert "测验未通过" not in cli_progress(tmp_path)
+
+    def test_a_finished_attempt_below_the_mark_is_failed(self, tmp_path):
+        course = load_course(paths.shipped_content_dir())
+        store, _ = open_store(tmp_path / "p.sqlite3")
+        for k in range(1, course.chapter("07").break_points + 1):
+            store.reach_break("07", k)
+        qs = questions_for(course, "07")
+        attempt = store.start_attempt("07", seed=1)
+        for i, q in enumerate(qs):
+            store.record_answer("07", q.id, "x", i == 0, attempt_id=attempt)
+        store.finish_attempt(attempt)
+        assert all_statuses(course, store)["07"].words.startswith(f"测验未通过 1/{len(qs)}（")
+        store.close()
+
+
 class TestMinutesRead:
     def test_a_finished_route_never_reads_0_minutes(self, tmp_path):
         """Walk M2: every break reached, every checkpoint passed, no part held long enough."""
