@@ -119,6 +119,17 @@ class TestMinutesRead:
         assert (done, n) == (4, 4) and read == route.minutes
         store.close()
 
+    @sync
+    async def test_home_counts_the_chapters_its_minutes_count_and_names_both_paces(self, tmp_path):
+        """Walk B L3/M3: the appendix is in neither number; the ⏱ pace and the credit pace are named."""
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        chapters = [c for c in app.course.chapters if c.kind != "appendix"]
+        async with run_app(app, store, size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: "已完成" in screen_text(app), what="home")
+            text = screen_text(app)
+            assert f"已完成 0/{len(chapters)} 章" in text, text
+            assert "⏱ 按 170 字/分估；已读按 425 字/分" in text, text
+
     def test_a_page_counts_at_a_fluent_pace_not_the_badges_pace(self):
         from torchcourse.progress.reading import reading_pace
 
