@@ -72,6 +72,38 @@ class TestOneVocabulary:
         store.close()
 
 
+class TestAQuizLeftHalfWay:
+    """Walk B M2: a checkpoint left after 2 of its questions is not a failed one."""
+
+    def test_it_reads_half_way_in_the_model_and_in_progress(self, tmp_path):
+        course = load_course(paths.shipped_content_dir())
+        store, _ = open_store(tmp_path / "data" / "progress.sqlite3")
+        for k in range(1, course.chapter("07").break_points + 1):
+            store.reach_break("07", k)
+        qs = questions_for(course, "07")
+        attempt = store.start_attempt("07", seed=1)
+        store.record_answer("07", qs[0].id, "x", True, attempt_id=attempt)
+        store.record_answer("07", qs[1].id, "x", False, attempt_id=attempt)
+        st = all_statuses(course, store)["07"]
+        assert st.words == f"已读完 · 测验做到一半 2/{len(qs)}（m 接着做）", st.words
+        store.close()
+        assert f"测验做到一半 2/{len(qs)}" in cli_progress(tmp_path)
+        assert "测验未通过" not in cli_progress(tmp_path)
+
+    def test_a_finished_attempt_below_the_mark_is_failed(self, tmp_path):
+        course = load_course(paths.shipped_content_dir())
+        store, _ = open_store(tmp_path / "p.sqlite3")
+        for k in range(1, course.chapter("07").break_points + 1):
+            store.reach_break("07", k)
+        qs = questions_for(course, "07")
+        attempt = store.start_attempt("07", seed=1)
+        for i, q in enumerate(qs):
+            store.record_answer("07", q.id, "x", i == 0, attempt_id=attempt)
+        store.finish_attempt(attempt)
+        assert all_statuses(course, store)["07"].words.startswith(f"测验未通过 1/{len(qs)}（")
+        store.close()
+
+
 class TestMinutesRead:
     def test_a_finished_route_never_reads_0_minutes(self, tmp_path):
         """Walk M2: every break reached, every checkpoint passed, no part held long enough."""
@@ -86,6 +118,17 @@ class TestMinutesRead:
         done, n, read = route_progress(route, st)
         assert (done, n) == (4, 4) and read == route.minutes
         store.close()
+
+    @sync
+    async def test_home_counts_the_chapters_its_minutes_count_and_names_both_paces(self, tmp_path):
+        """Walk B L3/M3: the appendix is in neither number; the ⏱ pace and the credit pace are named."""
+        app, store = build_app(tmp_path / "p.sqlite3", course_root=paths.shipped_content_dir())
+        chapters = [c for c in app.course.chapters if c.kind != "appendix"]
+        async with run_app(app, store, size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: "已完成" in screen_text(app), what="home")
+            text = screen_text(app)
+            assert f"已完成 0/{len(chapters)} 章" in text, text
+            assert "⏱ 按 170 字/分估；已读按 425 字/分" in text, text
 
     def test_a_page_counts_at_a_fluent_pace_not_the_badges_pace(self):
         from torchcourse.progress.reading import reading_pace

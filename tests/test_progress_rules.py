@@ -720,7 +720,7 @@ def test_a_database_whose_wal_cannot_be_opened_is_moved_aside_as_unreadable(tmp_
     # stands in its place). The file is moved aside unchanged, with the thing in the way, the
     # learner is told it could not be read and where it went, and a new database works; the
     # mutant refuses to start ("无法打开进度库 …").
-    moved = _moved_aside_as_unreadable(tmp_path, lambda path: path.with_name(path.name + "-wal").mkdir(), "unable to open database file")
+    moved = _moved_aside_as_unreadable(tmp_path, lambda path: path.with_name(path.name + "-wal").mkdir(), "打不开数据库文件")
     assert moved.with_name(moved.name + "-wal").is_dir()
 
 
@@ -731,7 +731,7 @@ def test_a_database_that_fails_with_an_io_error_is_moved_aside_as_unreadable(tmp
     # 10) at the first read. The mutant reports "无法打开进度库 …：disk I/O error" and stops.
     import os
 
-    _moved_aside_as_unreadable(tmp_path, lambda path: os.mkfifo(path.with_name(path.name + "-shm")), "disk I/O error")
+    _moved_aside_as_unreadable(tmp_path, lambda path: os.mkfifo(path.with_name(path.name + "-shm")), "读写磁盘出错")
 
 
 def test_an_import_takes_a_choice_order_of_exactly_a_hundred(store, tmp_path):
@@ -932,8 +932,8 @@ def test_a_blocks_reading_weight_counts_code_and_its_output_at_half(tmp_path):
     assert block_chars("prose", "张量 是 内存") == 5.0  # white space is not counted
     assert block_chars("snippet", "x = 1\n", "1") == 0.5 * (3 + 1)
     assert block_chars("snippet", "x = 1\n") == 1.5  # no expected output
-    assert home_note(170) == "（按 170 字/分：停够的页才算）"
-    assert home_note(170, planned=True) == "（按 170 字/分：停够的页才算；未写的章按目标计）"
+    assert home_note(425) == "（⏱ 按 170 字/分估；已读按 425 字/分：停够的页才算）"
+    assert home_note(425, planned=True) == "（⏱ 按 170 字/分估；已读按 425 字/分：停够的页才算；未写的章按目标计）"
 
 
 def test_a_store_used_as_a_context_closes_and_a_missing_import_file_is_named(tmp_path):

@@ -38,13 +38,7 @@ class TestSearchJump:
             await pilot.press("n")
             await wait_for(pilot, lambda: app.search_index == 1, what="the next hit")
             await pilot.pause()
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: getattr(app.screen, "chapter", None) is not None
-                           and app.screen.chapter.id == app.search_hits[0].chapter_id if app.search_hits else True,
-                           what="back one hit")
-            while len(app.screen_stack) > 1 and app.back_stack:
-                await pilot.press("escape")
-                await pilot.pause()
+            await pilot.press("escape")  # one Esc, however many hits were stepped through
             await open_loaded_reader(pilot, app, "01")
             await pilot.press("escape")
             await home(pilot, app)
@@ -52,6 +46,28 @@ class TestSearchJump:
             assert nothing_recorded_in_00(store)
             assert store.last_position() is None or store.last_position()[0] == "01"
             assert "(c)：01" in screen_text(app)  # 开始: 01 opened and left at its top is not read in
+
+
+    @sync
+    async def test_one_esc_after_n_and_N_returns_to_before_the_search(self, tmp_path):
+        """Walk B M1: /, Enter, n, N, then a single Esc is back in 01 where the search began."""
+        app, store = await route_c_reading_01(tmp_path)
+        async with run_app(app, store, size=SIZE) as pilot:
+            await pilot.press("c")
+            reader = await open_loaded_reader(pilot, app, "01")
+            before = reader.current_place()
+            await pilot.press("slash", *"register_buffer")
+            await wait_for(pilot, lambda: "找到" in screen_text(app), what="hits listed")
+            await pilot.press("enter")
+            await open_loaded_reader(pilot, app, app.search_hits[0].chapter_id)
+            for key, index in (("n", 1), ("n", 2), ("N", 1)):
+                await pilot.press(key)
+                await wait_for(pilot, lambda: app.search_index == index, what=f"hit {index + 1}")
+                await pilot.pause()
+            await pilot.press("escape")
+            back = await open_loaded_reader(pilot, app, "01")
+            await wait_for(pilot, lambda: back.current_place() == before, what="the place before the search")
+            assert not app.back_stack
 
 
 class TestLookupJump:

@@ -189,7 +189,7 @@ def format_summary(data: dict, cpm: int = 170) -> str:
 
         # the rule the app counts by, in the words of its own help (review-00 F3)
         lines.append(f"阅读：已读约 {data['read_minutes']}/{data['total_minutes']} 分钟（和首页的算法相同{planned}）")
-        lines.append("  " + HOW_IT_COUNTS.format(cpm=reading_pace(cpm)))
+        lines.append("  " + HOW_IT_COUNTS.format(cpm=reading_pace(cpm), est=cpm))
     lines.append(f"连续打卡：{data['streak']} 天（共 {data['active_days']} 天有学习记录）")
     lines.append(f"测验：作答 {data['answers']} 次，答对 {data['correct']} 次；运行代码 {data['runs']} 次")
     lines.append("")

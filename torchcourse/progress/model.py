@@ -10,6 +10,7 @@ state       when                                       words
 todo        nothing read or reached                    未开始
 reading     some break reached, a part read, a place   读到一半 k/N
 quiz        every break reached, checkpoint not taken  已读完 · 测验待做
+halfway     every break reached, an attempt left half-way  测验做到一半 2/13（m 接着做）
 failed      every break reached, latest attempt < 80%  测验未通过 12/17（71%，要 80%）
 done        completed (sticky)                         已完成
 ==========  =========================================  =====================================
@@ -55,12 +56,18 @@ def score_words(right: int, total: int) -> str:
     return f"{right}/{total}（{round(100 * right / total) if total else 0}%，要 {round(PASS_RATIO * 100)}%）"
 
 
+def halfway_words(answered: int, total: int) -> str:
+    """``测验做到一半 2/13（m 接着做）``: an attempt left half-way is not a verdict (walk B M2)."""
+    return f"测验做到一半 {answered}/{total}（m 接着做）"
+
+
 def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = None, placed: bool = False,
-                   score: tuple[int, int] | None = None) -> ChapterStatus:
+                   score: tuple[int, int] | None = None, halfway: tuple[int, int] | None = None) -> ChapterStatus:
     """The chapter's state and words (the module docstring's table). ``parts_read``: the parts
     the learner really read (see :mod:`torchcourse.progress.reading`); the minutes read count
     those, never the breaks reached with ``n``. ``score``: (right, total) of the latest
-    checkpoint attempt, None when it was never answered."""
+    checkpoint attempt, None when it was never answered; ``halfway``: (answered, total) of an
+    attempt left half-way, which is said as such instead of a failed score."""
     minutes = chapter_minutes(chapter)
     if not chapter.available:
         return ChapterStatus(chapter, minutes, "unavailable", 0, 0.0, "unavailable", "暂未上线")
@@ -75,19 +82,28 @@ def chapter_status(chapter: Chapter, progress, parts_read: set[int] | None = Non
         from torchcourse.quiz.completion import passed
 
         failed = None if passed(*score) else score_words(*score)
+    if halfway is not None and not done:
+        failed = None
     if done:
         state, words = "done", "已完成"
     elif furthest >= chapter.break_points and (furthest > 0 or status == "doing"):
-        state, words = ("failed", f"测验未通过 {failed}") if failed else ("quiz", "已读完 · 测验待做 (m)")
+        if halfway is not None:
+            state, words = "quiz", f"已读完 · {halfway_words(*halfway)}"
+        else:
+            state, words = ("failed", f"测验未通过 {failed}") if failed else ("quiz", "已读完 · 测验待做 (m)")
         status = "doing"
     elif status == "doing":
         state, words = "reading", f"读到一半 {furthest}/{chapter.break_points}"
         if failed:
             words += f" · 测验未通过 {failed}"
+        elif halfway is not None:
+            words += f" · {halfway_words(*halfway)}"
     else:
         state, words = "todo", "未开始"
         if failed:
             state, status, words = "reading", "doing", f"未开始读 · 测验未通过 {failed}"
+        elif halfway is not None:
+            state, status, words = "reading", "doing", f"未开始读 · {halfway_words(*halfway)}"
     return ChapterStatus(chapter, minutes, status, furthest, read, state, words, score)
 
 
@@ -110,12 +126,28 @@ def scores(course: Course, store) -> dict[str, tuple[int, int]]:
     return out
 
 
+def halfway(course: Course, store, chapter_ids) -> dict[str, tuple[int, int]]:
+    """(answered, total) of each of these chapters' checkpoint attempts left half-way."""
+    from torchcourse.quiz.session import resumable
+
+    out = {}
+    for cid in chapter_ids:
+        try:
+            left = resumable(course, store, cid)
+        except Exception:  # a broken checkpoint file or store: no half-way note rather than no home
+            left = None
+        if left is not None:
+            out[cid] = (left.answered, left.total)
+    return out
+
+
 def all_statuses(course: Course, store) -> dict[str, ChapterStatus]:
     progress = store.all_progress()
     parts = store.parts_read()
     placed = store.placed_chapters()  # opened and read in: "doing", even before its first break
     got = scores(course, store)
-    return {c.id: chapter_status(c, progress.get(c.id), parts.get(c.id), c.id in placed, got.get(c.id))
+    left = halfway(course, store, got)
+    return {c.id: chapter_status(c, progress.get(c.id), parts.get(c.id), c.id in placed, got.get(c.id), left.get(c.id))
             for c in course.chapters}
 
 
@@ -133,8 +165,9 @@ def status_of(course: Course, store, chapter_id: str) -> ChapterStatus | None:
             score = latest_attempt(course, store, chapter_id)
         except Exception:  # a broken checkpoint file: no score, as all_statuses
             score = None
+    left = halfway(course, store, [chapter_id]) if score is not None else {}
     return chapter_status(chapter, store.chapter_progress(chapter_id), store.parts_read().get(chapter_id),
-                          chapter_id in store.placed_chapters(), score)
+                          chapter_id in store.placed_chapters(), score, left.get(chapter_id))
 
 
 def break_words(status: ChapterStatus, k: int) -> str:

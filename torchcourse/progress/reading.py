@@ -67,8 +67,9 @@ def minutes_read(chapter, parts: set[int] | None) -> float:
     return chapter.minutes * sum(shares[i] for i in parts if 0 <= i < len(shares))
 
 
-HOW_IT_COUNTS = (  # .format(cpm=the course's chars_per_minute)
-    "已读的分钟数按页计：一页在屏幕上停留的时间，够按每分钟 {cpm} 字读完它上面的字（代码和输出按一半算），"
+HOW_IT_COUNTS = (  # .format(cpm=reading_pace(the course's chars_per_minute), est=chars_per_minute)
+    "⏱ 和总分钟数按每分钟 {est} 字估算（仔细读第一遍的速度）。"
+    "已读的分钟数按页计：一页在屏幕上停留的时间，够按每分钟 {cpm} 字（流畅读的速度）读完它上面的字（代码和输出按一半算），"
     "这一页才算读过；停一半就算读了一半，下一页或下次回来接着算。一段（两个 🛑 之间）九成读过，"
     "它的分钟数才记进「已读」。快速翻过、按 n 跳到断点只记下读到哪里，不算读过；跳转（搜索、链接）也不算。"
     "读完并通过检查点测验、已完成的章，按全章的分钟数算。"
@@ -79,4 +80,5 @@ def home_note(cpm: int, planned: bool = False) -> str:
     """What the home's 已读 minutes mean, in a few words beside them (walk L8); ``cpm``: the pace
     a page is held at (:func:`reading_pace`); ``planned``: the total counts unwritten chapters
     at their target."""
-    return f"（按 {cpm} 字/分：停够的页才算" + ("；未写的章按目标计）" if planned else "）")
+    est = round(cpm / PACE_FACTOR)
+    return f"（⏱ 按 {est} 字/分估；已读按 {cpm} 字/分：停够的页才算" + ("；未写的章按目标计）" if planned else "）")

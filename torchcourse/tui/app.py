@@ -251,14 +251,17 @@ class TorchCourseApp(App):
             for prose in screen.query(Prose) if getattr(screen, "chapter", None) is not None else ():
                 prose.refresh()
 
-    def jump_to(self, chapter_id: str, *, line: int | None = None, anchor: str | None = None) -> None:
+    def jump_to(self, chapter_id: str, *, line: int | None = None, anchor: str | None = None,
+                remember: bool = True) -> None:
         """A jump (search, lookup, a link, 回看): moves the view, never the saved place or a break
-        reached; the chapter opens as a visit until the learner reads on there (see ReadingPlace)."""
+        reached; the chapter opens as a visit until the learner reads on there (see ReadingPlace).
+        ``remember=False``: n/N between one search's hits, whose Esc goes back to before the search."""
         ch = self.written_chapter(chapter_id)
         if ch is None:
             return
         self.mark_search()
-        self.push_back()
+        if remember or not self.back_stack:
+            self.push_back()
         reader = self.top_reader()
         if reader is not None and reader.chapter.id == chapter_id and reader.loaded:
             while self.screen is not reader:  # a dialog (search, lookup) over it

@@ -299,7 +299,7 @@ class ReaderScreen(LeanScreen):
         app.search_index = i
         hit = hits[i]
         self.notify(f"第 {i + 1}/{len(hits)} 处：{app.search_term}")
-        app.jump_to(hit.chapter_id, line=hit.line)
+        app.jump_to(hit.chapter_id, line=hit.line, remember=False)  # one Esc: back to before the search
 
     def action_top(self) -> None:
         self.body.scroll_home(animate=False)

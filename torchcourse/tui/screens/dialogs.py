@@ -183,7 +183,7 @@ def help_content(cpm: int = 170, width: int | None = None) -> Content:
 
     lines.append(Content(""))
     lines.append(Content.styled("【已读的分钟怎么算】", "bold"))
-    lines.append(Content(HOW_IT_COUNTS.format(cpm=reading_pace(cpm))))
+    lines.append(Content(HOW_IT_COUNTS.format(cpm=reading_pace(cpm), est=cpm)))
     return Content("\n").join(lines)
 
 

@@ -132,14 +132,15 @@ class HomeView:
         route = current_route(course, store)
         self.route = route
 
-        done = sum(1 for s in statuses.values() if s.status == "done")
+        counted = [s for s in statuses.values() if s.counts_in_totals]  # the chapters the minutes count (walk B L3)
+        done = sum(1 for s in counted if s.status == "done")
         read, total = total_minutes(statuses)  # the appendix is consulted, not read: not counted
         planned = any(s.status == "unavailable" for s in statuses.values())
         # a planned chapter's minutes are its target, not measured text: say so
         from torchcourse.progress.reading import home_note, reading_pace
 
         # what 已读 means, beside it (walk L8: "4/4 章 · 9/406 分钟" after quick paging read like a bug)
-        self.overall = f"已完成 {done}/{len(statuses)} 章 · 已读约 {read}/{total} 分钟" + home_note(reading_pace(course.chars_per_minute), planned)
+        self.overall = f"已完成 {done}/{len(counted)} 章 · 已读约 {read}/{total} 分钟" + home_note(reading_pace(course.chars_per_minute), planned)
 
         self.target = target = continue_target(course, store)
         if target is None:
