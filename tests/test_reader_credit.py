@@ -72,7 +72,7 @@ async def test_a_page_held_as_long_as_its_text_needs_is_read_a_quick_look_is_not
         await written(pilot, app)
         minutes = round(part_seconds(app.course.chapter("01"), 0) / 60)
         shown = widget_text(app.screen.query_one("#overall"))  # (it wraps at 100 columns in this fixture)
-        assert f"已读约 {minutes}/46 分钟（按 425 字/分：停够的页才算；未写的章按目标计）" in shown, shown
+        assert f"已读约 {minutes}/46 分钟（⏱ 按 170 字/分估；已读按 425 字/分：停够的页才算；未写的章按目标计）" in shown, shown
         assert f"已读约 {minutes}/46 分钟" in screen_text(app)
     store.close()
 
