@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,45 @@ class TestAHugeTerminalFromADroppedClient:
         served.proc.wait(timeout=60)
         assert time.monotonic() - start < 30
         assert "已停止" in served.log()
+
+
+class TestOneAddressCannotHoldTheServer:
+    """Connections that never send a request, from one address, up to the cap and past it: the one
+    past the cap is answered 503 and closed, a learner on another address is served meanwhile, and
+    every header-less connection is closed by serve after the head wait."""
+
+    def test_the_cap_refuses_the_next_and_the_head_wait_closes_the_rest(self, serve):
+        from torchcourse.serve.limits import HEAD_WAIT, MAX_CONNECTIONS_PER_ADDRESS
+
+        token = "a-token-the-operator-chose-0123"
+        served = serve("--content", str(FIXTURE), env={TOKEN_ENV: token})
+        host, port = re.match(r"http://([^:/]+):(\d+)/", served.base).groups()
+        held = [socket.create_connection((host, int(port)), timeout=DEADLINE) for _ in range(MAX_CONNECTIONS_PER_ADDRESS)]
+        try:
+            extra = socket.create_connection((host, int(port)), timeout=DEADLINE)
+            answer = b""
+            while chunk := extra.recv(4096):
+                answer += chunk
+            extra.close()
+            assert answer.startswith(b"HTTP/1.1 503"), answer
+            assert "连接太多".encode() in answer, answer.decode(errors="replace")
+            assert "同时打开的连接到了上限" in served.log(), served.log()
+
+            # another address (all of 127/8 is this machine) is a learner the cap does not touch
+            learner = socket.create_connection((host, int(port)), timeout=DEADLINE, source_address=("127.0.0.2", 0))
+            learner.sendall(f"GET /?token={token} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            page = b""
+            while chunk := learner.recv(65536):
+                page += chunk
+            learner.close()
+            assert page.startswith(b"HTTP/1.1 200"), page[:200]
+
+            for s in held:  # serve closes each after the head wait: recv sees the end, no timeout
+                s.settimeout(HEAD_WAIT + DEADLINE)
+                assert s.recv(1) == b""
+        finally:
+            for s in held:
+                s.close()
+        # the address is free again once its connections are gone
+        wait_for(lambda: get(served.base + "?token=" + token)[0] == 200, "served again from the capped address",
+                 state=served.log)

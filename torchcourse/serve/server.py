@@ -588,8 +588,12 @@ class CourseServer(Server):
 
     async def run(self, ready) -> int:
         """Serve until SIGINT/SIGTERM/SIGHUP; ``ready(port)`` is called once the port is bound."""
-        runner = web.AppRunner(await self.make_app(), access_log=None, handle_signals=False)
+        from torchcourse.serve.limits import HEAD_WAIT, ConnectionCap
+
+        runner = web.AppRunner(await self.make_app(), access_log=None, handle_signals=False,
+                               keepalive_timeout=HEAD_WAIT)  # also the wait for a request's head
         await runner.setup()
+        ConnectionCap(runner.server)
         site = self.make_site(runner)
         try:
             await site.start()
