@@ -314,6 +314,29 @@ class TestAMistypedLinkNeverOpensTheBrowsersPreviousLearner:
             context.close()
 
 
+class TestAnotherLearnersLinkAsksFirst:
+    def test_alices_browser_asks_before_it_becomes_bob(self, browser, serve, shot, tmp_path):
+        served, _ = class_served(serve, tmp_path)
+        context = browser.new_context()
+        try:
+            tab = context.new_page()
+            assert tab.goto(served.base + f"?token={CLASS_TOKENS['alice']}").status == 200
+            tab.goto(served.base + f"?token={CLASS_TOKENS['bob']}")  # a link bob sent her
+            assert "这个浏览器正以学员 alice 的身份学习" in tab.content()
+            assert any(c["value"] == CLASS_TOKENS["alice"] for c in context.cookies())  # still alice
+            tab.screenshot(path=str(SHOTS / "test_alices_browser_asks_before_it_becomes_bob.png"))
+            tab.click("#stay")  # 继续以 alice 的身份学习
+            tab.wait_for_selector("text=学员：alice")
+            tab.go_back()
+            tab.click("#switch")  # 换成学员 bob: the browser's own form, sent with this site's Origin
+            tab.wait_for_selector("text=学员：bob")
+            assert "token=" not in tab.url
+            assert any(c["value"] == CLASS_TOKENS["bob"] for c in context.cookies())
+            assert not any(c["value"] == CLASS_TOKENS["alice"] for c in context.cookies())
+        finally:
+            context.close()
+
+
 def selection_page(browser, url) -> Page:
     page = Page(browser, url)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])

@@ -12,6 +12,7 @@ import sys
 import json
 import re
 import stat
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -259,7 +260,59 @@ def test_each_token_sees_only_its_own_progress(tmp_path, serve):
     assert "学员 alice" in served.log() and "学员 bob" in served.log()
 
 
-def test_a_cookie_of_one_learner_and_the_link_of_another_opens_the_other(tmp_path, serve):
+def post(url: str, headers: dict) -> tuple[int, list[tuple[str, str]]]:
+    """POST ``url`` with an empty form, no redirect followed: (status, header pairs)."""
+    import http.client
+
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        connection.request("POST", f"{parts.path}?{parts.query}", body=b"",
+                           headers={"Content-Type": "application/x-www-form-urlencoded", **headers})
+        response = connection.getresponse()
+        response.read()
+        return response.status, response.getheaders()
+    finally:
+        connection.close()
+
+
+class TestAnotherLearnersLinkAsksBeforeTheBrowserSwitches:
+    """A browser signed in as alice opens bob's link (sent by bob, say): a page asks first, and the
+    cookie stays alice's until the switch is confirmed from this site."""
+
+    def test_the_link_asks_and_only_a_same_site_confirmation_switches(self, tmp_path, serve):
+        served, _root = start_class(serve, tmp_path)
+        status, headers, page = get(served.base + f"?token={TOKENS['alice']}")
+        alice_cookie = headers["Set-Cookie"].split(";", 1)[0]
+        link = served.base + f"?token={TOKENS['bob']}"
+        origin = served.base.rstrip("/")
+        port = urllib.parse.urlsplit(served.base).port
+        for cookie in (alice_cookie, f"torchcourse_who_{port}={'alice'.encode().hex()}"):
+            # the token cookie (a typed address) or only the who cookie (a link followed from another site)
+            status, headers, page = get(link, {"Cookie": cookie})
+            assert status == 200 and "这个浏览器正以学员 alice 的身份学习" in page and "换成学员 bob" in page, page
+            assert "Set-Cookie" not in headers and "data-spare" not in page  # no app, no cookie yet
+            assert get(served.base, {"Cookie": alice_cookie})[2].count("学员：alice") == 1  # still alice
+        assert "浏览器原是学员 alice，打开了学员 bob 的链接" in served.log()
+
+        # the form sent from another site (or with no Origin) switches nobody
+        for forged in ({"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"},
+                       {"Origin": "null", "Sec-Fetch-Site": "cross-site"}, {}):
+            status, pairs = post(link, {"Cookie": alice_cookie, **forged})
+            assert status == 403 and not any(k == "Set-Cookie" and TOKENS["bob"] in v for k, v in pairs), pairs
+        # 换成学员 bob, from the page itself: the cookie is bob's and the page loads without the token
+        status, pairs = post(link, {"Cookie": alice_cookie, "Origin": origin})
+        assert status == 303 and ("Location", "/") in pairs, pairs
+        cookies = [v.split(";", 1)[0] for k, v in pairs if k == "Set-Cookie"]
+        assert f"torchcourse_token_{port}={TOKENS['bob']}" in cookies, cookies
+        status, _headers, page = get(served.base, {"Cookie": "; ".join(cookies)})
+        assert status == 200 and "学员：bob" in page and "alice" not in page
+        # bob's own link in bob's browser asks nothing
+        status, _headers, page = get(link, {"Cookie": "; ".join(cookies)})
+        assert "学员：bob" in page and "换成" not in page
+
+
+def test_a_page_loaded_with_a_learners_link_stays_that_learners_whatever_the_cookie(tmp_path, serve):
     import aiohttp
 
     served, root = start_class(serve, tmp_path)
@@ -268,10 +321,9 @@ def test_a_cookie_of_one_learner_and_the_link_of_another_opens_the_other(tmp_pat
     alice_cookie = headers["Set-Cookie"].split(";", 1)[0]
     assert get(served.base, {"Cookie": alice_cookie})[2].count("学员：alice") == 1  # the cookie alone: alice
 
-    # alice's browser opens bob's link: bob's page, and the cookie is bob's from now on
-    status, headers, page = get(served.base + f"?token={TOKENS['bob']}", {"Cookie": alice_cookie})
+    # bob's page, loaded in a browser without cookies, while the browser connects with alice's cookie
+    status, headers, page = get(served.base + f"?token={TOKENS['bob']}")
     assert status == 200 and "学员：bob" in page and "alice" not in page
-    assert headers["Set-Cookie"].startswith(f"{alice_cookie.split('=')[0]}={TOKENS['bob']};")
     ticket = re.search(r'data-spare="([^"]+)"', page).group(1)
 
     other = re.search(r'data-spare="([^"]+)"', get(served.base + f"?token={TOKENS['bob']}")[2]).group(1)

@@ -94,6 +94,16 @@ REFUSED_CLASS = (
     "<body style=\"font-family: sans-serif; margin: 3em;\"><h1>403：链接无效</h1>"
     "<p>这个链接无效或已经停用，请向老师要你自己的链接。</p></body></html>"
 )
+# a class: a browser signed in as one learner opens another learner's link (red team L1)
+SWITCH_PAGE = (
+    "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\"><title>换一位学员？</title></head>"
+    "<body style=\"font-family: sans-serif; margin: 3em; max-width: 40em;\"><h1>这个浏览器正以学员 {before} 的身份学习</h1>"
+    "<p>你打开的链接属于学员 <b>{after}</b>。换过去以后，这个浏览器里的进度、改过的代码和测验答案都记在 {after} 名下。"
+    "不是你自己的链接就别换：别人发来的链接会让你的学习记到别人那里。</p>"
+    "<form method=\"post\" action=\"/?token={token}\" style=\"display: inline;\">"
+    "<button type=\"submit\" id=\"switch\">换成学员 {after}</button></form>"
+    " &nbsp; <a href=\"/\" id=\"stay\">继续以 {before} 的身份学习</a></body></html>"
+)
 from torchcourse.serve.users import HOLD_FILE  # noqa: E402 (a held learner: ``class reset`` is at work)
 REVOKED_CLOSE = 4403  # a websocket ended because its learner's link was removed or changed (the page says so)
 
@@ -303,6 +313,7 @@ class CourseServer(Server):
         self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
         self.js = patched_textual_js(self.statics_path)
         self.cookie = f"torchcourse_token_{port}"
+        self.who_cookie = f"torchcourse_who_{port}"
         self.users_path = Path(users_path) if users_path is not None else None  # reread on change/SIGHUP
         self._users_stamp = self._stamp()
         self.held: set[str] = set()  # learners held out while their progress is reset
@@ -396,6 +407,21 @@ class CourseServer(Server):
                 return None if name in self.held else name
         return None
 
+    def signed_in_before(self, request: web.Request) -> str | None:
+        """The learner this browser was signed in as before this request (a class), or None.
+
+        The token cookie is ``SameSite=Strict`` and so is not sent when a link is followed from
+        another site; the ``who`` cookie (``Lax``, the learner's name in hex: no credential) is."""
+        if self.users is None:
+            return None
+        name = self._learner_of(request.cookies.get(self.cookie))
+        if name is None:
+            try:
+                name = bytes.fromhex(request.cookies.get(self.who_cookie, "")).decode("utf-8") or None
+            except (ValueError, UnicodeDecodeError):
+                name = None
+        return name if name in self.users and name not in self.held else None
+
     def authorized(self, request: web.Request) -> bool:
         return self.learner(request) is not None
 
@@ -411,14 +437,20 @@ class CourseServer(Server):
                                 headers={**SECURITY_HEADERS, "Cache-Control": NO_STORE})
         if request.cookies.get(self.cookie):  # a stale cookie (another learner's, or revoked) goes
             response.del_cookie(self.cookie, path="/")
+            response.del_cookie(self.who_cookie, path="/")
         return response
 
     @web.middleware
     async def _guard(self, request: web.Request, handler):
         cross_origin = False
+        origin = request.headers.get("Origin")
         if request.path.startswith("/ws"):
-            origin = request.headers.get("Origin")
             cross_origin = bool(origin) and urlsplit(origin).netloc != request.host
+        elif request.method == "POST":  # a form counts only when the browser says it was sent from this site
+            if origin and origin != "null":
+                cross_origin = urlsplit(origin).netloc != request.host
+            else:  # no-referrer pages send Origin: null; Fetch Metadata still names the sender
+                cross_origin = request.headers.get("Sec-Fetch-Site") != "same-origin"
         learner = None if cross_origin else self.learner(request)
         if learner is None:
             given = request.query.get("token") or request.headers.get("Authorization") or request.cookies.get(self.cookie)
@@ -428,10 +460,13 @@ class CourseServer(Server):
         request["learner"] = learner
         response = await handler(request)
         given = request.query.get("token")
-        if request.path == "/" and given:
+        if request.path == "/" and given and not response.get("asks"):
             # the page's static files, websocket and downloads carry the token in this cookie
             response.set_cookie(self.cookie, given, httponly=True, samesite="Strict", path="/",
                                 secure=self.over_https(request) or None)
+            if self.users is not None:  # who this browser is, seen even when a link comes from another site
+                response.set_cookie(self.who_cookie, learner.encode("utf-8").hex(), httponly=True, samesite="Lax",
+                                    path="/", secure=self.over_https(request) or None)
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
         cacheable = request.path.startswith(("/static/", "/favicon"))
@@ -462,6 +497,7 @@ class CourseServer(Server):
         app = web.Application(middlewares=[self._guard])
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
+            web.post("/", self.handle_index),
             web.get("/favicon.svg", self.handle_favicon),
             web.get("/favicon.ico", self.handle_favicon),
             web.get("/ws", self.handle_websocket, name="websocket"),
@@ -476,6 +512,16 @@ class CourseServer(Server):
     async def handle_index(self, request: web.Request) -> web.Response:
         size = _clamp(request.query.get("fontsize"), 16)
         learner = request["learner"]
+        if request.method == "POST":  # 换成学员 …: the guard has set the cookies; the page loads without the token
+            return web.Response(status=303, headers={"Location": "/"})
+        before = self.signed_in_before(request) if request.query.get("token") else None
+        if before is not None and before != learner:  # another learner's link: ask, and keep the cookie
+            log.info("浏览器原是学员 %s，打开了学员 %s 的链接：先问", before, learner)
+            response = web.Response(text=SWITCH_PAGE.format(before=html.escape(before), after=html.escape(learner),
+                                                            token=html.escape(request.query["token"])),
+                                    content_type="text/html", charset="utf-8")
+            response["asks"] = True
+            return response
         loop = asyncio.get_running_loop()
         now = loop.time()
         for old in [t for t, (_n, until) in self.tickets.items() if until < now]:
@@ -609,6 +655,7 @@ class CourseServer(Server):
         port = self.bound_port(site)
         self.port = port
         self.cookie = f"torchcourse_token_{port}"
+        self.who_cookie = f"torchcourse_who_{port}"
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for name in ("SIGINT", "SIGTERM", "SIGHUP"):
