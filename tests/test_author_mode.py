@@ -354,7 +354,10 @@ class TestMachineDependentOutputWarned:
             '```python {#listing}\nimport os\nprint(os.listdir("."))\n```\n\n```output\n[\'snippet.py\']\n```\n\n'
             '```python {#sorted-listing}\nimport os\nprint(sorted(os.listdir(".")))\n```\n\n```output\n[\'snippet.py\']\n```\n\n'
             '```python {#version}\nimport json\nprint(json.__version__)\n```\n\n```output\n2.0.9\n```\n\n'
-            '```python {#fixed-date}\nimport time\nprint(time.strftime("%Y", time.gmtime(0)))\n```\n\n```output\n1970\n```\n\n')
+            '```python {#fixed-date}\nimport time\nprint(time.strftime("%Y", time.gmtime(0)))\n```\n\n```output\n1970\n```\n\n'
+            '```python {#sorted-glob}\nimport pathlib\nprint(sorted(p.name for p in pathlib.Path(".").glob("*.py") if p.stat()))\n```\n\n```output\n[\'snippet.py\']\n```\n\n'
+            '```python {#counted}\nimport os\nprint(len(os.listdir(".")))\n```\n\n```output\n1\n```\n\n'
+            '```python {#walked}\nimport os\nfor root, dirs, files in os.walk("."):\n    print(root, files)\n```\n\n```output\n. [\'snippet.py\']\n```\n\n')
 
     def test_check_warns_at_each_snippet(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + self.BODY + ANATOMY_TAIL)
@@ -362,7 +365,9 @@ class TestMachineDependentOutputWarned:
         assert any(":9: ⚠️ 代码块 #elapsed 读了日期或时钟" in ln for ln in lines), lines
         assert any("⚠️ 代码块 #listing 列了目录" in ln for ln in lines)
         assert any("⚠️ 代码块 #version 打印了版本号" in ln for ln in lines)
-        assert not any("#sorted-listing" in ln or "#fixed-date" in ln for ln in lines)
+        assert any("⚠️ 代码块 #walked 列了目录" in ln for ln in lines)  # a loop over the listing keeps its order
+        # the listing reaches sorted( / len( in the same expression: the order is gone
+        assert not any(tag in ln for ln in lines for tag in ("#sorted-listing", "#fixed-date", "#sorted-glob", "#counted")), lines
 
     def test_accept_says_it_when_it_writes(self, tmp_path):
         body = '```python {#listing}\nimport os\nprint(os.listdir("."))\n```\n\n'

@@ -322,16 +322,46 @@ _LISTING_RE = re.compile(r"(?P<call>\b(?:os\.listdir|os\.scandir|os\.walk|glob\.
 _VERSION_RE = re.compile(r"\b__version__\b|\bsys\.version\b|\bplatform\.(?:platform|python_version|version|release|machine|node)\s*\(|\bmetadata\.version\s*\(")
 
 
+# calls whose result does not depend on the order of what they are given
+_ORDER_FREE = {"sorted", "set", "frozenset", "len", "any", "all", "sum", "max", "min", "Counter"}
+_LISTING_METHODS = {"listdir", "scandir", "walk", "glob", "iglob", "iterdir", "rglob"}  # os.walk, p.glob…
+_LISTING_NAMES = {"listdir", "scandir", "glob", "iglob"}  # from os import listdir; from glob import glob
+
+
 def _unsorted_listing(code: str) -> bool:
-    """A directory listing whose order is the file system's (ext4 and tmpfs differ): one not
-    passed straight to ``sorted(``."""
-    for m in _LISTING_RE.finditer(code):
-        before = code[: m.start()].rstrip()
-        # sorted(os.listdir(".")), sorted(p.iterdir()), sorted(glob.glob("*"))
-        head = re.search(r"sorted\s*\(\s*[\w.\[\]\"'()]*$", before)
-        if head is None:
-            return True
-    return False
+    """A directory listing whose order is the file system's (ext4 and tmpfs differ): one whose
+    result reaches no order-free call (``sorted(``, ``set(``, ``len(``…) in the same expression:
+    ``sorted(os.listdir("."))`` and ``sorted(p.name for p in d.glob("*.py"))`` are fine."""
+    if not _LISTING_RE.search(code):
+        return False
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # (check reports the syntax error itself) the text alone decides
+        for m in _LISTING_RE.finditer(code):
+            if re.search(r"sorted\s*\(\s*[\w.\[\]\"'()]*$", code[: m.start()].rstrip()) is None:
+                return True
+        return False
+
+    def name_of(func) -> str:
+        return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+    def lists(func) -> bool:
+        return (func.attr in _LISTING_METHODS if isinstance(func, ast.Attribute)
+                else isinstance(func, ast.Name) and func.id in _LISTING_NAMES)
+
+    def walk(node, ordered_away: bool) -> bool:
+        if isinstance(node, ast.stmt):
+            ordered_away = False  # a new statement: the enclosing call is gone
+        if isinstance(node, ast.Call):
+            if lists(node.func) and not ordered_away:
+                return True
+            if name_of(node.func) in _ORDER_FREE:
+                ordered_away = True
+        return any(walk(child, ordered_away) for child in ast.iter_child_nodes(node))
+
+    return walk(tree, False)
 
 
 _INDENTED_RE = re.compile(r"^(?:\t| {4})\S", re.M)
