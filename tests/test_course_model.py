@@ -340,3 +340,11 @@ def test_a_wrong_reading_time_line_names_the_courses_own_reading_speed(tmp_path)
     one = root / "01.md"
     assert f"{one}:3: the ⏱ line says 9 分钟 but the chapter reads 2 min (computed, 4 characters a minute): the reader shows the computed badge; fix or remove the number" in [
         str(p) for p in load_course(root).problems]
+
+
+def test_every_shipped_chapter_reads_within_its_band(shipped):
+    """The brief's band: computed minutes within ±20 % of the chapter's target (check's ⚠️ says
+    which chapter is out; the shipped course has none)."""
+    from torchcourse.check import minute_warnings
+
+    assert minute_warnings(shipped) == []
