@@ -70,6 +70,38 @@ class TestSearchJump:
             assert not app.back_stack
 
 
+class TestEnterBeforeTheHitsArrive:
+    @sync
+    async def test_enter_typed_with_the_word_jumps_to_that_words_first_hit(self, tmp_path, monkeypatch):
+        """A quick typist: / register_buffer Enter in one go, before the search has answered. The
+        Enter is kept and jumps to the first hit of the whole word once it comes (it was lost:
+        the dialog stayed open, and a stale list would have sent it to a prefix's hit)."""
+        import threading
+
+        from torchcourse.lookup import search_text
+        from torchcourse.tui.screens.search import SearchScreen
+
+        gate = threading.Event()
+        real = SearchScreen.find_hits
+
+        def held(self, text):  # the real search, answered only once the keys are all in
+            gate.wait(60)
+            return real(self, text)
+
+        monkeypatch.setattr(SearchScreen, "find_hits", held)
+        app, store = await route_c_reading_01(tmp_path)
+        async with run_app(app, store, size=SIZE) as pilot:
+            await pilot.press("c")
+            await open_loaded_reader(pilot, app, "01")
+            await pilot.press("slash", *"register_buffer", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, SearchScreen)  # nothing found yet: Enter waits
+            gate.set()
+            first = search_text(app.course, "register_buffer", limit=50)[0]
+            await open_loaded_reader(pilot, app, first.chapter_id)
+            assert app.search_term == "register_buffer" and app.search_hits[0] == first
+
+
 class TestLookupJump:
     @sync
     async def test_a_lookup_jump_and_esc_keep_the_place(self, tmp_path):

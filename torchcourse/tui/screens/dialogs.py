@@ -54,6 +54,8 @@ class Finder(Dialog):
         super().__init__()
         self.initial = initial
         self.hits: list = []
+        self.shown_for: str | None = None  # the text self.hits were found for
+        self._enter_waits = False  # Enter came before the hits of the text typed: jump when they come
 
     # -- what a finder supplies ---------------------------------------------------------
 
@@ -106,6 +108,7 @@ class Finder(Dialog):
         if text != self.input_text():
             return  # typed on since: a newer search is on its way
         self.hits = hits
+        self.shown_for = text
         results = self.results
         results.clear_options()
         results.add_options([self.hit_option(i, h) for i, h in enumerate(hits)])
@@ -117,6 +120,22 @@ class Finder(Dialog):
             results.highlighted = 0
         else:
             status.update(self.EMPTY)
+        if self._enter_waits:
+            self._enter_waits = False
+            self.first_hit()
+
+    def first_hit(self) -> None:
+        """Enter in the input: the first hit of what is typed now. Pressed before the search of
+        the last keystroke has answered (a quick typist), it jumps as soon as that answer comes,
+        never to a hit of the text typed before."""
+        if not self.input_text().strip():
+            self._enter_waits = False
+            return
+        if self.shown_for != self.input_text():
+            self._enter_waits = True
+            return
+        if self.hits:
+            self.jump(0)
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:

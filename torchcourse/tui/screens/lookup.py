@@ -105,5 +105,4 @@ class LookupScreen(Finder):
         self.find(event.text_area.text)
 
     def action_first(self) -> None:
-        if self.hits:
-            self.jump(0)
+        self.first_hit()

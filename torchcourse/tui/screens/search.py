@@ -69,8 +69,7 @@ class SearchScreen(Finder):
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self) -> None:
-        if self.hits:
-            self.jump(0)
+        self.first_hit()
 
     def on_key(self, event) -> None:
         if event.key == "down" and self.focused is self.input and self.hits:
