@@ -319,6 +319,24 @@ class TestQuizTextRenderedLikeProse:
             await pilot.press("enter")
             await wait_for(pilot, lambda: "model.parameters()" in text(screen, "#quiz-choices"))
             assert "`" not in text(screen, "#quiz-choices"), text(screen, "#quiz-choices")
+
+    @sync
+    async def test_the_right_answer_after_a_wrong_one_shows_code_without_backticks(self, store, runner):
+        """The verdict's 正确答案 line names the right choices the way the choices show them."""
+        from torchcourse import paths
+
+        shipped = load_course(paths.shipped_content_dir())
+        app = QuizApp(lambda: QuizScreen(shipped, "06", store, runner, seed=1))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            await wait_for(pilot, lambda: "state_dict()" in screen_text(app))  # 06's first question: three right
+            await pilot.press("1", "enter")  # one ticked: wrong
+            await wait_for(pilot, lambda: "正确答案" in text(screen, "#quiz-verdict"))
+            verdict = text(screen, "#quiz-verdict")
+            assert "self.fc = nn.Linear(3, 2)" in verdict and "`" not in verdict, verdict
+
+
 class TestAClickOnAChoicePicksIt:
     @sync
     async def test_click_selects_in_single_and_toggles_in_multi(self, course, store, runner):

@@ -113,8 +113,11 @@ def verdict(result) -> tuple[Text, bool]:
     if result.grade.correct:
         # an open question is graded by the learner: say what was recorded, not a judgement
         return Text("已记为答对" if q.kind == "open" else "✓ 正确", style="bold green"), True
-    msg = "已记为答错" if q.kind == "open" else f"✗ 不对。正确答案：{result.correct_text}"
-    return Text(msg, style="bold red"), False
+    if q.kind == "open":
+        return Text("已记为答错", style="bold red"), False
+    line = Text("✗ 不对。正确答案：", style="bold red")
+    line.append_text(choice_text(result.correct_text))  # like the choices: code without backticks
+    return line, False
 
 
 def next_hint(last: bool, predict_running: bool = False) -> str:
