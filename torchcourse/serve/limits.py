@@ -7,8 +7,7 @@
   between two requests closes after the same time; the browser simply opens another.
 - **Connections per address**: at most ``MAX_CONNECTIONS_PER_ADDRESS`` open TCP connections from
   one address. One more is answered ``503`` and closed before any of it is read. A classroom
-  behind one NAT shares an address: 30 learners' pages hold a few connections each, far below the
-  cap. A Unix socket (``serve --hub``, one learner's server behind JupyterHub's proxy) has no
+  behind one NAT shares an address: 60 learners with two tabs each hold about 200. A Unix socket (``serve --hub``, one learner's server behind JupyterHub's proxy) has no
   address and no cap.
 """
 
@@ -20,7 +19,7 @@ from collections import Counter
 log = logging.getLogger("torchcourse.serve")
 
 HEAD_WAIT = 15.0  # seconds a connection may take to send a request's head (or stay idle between requests)
-MAX_CONNECTIONS_PER_ADDRESS = 128
+MAX_CONNECTIONS_PER_ADDRESS = 256  # a class of 60 behind one NAT, two tabs and a few idle connections each, stays below
 
 OVER_CAP = (
     "HTTP/1.1 503 Service Unavailable\r\n"
