@@ -7,8 +7,9 @@
   between two requests closes after the same time; the browser simply opens another.
 - **Connections per address**: at most ``MAX_CONNECTIONS_PER_ADDRESS`` open TCP connections from
   one address. One more is answered ``503`` and closed before any of it is read. A classroom
-  behind one NAT shares an address: 60 learners with two tabs each hold about 200. A Unix socket (``serve --hub``, one learner's server behind JupyterHub's proxy) has no
-  address and no cap.
+  behind one NAT shares an address: 60 learners with two tabs each hold about 200. A Unix
+  socket (``serve --hub``, one learner's server behind JupyterHub's proxy) has no address and
+  no cap.
 """
 
 from __future__ import annotations
