@@ -57,6 +57,26 @@ class TestTooSmall:
         store.close()
 
     @sync
+    async def test_a_window_made_one_cell_wide_or_high_keeps_the_app(self, tmp_path):
+        """(A browser window dragged to nothing, or a resize message of a served page, can ask
+        for one cell: the notice's long words used to fold into nothing and end the app.)"""
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await open_reader(pilot, "01")
+            reader = app.screen
+            before = screen_text(app)
+            for size in [(1, 24), (1, 1), (80, 1), (2, 3)]:
+                await resize(pilot, *size)
+                await pilot.press("n")
+                await pilot.pause()
+            await resize(pilot, 80, 24)
+            await wait_for(pilot, lambda: NOTICE not in screen_text(app), what="the notice gone")
+            assert app.screen is reader and screen_text(app) == before
+            assert app.return_code is None
+        store.close()
+
+    @sync
     async def test_starting_small_then_growing_shows_home(self, tmp_path):
         app, store = build_app(tmp_path / "p.sqlite3")
         async with app.run_test(size=(40, 12)) as pilot:

@@ -142,6 +142,9 @@ def _fast_divide_line(divide_line):
     """Rich's ``divide_line`` with a shortcut: a line that fits needs no breaks (most UI lines)."""
 
     def fast_divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+        # a widget squeezed to no width (a terminal or a browser window made one cell wide): Rich
+        # would fold a long word into ``range(0, n, 0)`` and end the app; one cell is the least
+        width = max(1, width)
         if len(text) <= width:
             from rich.cells import cell_len
 
