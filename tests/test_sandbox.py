@@ -255,6 +255,28 @@ def test_a_snippet_cannot_kill_its_parent_the_zygote_or_anyone(runner):
     assert runner.run(OK, use_cache=False).status == "match"
 
 
+@pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+def test_kernel_keyrings_and_io_uring_are_not_there(runner, cold):
+    """Both would be shared by every run of the sandbox's one uid (keyrings: a channel between
+    learners); a run sees them as a kernel built without them does: ENOSYS."""
+    code = """
+    import ctypes, os, platform
+    NR = {"x86_64": {"add_key": 248, "keyctl": 250, "io_uring_setup": 425},
+          "aarch64": {"add_key": 217, "keyctl": 219, "io_uring_setup": 425}}[platform.machine()]
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(256)
+    calls = {"add_key": (NR["add_key"], b"user", b"note", b"secret", 6, -4),  # KEY_SPEC_USER_KEYRING
+             "keyctl": (NR["keyctl"], 0, -4, 0),  # KEYCTL_GET_KEYRING_ID
+             "io_uring_setup": (NR["io_uring_setup"], 4, params)}
+    for name, args in calls.items():
+        rc = libc.syscall(*args)
+        print(name, rc, os.strerror(ctypes.get_errno()) if rc == -1 else "")
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    assert res.actual.splitlines() == ["add_key -1 Function not implemented", "keyctl -1 Function not implemented",
+                                       "io_uring_setup -1 Function not implemented"], res.actual
+
+
 def test_concurrent_runs_cannot_see_or_touch_each_other(runner):
     """Run A waits holding a file in its run directory; run B, forked from the same zygote at the
     same time, tries to read, list and overwrite it by its absolute path: all refused."""

@@ -439,6 +439,11 @@ AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 SELF_ONLY_PID = {"prlimit64": (302, 261), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
                  "sched_setaffinity": (203, 122), "sched_setattr": (314, 274)}
 SELF_ONLY_WHO = {"setpriority": (141, 140, 0), "ioprio_set": (251, 30, 1)}  # (x86_64, aarch64, the "process" value of ``which``)
+# refused whole with ENOSYS, as on a kernel built without them (libraries fall back): the kernel
+# keyrings are shared by every run of the one uid (a channel between learners, and a quota one run
+# could use up), and io_uring is a large attack surface that no snippet of a course needs
+NOT_HERE = {"add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
+            "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427)}
 X32_BIT = 0x40000000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
@@ -473,7 +478,8 @@ def _assemble(program):
 
 def only_self_program(own_pid, machine=None):
     """The BPF program: on the native architecture, the calls above act only on pid 0 or
-    ``own_pid``; a foreign architecture's calls (i386, x32) are refused whole."""
+    ``own_pid`` and :data:`NOT_HERE`'s are refused; a foreign architecture's calls (i386, x32)
+    are refused whole."""
     import platform
 
     machine = machine or platform.machine()
@@ -488,6 +494,8 @@ def only_self_program(own_pid, machine=None):
         prog.append((_JEQ, nums[col], "pid0", 0))
     for name, nums in SELF_ONLY_WHO.items():
         prog.append((_JEQ, nums[col], name, 0))
+    for nums in NOT_HERE.values():
+        prog.append((_JEQ, nums[col], "foreign", 0))
     prog.append((_RET, SECCOMP_RET_ALLOW, 0, 0))
     for name, nums in SELF_ONLY_WHO.items():  # (BPF jumps only forward: these before pid_check)
         prog += [(name,), (_LD_ABS, ARG0, 0, 0), (_JEQ, nums[2], 0, "deny"), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "pid_check", "pid_check")]
