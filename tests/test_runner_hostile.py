@@ -79,6 +79,19 @@ def test_warm_and_cold_agree_on_a_module_that_shadows_a_preloaded_one(runner, co
     assert (res.status, res.actual) == ("match", "local json.py"), res.actual
 
 
+def test_a_link_named_like_a_preloaded_module_is_judged_by_its_name_not_where_it_points(tmp_path):
+    """(A run's directory is read as root in a class: following its links would tell a snippet
+    whether a server path is a directory, by whether its run was repeated cold.)"""
+    from torchcourse.runner.core import _shadows
+
+    for target in ("/etc", "/no/such/dir", "/etc/hostname"):
+        d = tmp_path / target.replace("/", "_")
+        d.mkdir()
+        (d / "json").symlink_to(target)
+        assert _shadows(str(d), {"json"}), target
+        assert not _shadows(str(d), {"torch"}), target
+
+
 def test_non_finite_timeouts_fall_back_to_a_finite_one():
     from torchcourse.runner.core import DEFAULT_TIMEOUT, effective_timeout
     from torchcourse.course.chapter import MAX_TIMEOUT

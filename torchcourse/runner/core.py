@@ -180,13 +180,16 @@ def _copy_data(run_dir: str, data: tuple[str, ...]) -> None:
 
 
 def _shadows(run_dir: str, preloaded: set[str]) -> bool:
-    """True when the run directory holds a module or package named like one already imported."""
+    """True when the run directory holds a module or package named like one already imported.
+    A symbolic link counts by its name alone: its target (perhaps a path outside the sandbox, seen
+    from here as root) is never looked at, so the answer says nothing about where it points."""
     try:
-        names = os.listdir(run_dir)
+        with os.scandir(run_dir) as it:
+            entries = [(e.name, e.is_symlink() or e.is_dir(follow_symlinks=False)) for e in it]
     except OSError:
         return False
-    for name in names:
-        if os.path.isdir(os.path.join(run_dir, name)):
+    for name, dir_like in entries:
+        if dir_like:
             mod = name
         elif name.endswith((".py", ".pyc", ".so")):
             mod = name.split(".", 1)[0]
@@ -278,6 +281,7 @@ class Runner:
         self.cache = RunCache(Path(cache_dir)) if cache_dir is not None else None
         self._lock = threading.Lock()
         self._zygote = None
+        self._retired: list = []  # replaced zygotes still finishing their runs in flight
         self._closed = False
         self._groups: set[int] = set()
         self._groups_lock = threading.Lock()
@@ -329,7 +333,9 @@ class Runner:
                 raise ZygoteError("runner is closed")
             if self._zygote is None or self._zygote is stale or not self._zygote.alive():
                 if self._zygote is not None:
-                    self._zygote.close()
+                    # closed at once when idle, else once the runs in flight on it have ended
+                    self._zygote.retire()
+                    self._retired = [old for old in self._retired if old.alive()] + [self._zygote]
                 self._zygote = self._new_zygote()
             return self._zygote
 
@@ -364,6 +370,9 @@ class Runner:
         with self._lock:
             self._closed = True
             z, self._zygote = self._zygote, None
+            retired, self._retired = self._retired, []
+        for old in retired:
+            old.close()
         with self._groups_lock:
             groups = list(self._groups)
         for g in groups:
@@ -434,11 +443,11 @@ class Runner:
                     try:
                         raw = z.run(run_dir, timeout=timeout, cancel=cancel, on_start=self._track, on_end=self._untrack, cleanup_dir=base, held=held)
                     except ZygoteError as exc:
-                        if exc.no_torch or not (exc.before_fork or exc.died_mid_run) or self._closed:
+                        if exc.no_torch or not (exc.before_fork or exc.died_mid_run or exc.jail_failed) or self._closed:
                             raise
                         # the zygote died between runs, or during this run (killed by another
-                        # snippet or from outside): this snippet is collateral, run it again once
-                        # with a new zygote in a fresh directory
+                        # snippet or from outside), or could no longer confine a run: this snippet
+                        # is collateral, run it again once with a new zygote in a fresh directory
                         _reset_run_dir(run_dir, snippet.code, self.data)
                         self._prepare(base)
                         z = self.zygote(stale=z)
@@ -450,7 +459,7 @@ class Runner:
                         self._prepare(base)
                         raw = self._run_cold(run_dir, timeout=timeout, cancel=cancel, cleanup_dir=base)
                 except ZygoteError as exc:
-                    msg = missing_module_message(exc.missing) if exc.no_torch else f"💥 预热运行器出错：{exc}"
+                    msg = missing_module_message(exc.missing) if exc.no_torch else f"🚫 {exc}" if exc.jail_failed else f"💥 预热运行器出错：{exc}"
                     return RunResult("error", expected=expected, message=msg)
         except OSError as exc:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")
