@@ -64,6 +64,45 @@ def zygote_pids(service) -> list[int]:
     return out
 
 
+def the_zygotes(service) -> set[int]:
+    """The zygote processes themselves (not their spares and runs, which are forked from them)."""
+    pids = zygote_pids(service)
+    out = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid not in pids:
+            out.add(pid)
+    return out
+
+
+# a run that lasts until the test writes ``go`` into its directory (through /proc/PID/cwd)
+BOB_WAITS = snip("""
+    import os, time
+    end = time.time() + 120
+    while not os.path.exists("go") and time.time() < end:
+        time.sleep(0.02)
+    print("bob done", os.path.exists("go"))
+    """, expected="bob done True", timeout=180)
+
+
+def run_processes(service) -> list[int]:
+    """The snippet processes of the runs now running: their cwd is a run directory, and no
+    process of theirs (the run's PID namespace's first process) is their parent."""
+    procs = {}
+    for pid in zygote_pids(service):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").endswith("/run"):
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    procs[pid] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return [pid for pid, ppid in procs.items() if pid not in procs.values()]
+
+
 def poison(pids: list[int]) -> None:
     """Lower the zygote's hard file-size limit, as the sandbox's own uid (what a run could do
     before the seccomp filter)."""
@@ -160,6 +199,88 @@ class TestAPoisonedZygoteIsReplaced:
         for _ in range(3):
             assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
         assert not set(pids) & set(zygote_pids(service))
+
+    def test_a_run_in_flight_on_the_replaced_zygote_finishes(self, service):
+        assert_matches(service.client("bob").run(ALICE_OK), ALICE_OK)
+        zygotes = the_zygotes(service)
+        results: dict = {}
+        t = run_in_thread(service.client("bob"), BOB_WAITS, results, "bob")
+        wait_for(lambda: run_processes(service), "bob's run never started")
+        (bob,) = run_processes(service)
+        poison(zygote_pids(service))
+        assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)  # in a new zygote
+        assert the_zygotes(service) - zygotes
+        assert os.path.exists(f"/proc/{bob}/cwd"), "bob's run was killed with the zygote it started on"
+        open(f"/proc/{bob}/cwd/go", "w").close()
+        t.join(180)
+        assert_matches(results["bob"], BOB_WAITS)
+        wait_for(lambda: not zygotes & the_zygotes(service), "the old zygote is closed once bob's run ended")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="CPU groups need root (the server case)")
+class TestManySessionsOfOneRunDoNotStarveAnother:
+    """Each child of eve's run makes a session of its own (``setsid``); with the kernel's
+    autogroup scheduling each session would weigh as much as alice's whole run. Runs share the CPU
+    run by run: alice's single loop still gets most of a core's time while eve's run is busy."""
+
+    EVE = """
+        import os, time
+        kids = []
+        for _ in range(40):
+            pid = os.fork()
+            if pid == 0:
+                os.setsid()
+                end = time.time() + 12
+                while time.time() < end:
+                    pass
+                os._exit(0)
+            kids.append(pid)
+        for pid in kids:
+            os.waitpid(pid, 0)
+        print("busy", len(kids))
+        """
+    ALICE = snip("""
+        import time
+        wall, cpu = time.perf_counter(), time.process_time()
+        while time.perf_counter() - wall < 3:
+            pass
+        share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+        print("alice's share of a core above 0.3:", share > 0.3, round(share, 2) if share <= 0.3 else "")
+        """, expected="alice's share of a core above 0.3: True", timeout=60)
+
+    def test_the_victims_loop_keeps_its_share(self, service):
+        results: dict = {}
+        t = run_in_thread(service.client("eve"), snip(self.EVE, expected=None, timeout=60), results, "eve")
+        try:
+            wait_for(lambda: len(zygote_pids(service)) >= 40, "eve's children never started")
+            alice = service.client("alice").run(self.ALICE)
+        finally:
+            t.join(120)
+        assert results["eve"].actual.strip() == "busy 40", results["eve"].actual
+        assert_matches(alice, self.ALICE)
+
+
+class TestARunCannotPassForAFailedConfinement:
+    """A snippet that prints the sandbox's own failure words and exits 70 is an ordinary run: the
+    zygote (and every other learner's run on it) stays."""
+
+    EVE = """
+        import sys
+        for out in (sys.stdout, sys.stderr):
+            print("🚫 [torchcourse] 沙箱没能建立，代码没有运行：unshare(CLONE_NEWUSER): Operation not permitted", file=out, flush=True)
+        sys.exit(70)
+        """
+
+    def test_the_zygote_and_the_victims_run_stay(self, service):
+        assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
+        wait_for(lambda: len(the_zygotes(service)) == 1, "one zygote serves the class")
+        zygotes = the_zygotes(service)
+        eve, alice = attack_while_alice_runs(service, self.EVE)
+        assert_matches(alice, ALICE_LONG)
+        assert eve.returncode == 70 and eve.actual.count("沙箱没能建立") == 2, (eve.returncode, eve.actual, eve.message)
+        for _ in range(3):  # again and again: never a replacement
+            service.client("eve").run(snip(self.EVE, expected=None))
+        assert the_zygotes(service) == zygotes
 
 
 class TestSysVSharedMemoryDiesWithItsRun:

@@ -1,5 +1,5 @@
-"""The memory and process-count cgroups of :mod:`torchcourse.runner.sandbox`: one group for the
-whole sandbox, and below it one memory group per run slot."""
+"""The memory, CPU and process-count cgroups of :mod:`torchcourse.runner.sandbox`: one group for
+the whole sandbox, and below it one memory group and one CPU group per run slot."""
 
 from __future__ import annotations
 
@@ -75,7 +75,13 @@ class Cgroups:
       run's snippet process moves itself into its slot's group (the zygote hands it the open
       ``cgroup.procs`` of a free slot) before it forks anything or runs any code, so every process
       of that run is born there. The kernel's OOM killer then picks within that one run: many
-      medium processes of one run can only kill that run's own processes.
+      medium processes of one run can only kill that run's own processes;
+    * one CPU group per run slot too, all of equal weight (v1 ``cpu.shares``, v2 ``cpu.weight``):
+      the runs share the CPU run by run, not process by process. Without it each ``setsid()``
+      of a run's child makes a session of its own, and with the kernel's autogroup scheduling
+      (``/proc/sys/kernel/sched_autogroup_enabled``, on by default) each session weighs as much
+      as a whole other learner: 60 sessions of one run left another run 1/30 of a core. Inside
+      a CPU group other than the root, autogroup no longer applies.
 
     The groups are made once, when the runner starts: moving a process into a v1 cgroup waits for
     an RCU grace period (5-15 ms here), so a warm run's process moves while it waits for its
@@ -91,12 +97,14 @@ class Cgroups:
     TORCHCOURSE_SANDBOX_CGROUPS=0) :attr:`active` is false and only the per-process limits hold
     (RLIMIT_AS per process, RLIMIT_NPROC per run)."""
 
-    CONTROLLERS = ("memory", "pids")
+    CONTROLLERS = ("memory", "pids", "cpu")
 
     def __init__(self, name: str, *, total_mem: int, total_pids: int, slots: int = 0, slot_mem: int | None = None,
                  enabled: bool | None = None):
         self.groups: dict[str, str] = {}  # controller -> the sandbox's group (v1), "memory" -> (v2)
-        self.slots: list[str] = []  # the slot groups' directories (memory)
+        self.slots: list[str] = []  # the slot groups' directories (memory; v2: every controller)
+        self.cpu_slots: list[str] = []  # v1: the slots' cpu groups (v2: the slots themselves)
+        self._cpu_twin: dict[str, str] = {}  # v1: a cold run's memory group -> its cpu group
         self.v2 = False
         self.base = ""  # where the zygote and cold bwraps go (v2: a leaf beside the slots)
         self._cold = 0
@@ -129,6 +137,16 @@ class Cgroups:
                     break
                 self._limit(d, slot_mem or total_mem)
                 self.slots.append(d)
+            if "cpu" in self.groups:  # v1 (v2's slots are the same directories, "+cpu" below)
+                for i in range(len(self.slots)):
+                    d = os.path.join(self.groups["cpu"], f"slot-{i}")
+                    try:
+                        os.mkdir(d)
+                    except OSError:
+                        break
+                    self.cpu_slots.append(d)  # (cpu.shares: the default, 1024, the same for each)
+                if len(self.cpu_slots) != len(self.slots):
+                    self.cpu_slots = []
 
     # -- making --------------------------------------------------------------------------
     def _make_v1(self, v1: dict, name: str, total_mem: int, total_pids: int) -> None:
@@ -162,6 +180,7 @@ class Cgroups:
         # (a group with processes cannot pass controllers down, except the root: this process's
         # group must be the root of its namespace or already delegate memory)
         _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
+        _write(os.path.join(parent, "cgroup.subtree_control"), "+cpu")  # (without it: no CPU groups)
         d = os.path.join(parent, name)
         try:
             os.mkdir(d)
@@ -172,6 +191,7 @@ class Cgroups:
             return
         _write(os.path.join(d, "pids.max"), total_pids)
         _write(os.path.join(d, "cgroup.subtree_control"), "+memory +pids")
+        _write(os.path.join(d, "cgroup.subtree_control"), "+cpu")
         base = os.path.join(d, "base")
         try:
             os.mkdir(base)
@@ -202,21 +222,30 @@ class Cgroups:
     def active(self) -> bool:
         return bool(self.groups)
 
-    def slot_fds(self) -> list[int]:
-        """Each slot's ``cgroup.procs``, open for writing (by root: the kernel checks the opener's
-        credentials), for the zygote: a run's process writes ``0`` to its slot's to move itself."""
-        fds = []
-        for d in self.slots:
-            try:
-                fds.append(os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC))
-            except OSError:
+    def slot_fds(self) -> list[list[int]]:
+        """Each slot's ``cgroup.procs`` (its memory group's, and its cpu group's on v1), open for
+        writing (by root: the kernel checks the opener's credentials), for the zygote: a run's
+        process writes ``0`` to its slot's to move itself."""
+        out = []
+        for i, d in enumerate(self.slots):
+            fds = []
+            for g in (d, *(self.cpu_slots[i:i + 1])):
+                try:
+                    fds.append(os.open(os.path.join(g, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC))
+                except OSError:
+                    break
+            if len(fds) != 1 + bool(self.cpu_slots):
+                for fd in fds:
+                    os.close(fd)
                 break
-        return fds
+            out.append(fds)
+        return out
 
     def enter(self, pid: int, group: str | None = None) -> None:
         """``pid`` and its descendants join the sandbox's groups (or the memory group ``group``);
         their children are born there."""
-        dirs = [group] if group else ([self.base, *(d for c, d in self.groups.items() if c != "memory")] if self.base else [])
+        dirs = [group, *([self._cpu_twin[group]] if group in self._cpu_twin else [])] if group else (
+            [self.base, *(d for c, d in self.groups.items() if c != "memory")] if self.base else [])
         for d in dirs:
             for p in [pid, *descendants(pid)]:
                 _write(os.path.join(d, "cgroup.procs"), p)  # (False: gone meanwhile)
@@ -233,11 +262,21 @@ class Cgroups:
             return None
         with open(os.path.join(self.slots[0], "memory.max" if self.v2 else "memory.limit_in_bytes")) as fh:
             _write(os.path.join(d, "memory.max" if self.v2 else "memory.limit_in_bytes"), fh.read().strip())
+        if self.cpu_slots:  # v1: a cpu group of its own too, beside the slots'
+            twin = os.path.join(self.groups["cpu"], f"cold-{self._cold}")
+            try:
+                os.mkdir(twin)
+                self._cpu_twin[d] = twin
+            except OSError:
+                pass
         return d
 
     def remove(self, d: str | None) -> None:
         if not d:
             return
+        twin = self._cpu_twin.pop(d, None)
+        if twin:
+            self.remove(twin)
         import time
 
         for _ in range(100):  # the last processes may still be exiting
@@ -269,5 +308,5 @@ class Cgroups:
         return self.counters(self.groups.get("memory"))[0]
 
     def close(self) -> None:
-        for d in [*self.slots, *(d for d in (self.base,) if self.v2), *self.groups.values()]:
+        for d in [*self.slots, *self.cpu_slots, *(d for d in (self.base,) if self.v2), *self.groups.values()]:
             self.remove(d)

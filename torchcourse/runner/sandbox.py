@@ -181,7 +181,9 @@ class Sandbox:
                 _umount(self.runs_root)
                 self.runs_on_tmpfs = False
         self.run_mounts: set[str] = set()
-        self.slot_fds: list[int] = []  # the run slots' cgroup.procs, handed to the zygote (SandboxRunner)
+        # the run slots' cgroup.procs (each slot's memory group's, and its cpu group's on cgroup v1),
+        # handed to the zygote (SandboxRunner)
+        self.slot_fds: list[list[int]] = []
         # root: a proc of an empty PID namespace, bound into the sandbox, lets each run mount a
         # /proc of its own PID namespace (tc_jail.proc_anchor)
         self.proc_anchor = os.path.join(self.root, "proc") if self.privileged else None
@@ -238,14 +240,14 @@ class Sandbox:
         return {"PATH": "/usr/local/bin:/usr/bin:/bin", **execute.FIXED_ENV, "HOME": "/nonexistent", "TMPDIR": "/tmp"}
 
     def pass_fds(self) -> tuple[int, ...]:
-        return tuple(self.slot_fds)
+        return tuple(fd for fds in self.slot_fds for fd in fds)
 
     def jail_spec(self, *, relative: bool) -> dict:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
         spec = {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
                 "shm": RUN_SHM_SIZE, "pidns": True}
         if relative and self.slot_fds:
-            spec["slots"] = list(self.slot_fds)
+            spec["slots"] = [list(fds) for fds in self.slot_fds]
         return spec
 
     def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
@@ -332,13 +334,6 @@ def _out_of_memory(res: core.RunResult) -> bool:
         return True
     tail = (res.actual or "").strip().splitlines()[-1:] or [""]
     return any(m in tail[0] for m in _OOM_MARKERS)
-
-
-JAIL_FAILED = "沙箱没能建立，代码没有运行"  # tc_jail's and the zygote's words when confinement failed (exit 70)
-
-
-def _jail_failed(res: core.RunResult) -> bool:
-    return res.returncode == 70 and JAIL_FAILED in res.actual
 
 
 class SandboxRunner(core.Runner):
@@ -433,19 +428,9 @@ class SandboxRunner(core.Runner):
             except OSError:
                 pass
         try:
+            # (a zygote that can no longer confine a run says so out of band, and core replaces it
+            # and runs the snippet once more: see warm.ZygoteError.jail_failed)
             res = super()._run(snippet, **kw)
-            if _jail_failed(res) and not kw.get("cold"):
-                # the zygote could not confine this run (its limits or state were changed under it):
-                # it is replaced, and the run tried once more in the new one
-                stale = self._zygote
-                if stale is not None:
-                    from torchcourse.runner.warm import ZygoteError
-
-                    try:
-                        self.zygote(stale=stale)
-                    except ZygoteError:
-                        return res
-                res = super()._run(snippet, **kw)
         except OSError as exc:  # no room even for the run's directory
             return core.RunResult("error", expected=snippet.expected, message=f"💥 无法运行代码片段：{exc}")
         if not res.cached:

@@ -21,8 +21,12 @@ START_TIMEOUT = 180.0
 
 
 class ZygoteError(Exception):
-    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False, died_mid_run: bool = False, missing: str | None = None):
+    def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False, died_mid_run: bool = False, missing: str | None = None,
+                 jail_failed: bool = False):
         super().__init__(message)
+        # the zygote could not confine this run (told on a pipe the snippet never holds, never
+        # read off the run's output): the snippet did not run; a new zygote may (retry once)
+        self.jail_failed = jail_failed
         self.died_mid_run = died_mid_run  # collateral of the zygote's death: safe to retry once
         self.no_torch = no_torch  # a module to preload is not installed (torch, or ``missing``)
         self.missing = missing
@@ -39,6 +43,9 @@ class Zygote:
         self.preload = tuple(preload)
         self.sandbox = sandbox
         self.on_slot: Callable[[int | None], None] | None = None  # told each run's slot (sandbox)
+        self._runs = 0  # runs in flight on this zygote
+        self._retiring = False  # replaced: closed once its last run in flight has ended
+        self._runs_lock = threading.Lock()
         self.dir = tempfile.mkdtemp(prefix="tc-zyg-", dir=sandbox.zygote_root if sandbox is not None else None)
         self.sock_path = os.path.join(self.dir, "z.sock")
         self.log_path = os.path.join(self.dir, "zygote.log")
@@ -116,6 +123,27 @@ class Zygote:
         in; the caller closes it when it is done with the result (a spare's supervisor lets the
         snippet process exit only then, so that tearing it down does not compete with the
         caller's normalization and verdict)."""
+        with self._runs_lock:
+            self._runs += 1
+        try:
+            return self._run(run_dir, timeout=timeout, cancel=cancel, on_start=on_start, on_end=on_end, cleanup_dir=cleanup_dir, held=held)
+        finally:
+            with self._runs_lock:
+                self._runs -= 1
+                last = self._retiring and self._runs == 0
+            if last:
+                threading.Thread(target=self.close, daemon=True).start()
+
+    def retire(self) -> None:
+        """This zygote is replaced: the runs in flight on it finish (another learner's run is
+        never collateral of a replacement); it is closed once the last of them has ended."""
+        with self._runs_lock:
+            self._retiring = True
+            idle = self._runs == 0
+        if idle:
+            self.close()
+
+    def _run(self, run_dir: str, *, timeout: float, cancel: threading.Event | None, on_start, on_end, cleanup_dir, held) -> execute.RawRun:
         r, w = os.pipe()
         s = None
         pid = None
@@ -165,11 +193,17 @@ class Zygote:
                     state["buf"] += chunk
                 line, state["buf"] = state["buf"].split(b"\n", 1)
                 state["reaped"] = True
-                return int(json.loads(line)["status"])
+                msg = json.loads(line)
+                state["jail_failed"] = msg.get("jail") == "failed"
+                return int(msg["status"])
 
             raw = execute.collect(r, pid, poll_status=poll_status, status_fd=s.fileno(), timeout=timeout, cancel=cancel, started=started)
             if state["lost"] and raw.outcome == "exited":
                 raise ZygoteError("warm runner died during the run", died_mid_run=True)
+            if state.get("jail_failed"):
+                # only the zygote's own words before the snippet ran are in the output
+                text = raw.output.decode("utf-8", "replace").strip().splitlines()
+                raise ZygoteError((text[-1] if text else "沙箱没能建立，代码没有运行").replace("[torchcourse] ", ""), jail_failed=True)
             return raw
         except (OSError, ValueError, KeyError) as exc:
             raise ZygoteError(f"warm runner protocol error: {exc}", before_fork=not forked) from exc

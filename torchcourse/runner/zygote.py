@@ -27,7 +27,8 @@ import os
 import sys
 
 _THIS_FILE = os.path.abspath(__file__)
-SPARE_DELAY = 0.03  # seconds of quiet after a run before the next spare is forked
+SPARE_DELAY = 0.03
+JAIL_OK_WORD, JAIL_FAILED_WORD = b"1", b"0"  # a snippet process's confinement, told to the zygote  # seconds of quiet after a run before the next spare is forked
 # the sandbox's confinement of each snippet process (tc_jail.confine's spec), from the optional
 # third argument; None outside a sandbox
 _JAIL = [None]
@@ -168,13 +169,15 @@ def _take_faults_ahead():
     list(weakref.finalize._registry.items())
 
 
-def _snippet_main(req, outfd, done_fd=None):
+def _snippet_main(req, outfd, done_fd=None, jail_fd=None):
     """In the snippet's process (after tc_supervise.child_setup and _prepare_snippet_process):
     run it like ``python file``.
     ``done_fd``: tell the supervisor the exit code and close the output, then sleep until the
     supervisor's SIGKILL, which comes once the driver has the status: tearing down this
     torch-sized process takes tens of ms of CPU that nobody needs to wait for, and done at once
-    it competed with the status's way to the driver and the driver's wrap-up."""
+    it competed with the status's way to the driver and the driver's wrap-up.
+    ``jail_fd`` (a sandbox): where the confinement's outcome is told, before any of the
+    snippet's code runs (see :func:`_confine`)."""
     rc = 70
     try:
         os.dup2(outfd, 1)
@@ -185,7 +188,7 @@ def _snippet_main(req, outfd, done_fd=None):
             if req.get(key):
                 os.environ[key] = req[key]
         if _JAIL[0] is not None:
-            _confine(req)
+            _confine(req, jail_fd)
         import tempfile
 
         tempfile.tempdir = None  # computed again from the new TMPDIR
@@ -203,10 +206,26 @@ def _snippet_main(req, outfd, done_fd=None):
         os._exit(rc)
 
 
-def _confine(req):
+def _jail_word(fd, word):
+    """Tell the zygote how the confinement went, on the pipe only it reads, and close the pipe:
+    the snippet's own code never holds it, so no output or exit code of a snippet can pass for a
+    confinement that failed."""
+    if fd is None:
+        return
+    try:
+        os.write(fd, word)
+    except OSError:
+        pass
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _confine(req, jail_fd=None):
     """In a sandbox: this snippet process may touch only its own ``tc-run-*`` directory, with the
     sandbox's limits (its CPU seconds from the request's timeout). Never runs the snippet
-    half-confined: on failure it says why and exits 70."""
+    half-confined: on failure it says why, tells the zygote on ``jail_fd`` and exits 70."""
     import tc_jail
 
     spec = dict(_JAIL[0])
@@ -221,7 +240,9 @@ def _confine(req):
             os.write(2, ("🚫 [torchcourse] 沙箱没能建立，代码没有运行：%s\n" % exc).encode())
         except OSError:
             pass
+        _jail_word(jail_fd, JAIL_FAILED_WORD)
         os._exit(70)
+    _jail_word(jail_fd, JAIL_OK_WORD)
 
 
 def _prepare_jail():
@@ -259,21 +280,29 @@ def _wait_for_kill():
         select.select([], [], [], 3600.0)
 
 
-def _join_slot(fd):
+def _join_slot(fds):
     """The run's first process (before it forks anything or runs any code) moves into its run
-    slot's memory cgroup (``fd``: that group's ``cgroup.procs``, opened by root outside the
-    sandbox): all processes of the run are then born there and the OOM killer picks among them
-    only. The move waits for an RCU grace period (5-15 ms): a spare makes it while it waits."""
-    if fd is None:
-        return
-    try:
-        os.write(fd, b"0")
-    except OSError:
-        pass  # (the run is still within the sandbox's own group)
-    try:
-        os.close(fd)
-    except OSError:
-        pass
+    slot's cgroups (``fds``: those groups' ``cgroup.procs``, opened by root outside the sandbox:
+    memory, and cpu on cgroup v1): all processes of the run are then born there, the OOM killer
+    picks among them only, and they share one slot's CPU weight however many sessions they make.
+    The move waits for an RCU grace period (5-15 ms): a spare makes it while it waits."""
+    for fd in fds or ():
+        try:
+            os.write(fd, b"0")
+        except OSError:
+            pass  # (the run is still within the sandbox's own group)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _close_all(fds):
+    for fd in fds or ():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _become_supervisor(to_close) -> None:
@@ -292,7 +321,7 @@ def _become_supervisor(to_close) -> None:
             pass
 
 
-def _spare(sock, child_sock, to_close, slot_fd=None):
+def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None):
     """A supervisor forked ahead of the next request, with its snippet process forked too.
 
     Both forks of a torch-sized process (~6 ms each), the supervisor's set-up and the snippet
@@ -332,10 +361,11 @@ def _spare(sock, child_sock, to_close, slot_fd=None):
             req = json.loads(msg.decode("utf-8"))
         except BaseException:
             os._exit(70)
-        _snippet_main(req, fds[0], done_w)
+        _snippet_main(req, fds[0], done_w, jail_fd)
     try:  # the status goes to the driver as soon as the snippet says it is done, then a word to the zygote
-        if slot_fd is not None:
-            os.close(slot_fd)
+        _close_all(slot_fd)
+        if jail_fd is not None:
+            os.close(jail_fd)
         child_sock.close()
         os.close(done_w)
         sup.run(pid, request=sock, done_fd=done_r, report=lambda status: sock.sendall(b"%d\n" % status))
@@ -343,7 +373,7 @@ def _spare(sock, child_sock, to_close, slot_fd=None):
         os._exit(70)
 
 
-def _child(req, outfd, to_close, slot_fd=None):
+def _child(req, outfd, to_close, slot_fd=None, jail_fd=None):
     """The forked process: a supervisor (tc_supervise) whose own child runs the snippet."""
     import tc_supervise
 
@@ -361,10 +391,11 @@ def _child(req, outfd, to_close, slot_fd=None):
                 _prepare_snippet_process()
             except BaseException:
                 os._exit(70)
-            _snippet_main(req, outfd)  # runs the snippet and never returns
+            _snippet_main(req, outfd, jail_fd=jail_fd)  # runs the snippet and never returns
         os.close(outfd)
-        if slot_fd is not None:
-            os.close(slot_fd)
+        _close_all(slot_fd)
+        if jail_fd is not None:
+            os.close(jail_fd)
         return pid
 
     try:
@@ -441,14 +472,33 @@ def main(argv=None):
     need_spare = [False]  # forked once nothing happened for SPARE_DELAY: never beside a driver's wrap-up
     # the run slots' memory cgroups (the open cgroup.procs of each, from the driver): a run takes a
     # free slot (its spare, while it waits) and gives it back once its supervisor is reaped
-    slot_fds = list((_JAIL[0] or {}).get("slots") or [])
+    slot_fds = [list(fds) if isinstance(fds, list) else [fds] for fds in (_JAIL[0] or {}).get("slots") or []]
     free_slots = list(range(len(slot_fds)))  # the longest free first
     slot_of = {}  # supervisor pid -> its slot
+    # supervisor pid -> the read end of its snippet process's confinement pipe (a sandbox): the
+    # word on it, not the run's output or exit code, says whether confinement failed
+    jail_of = {}
+
+    def new_jail():
+        return os.pipe() if _JAIL[0] is not None else (None, None)
+
+    def jail_failed(pid):
+        fd = jail_of.pop(pid, None)
+        if fd is None:
+            return False
+        try:
+            os.set_blocking(fd, False)
+            word = os.read(fd, 8)
+        except OSError:
+            word = b""
+        finally:
+            os.close(fd)
+        return word[:1] == JAIL_FAILED_WORD
 
     def take_slot():
         """(slot, its fd, the other slots' fds to close in the child)."""
         slot = free_slots.pop(0) if free_slots else None
-        return slot, (slot_fds[slot] if slot is not None else None), [fd for i, fd in enumerate(slot_fds) if i != slot]
+        return slot, (slot_fds[slot] if slot is not None else None), [fd for i, fds in enumerate(slot_fds) if i != slot for fd in fds]
 
     def make_spare():
         if slot_fds and not free_slots:
@@ -456,13 +506,18 @@ def main(argv=None):
         slot, slot_fd, others = take_slot()
         ours, its = socket.socketpair()
         child_ours, child_its = socket.socketpair()
+        jail_r, jail_w = new_jail()
         pid = os.fork()
         if pid == 0:
             ours.close()
             child_ours.close()
-            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others], slot_fd)
+            theirs = [*jail_of.values()] + ([jail_r] if jail_r is not None else [])
+            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others, *theirs], slot_fd, jail_w)
         its.close()
         child_its.close()
+        if jail_r is not None:
+            os.close(jail_w)
+            jail_of[pid] = jail_r
         spare.append((pid, ours, child_ours))
         if slot is not None:
             slot_of[pid] = slot
@@ -549,11 +604,12 @@ def main(argv=None):
                 return
             conn = children.pop(pid, None)
             dirs.pop(pid, None)
+            failed = jail_failed(pid)
             if pid in slot_of:
                 free_slots.append(slot_of.pop(pid))
                 need_spare[0] = True
             if conn is not None:
-                send(conn, {"status": status})
+                send(conn, {"status": status, "jail": "failed"} if failed else {"status": status})
                 conn.close()
                 need_spare[0] = True
 
@@ -655,10 +711,16 @@ def main(argv=None):
             pid = use_spare(msg, outfd, conn)
             if pid is None:
                 slot, slot_fd, others = take_slot()
-                to_close = [listener, wake_r, wake_w, conn, *children.values(), *early, *others]
+                jail_r, jail_w = new_jail()
+                to_close = [listener, wake_r, wake_w, conn, *children.values(), *early, *others, *jail_of.values()]
+                if jail_r is not None:
+                    to_close.append(jail_r)
                 pid = os.fork()
                 if pid == 0:
-                    _child(req, outfd, to_close, slot_fd)
+                    _child(req, outfd, to_close, slot_fd, jail_w)
+                if jail_r is not None:
+                    os.close(jail_w)
+                    jail_of[pid] = jail_r
                 if slot is not None:
                     slot_of[pid] = slot
                 send(conn, {"pid": pid, "slot": slot})
