@@ -200,22 +200,6 @@ class TestAPoisonedZygoteIsReplaced:
             assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
         assert not set(pids) & set(zygote_pids(service))
 
-    def test_a_run_in_flight_on_the_replaced_zygote_finishes(self, service):
-        assert_matches(service.client("bob").run(ALICE_OK), ALICE_OK)
-        zygotes = the_zygotes(service)
-        results: dict = {}
-        t = run_in_thread(service.client("bob"), BOB_WAITS, results, "bob")
-        wait_for(lambda: run_processes(service), "bob's run never started")
-        (bob,) = run_processes(service)
-        poison(zygote_pids(service))
-        assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)  # in a new zygote
-        assert the_zygotes(service) - zygotes
-        assert os.path.exists(f"/proc/{bob}/cwd"), "bob's run was killed with the zygote it started on"
-        open(f"/proc/{bob}/cwd/go", "w").close()
-        t.join(180)
-        assert_matches(results["bob"], BOB_WAITS)
-        wait_for(lambda: not zygotes & the_zygotes(service), "the old zygote is closed once bob's run ended")
-
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="CPU groups need root (the server case)")
 class TestManySessionsOfOneRunDoNotStarveAnother:
