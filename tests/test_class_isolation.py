@@ -485,6 +485,65 @@ class TestPerUserKernelCountsAreNotOneRunsToUseUp:
         assert_matches(alice, self.ALICE)
 
 
+class TestARunCannotUseUpTheUidsNamespaces:
+    """Every namespace counts against the sandbox uid's one user.max_ipc_namespaces (96368 on this
+    machine): a run whose children could make namespaces would use it up (in seconds) and leave
+    every other learner's run unable to be confined (each run makes its own IPC namespace)."""
+
+    EVE = """
+        import ctypes, os, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        made, why = 0, "ok"
+        for _ in range(6):  # each child holds up to 19,900 IPC namespaces (one fd each)
+            r, w = os.pipe()
+            if os.fork() == 0:  # a single-threaded child makes a user namespace, then IPC ones
+                fds, err = [], "ok"
+                if libc.unshare(0x10000000) != 0:
+                    err = os.strerror(ctypes.get_errno())
+                while err == "ok" and len(fds) < 19900:
+                    if libc.unshare(0x08000000) != 0:
+                        err = os.strerror(ctypes.get_errno())
+                        break
+                    fds.append(os.open("/proc/self/ns/ipc", os.O_RDONLY))
+                os.write(w, f"{len(fds)} {err}".encode())
+                time.sleep(120)
+                os._exit(0)
+            n, why = os.read(r, 200).decode().split(" ", 1)
+            made += int(n)
+            if why != "ok":
+                break
+        with open("held.tmp", "w") as fh:
+            fh.write(f"made {made} {why}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+
+    def test_the_victims_runs_are_still_confined(self, service):
+        results: dict = {}
+        cancel = threading.Event()
+        t = run_in_thread(service.client("eve"), snip(self.EVE, expected=None, timeout=180), results, "eve", cancel=cancel)
+        held = []
+
+        def eve_holds():
+            for p in run_processes(service):
+                try:
+                    with open(f"/proc/{p}/cwd/held") as fh:
+                        held.append(fh.read())
+                        return True
+                except OSError:
+                    continue
+            return False
+
+        wait_for(eve_holds, "eve never got going", 150)
+        try:
+            for _ in range(3):  # a spare confined before eve's run was, then runs confined after it
+                assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
+        finally:
+            cancel.set()
+            t.join(60)
+        assert held[0].startswith("made 0 Operation not permitted"), held[0]
+
+
 def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat", "rb") as fh:
         fields = fh.read().rsplit(b")", 1)[1].split()

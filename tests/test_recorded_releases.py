@@ -397,7 +397,7 @@ class TestReaderShowsTheInstalledReleasesOutput:
                 screen = await open_reader(pilot, "01")
                 views = {v.snippet.id: v for v in screen.query(SnippetView)}
                 hello = widget_text(views["hello"].query_one(".expected"))
-                assert "预期输出（torch 2.13.0" in hello and "上的记录）" in hello and "盒子（新版）: [1, 2, 3]" in hello
+                assert "预期输出（书里 torch==2.13.0 的记录）" in hello and "盒子（新版）: [1, 2, 3]" in hello
                 assert "盒子: [1, 2, 3]" not in hello
                 other = widget_text(views["shape-print"].query_one(".expected"))
                 assert "预期输出（在 torch 2.12.0 上记录；你装的是 2.13.0" in other

@@ -215,9 +215,9 @@ def test_doctor_reports_versions_paths_and_latency(tmp_path):
     out = tc("doctor", home=tmp_path / "h")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "torch       ✅ 2.13.0" in out.stdout
-    assert f"cache       {tmp_path / 'h' / 'cache'}" in out.stdout
+    assert f"缓存目录    {tmp_path / 'h' / 'cache'}" in out.stdout
     assert "CUDA" in out.stdout
-    assert "warm runner ✅" in out.stdout and " ms" in out.stdout
+    assert "预热运行器  ✅" in out.stdout and " ms" in out.stdout
 
 
 def test_verify_shows_a_progress_bar_in_a_terminal(course, tmp_path):

@@ -303,6 +303,39 @@ def test_per_uid_watches_and_pipe_pages_are_not_there(runner, cold):
                                        "F_SETPIPE_SZ 4096 4096", "F_SETPIPE_SZ 65536 65536"], res.actual
 
 
+@pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+def test_a_run_makes_no_namespace_of_its_own_but_threads_and_processes_work(runner, cold):
+    """Every new namespace counts against the sandbox uid's one user.max_*_namespaces: a run
+    that could make them could use the count up for everyone. unshare/setns/clone(CLONE_NEW*)
+    get EPERM, clone3 ENOSYS (the C library falls back to clone); threads, fork and subprocess work."""
+    code = """
+    import ctypes, os, subprocess, sys, threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    def err(rc):
+        return "ok" if rc != -1 else os.strerror(ctypes.get_errno())
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a fresh single-threaded child, as an attacker would use
+        os.write(w, ("child newuser " + err(libc.unshare(0x10000000))).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print(os.read(r, 200).decode())
+    print("newipc", err(libc.unshare(0x08000000)))
+    fd = os.open("/proc/self/ns/ipc", os.O_RDONLY)
+    print("setns", err(libc.setns(fd, 0)))
+    print("clone3", err(libc.syscall(435, None, 0)))
+    out = []
+    t = threading.Thread(target=lambda: out.append("thread ok"))
+    t.start(); t.join()
+    print(out[0])
+    print(subprocess.run([sys.executable, "-c", "print('subprocess ok')"], capture_output=True, text=True).stdout.strip())
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    assert res.actual.splitlines() == ["child newuser Operation not permitted", "newipc Operation not permitted",
+                                       "setns Operation not permitted", "clone3 Function not implemented",
+                                       "thread ok", "subprocess ok"], res.actual
+
+
 def test_concurrent_runs_cannot_see_or_touch_each_other(runner):
     """Run A waits holding a file in its run directory; run B, forked from the same zygote at the
     same time, tries to read, list and overwrite it by its absolute path: all refused."""

@@ -196,6 +196,6 @@ def book_output(snippet, recorded: dict[str, tuple[str, ...]], installed: dict[s
         return snippet.expected, ""
     alt = applicable(snippet.alternatives, installed)
     if alt is not None:
-        return alt.text, f"{alt.module} {installed.get(alt.module)} 上的记录"
+        return alt.text, f"书里 {alt.label} 的记录"  # the words `run` prints too
     module, reference, have = off[0]
     return snippet.expected, f"在 {module} {reference} 上记录；你装的是 {have}"

@@ -667,9 +667,9 @@ def cmd_doctor(args) -> int:
     try:
         if "torch" in preload:  # a course without torch never imports it, not even here
             print(f"CUDA        {'✅ 可用' if runner.gpu_available() else '— 不可用（GPU 代码片段不会实跑）'}")
-        print(f"data        {paths.data_dir()}")
-        print(f"cache       {paths.cache_dir()}")
-        print(f"content     {paths.content_dir(getattr(args, 'content', None))}")
+        print(f"数据目录    {paths.data_dir()}")
+        print(f"缓存目录    {paths.cache_dir()}")
+        print(f"课程目录    {paths.content_dir(getattr(args, 'content', None))}")
         if not missing:
             t0 = time.monotonic()
             if "torch" in preload:
@@ -680,7 +680,7 @@ def cmd_doctor(args) -> int:
             first = runner.run(snip, use_cache=False)
             boot = time.monotonic() - t0
             if first.status != "match":
-                print(f"warm runner ❌ {first.status} {first.message}\n{first.actual}")
+                print(f"预热运行器  ❌ {first.status} {first.message}\n{first.actual}")
                 ok = False
             else:
                 lat = []
@@ -689,7 +689,7 @@ def cmd_doctor(args) -> int:
                     runner.run(snip, use_cache=False)
                     lat.append(time.monotonic() - t)
                 cold = runner.run(snip, cold=True, use_cache=False)
-                print(f"warm runner ✅ 启动 {boot:.2f}s，每段 {statistics.median(lat) * 1000:.0f} ms（冷启动 {cold.seconds:.2f}s）")
+                print(f"预热运行器  ✅ 启动 {boot:.2f}s，每段 {statistics.median(lat) * 1000:.0f} ms（冷启动 {cold.seconds:.2f}s）")
     finally:
         runner.close()
     from torchcourse.serve.cli import checks as serve_checks

@@ -459,7 +459,7 @@ class Runner:
                         self._prepare(base)
                         raw = self._run_cold(run_dir, timeout=timeout, cancel=cancel, cleanup_dir=base)
                 except ZygoteError as exc:
-                    msg = missing_module_message(exc.missing) if exc.no_torch else f"🚫 {exc}" if exc.jail_failed else f"💥 预热运行器出错：{exc}"
+                    msg = missing_module_message(exc.missing) if exc.no_torch else (str(exc) if str(exc).startswith("🚫") else f"🚫 {exc}") if exc.jail_failed else f"💥 预热运行器出错：{exc}"
                     return RunResult("error", expected=expected, message=msg)
         except OSError as exc:
             return RunResult("error", expected=expected, message=f"💥 无法运行代码片段：{exc}")

@@ -454,11 +454,21 @@ NOT_HERE = {"add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 21
 FCNTL = (72, 25)
 F_SETPIPE_SZ = 1031
 PIPE_DEFAULT_SIZE = 65536
+# New namespaces: every namespace a process makes counts against its uid's
+# user.max_*_namespaces in the first user namespace (one count for all runs): a run's child that
+# made a user namespace of its own (full capabilities there) could unshare IPC namespaces until
+# ENOSPC, and every other learner's run then failed to be confined. A run's own namespaces are
+# made before this filter; after it ``unshare`` and ``setns`` get EPERM, ``clone`` with a CLONE_NEW*
+# flag EPERM, and ``clone3`` (its flags are behind a pointer the filter cannot read) ENOSYS, on
+# which the C library falls back to ``clone`` for threads and processes.
+NO_NEW_NAMESPACES = {"unshare": (272, 97), "setns": (308, 268)}
+CLONE, CLONE3 = (56, 220), (435, 435)
+CLONE_NEW_FLAGS = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 X32_BIT = 0x40000000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 EPERM, ENOSYS = 1, 38
-_LD_ABS, _JEQ, _JGE, _JGT, _RET = 0x20, 0x15, 0x35, 0x25, 0x06
+_LD_ABS, _JEQ, _JGE, _JGT, _JSET, _RET = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06
 
 
 class _SockFilter(ctypes.Structure):
@@ -508,7 +518,12 @@ def only_self_program(own_pid, machine=None):
         if nums[col] is not None:
             prog.append((_JEQ, nums[col], "foreign", 0))
     prog.append((_JEQ, FCNTL[col], "fcntl", 0))
+    for nums in NO_NEW_NAMESPACES.values():
+        prog.append((_JEQ, nums[col], "deny", 0))
+    prog.append((_JEQ, CLONE3[col], "foreign", 0))
+    prog.append((_JEQ, CLONE[col], "clone", 0))
     prog.append((_RET, SECCOMP_RET_ALLOW, 0, 0))
+    prog += [("clone",), (_LD_ABS, ARG0, 0, 0), (_JSET, CLONE_NEW_FLAGS, "deny", "allow")]
     # (the kernel reads F_SETPIPE_SZ's size as 32 bits; a larger value is EINVAL there)
     prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"), (_LD_ABS, ARG2, 0, 0),
              (_JGT, PIPE_DEFAULT_SIZE, "deny", "allow")]

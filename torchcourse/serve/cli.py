@@ -251,7 +251,7 @@ def checks(port: int = DEFAULT_PORT) -> list[tuple[bool, str]]:
     from torchcourse.runner.sandbox import sandbox_problem
 
     problem = sandbox_problem()  # a real sandboxed run, not only whether bwrap exists
-    out.append((True, f"sandbox     {'✅ 沙箱可用（' + str(shutil.which('bwrap')) + ' + Landlock，试运行通过）' if problem is None else '— 沙箱用不了：' + problem + '（一个人用不需要它；多人课堂要用它隔离代码块）'}"))
+    out.append((True, f"沙箱        {'✅ 沙箱可用（' + str(shutil.which('bwrap')) + ' + Landlock，试运行通过）' if problem is None else '— 沙箱用不了：' + problem + '（一个人用不需要它；多人课堂要用它隔离代码块）'}"))
     return out
 
 
