@@ -51,6 +51,26 @@ def test_a_child_in_its_own_session_dies_with_the_run(runner, cold):
 
 
 @pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
+def test_a_snippet_holds_no_pipe_of_its_supervisor_but_the_one_it_reports_on(runner, cold):
+    """The supervisor's signal wake-up pipe stayed open in the snippet's process: writing into it
+    kept the supervisor waking (outside the run's CPU group in a class). Only its output (1, 2)
+    and, warm, the write end on which it tells its own exit code remain."""
+    code = """
+    import os, stat
+    pipes = []
+    for fd in sorted(int(f) for f in os.listdir("/proc/self/fd")):
+        try:
+            if fd > 2 and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                pipes.append(fd)
+        except OSError:
+            pass
+    print(len(pipes))
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    assert int(res.actual.strip()) <= (0 if cold else 1), res.actual
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "warm"])
 def test_each_snippet_has_its_own_empty_home_and_tmpdir(runner, cold, tmp_path):
     marker = f"tc-marker-{os.getpid()}-{tmp_path.name}"
     code = f"""\

@@ -29,8 +29,9 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-GRACE = 2.0
-_SUPERVISOR_PID = [0]  # seconds past the timeout before the supervisor stops the snippet itself
+GRACE = 2.0  # seconds past the timeout before the supervisor stops the snippet itself
+_WAKE_FDS: list[int] = []  # the supervisor's signal wake-up pipe, closed in the snippet's process
+_SUPERVISOR_PID = [0]
 
 
 def _prctl(option, value):
@@ -244,6 +245,7 @@ class Supervisor:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wake_w)
         _SUPERVISOR_PID[0] = os.getpid()
+        _WAKE_FDS[:] = [self.wake_r, wake_w]
 
     def _on_signal(self, signum, _frame):
         self.why = self.why or "signal"
@@ -368,6 +370,11 @@ def child_setup():
         signal.signal(s, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.set_wakeup_fd(-1)
+    for fd in _WAKE_FDS:  # the supervisor's: a snippet filling them kept it waking, outside the run's CPU group
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
