@@ -11,7 +11,7 @@ from rich.console import Console
 from torchcourse import paths
 from torchcourse.course import load_course
 from torchcourse.tui.reader.blocks import Prose
-from torchcourse.tui.segments import course_segments
+from torchcourse.tui.segments import Segment, course_segments
 
 from tui_support import build_app, open_loaded_reader, run_app, screen_text, sync, wait_for
 
@@ -78,3 +78,22 @@ class TestSectionTitlesReadAsWritten:
                         quoted.append(link.text)
                         assert titles[link.anchor] in text, (link.text, text[:200])
         assert quoted
+
+
+class TestALinkAfterChineseReadsWithASpace:
+    """Walk: 05 showed 「细节在06 章」 and 「见06 章」 (written 「细节在[06 章](06)」) where the other
+    references read 「见 06 章」: a link touching a Chinese character reads as the spaced source does."""
+
+    @staticmethod
+    def painted(markdown: str) -> str:
+        return shown(Prose(Segment("prose", markdown, 1, 1)))
+
+    def test_a_chapter_link_glued_to_chinese_reads_as_the_spaced_one(self):
+        glued = "字段的细节在[06 章](06)，改名见[07 章](07#x)里的表。"
+        spaced = "字段的细节在 [06 章](06)，改名见 [07 章](07#x)里的表。"
+        assert self.painted(glued) == self.painted(spaced)
+
+    def test_a_link_whose_text_is_chinese_or_after_punctuation_gets_no_space(self):
+        text = "见[下文](#x)，前缀（[`module.`](#y)），第[06 章](06)末尾。"
+        assert self.painted(text) == self.painted(text.replace("第[06 章](06)", "第 [06 章](06)"))
+        assert self.painted("见[下文](#x)。") == self.painted("见下文。")

@@ -15,7 +15,7 @@ def warm_rendering(course, width: int) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from torchcourse.tui.cjkwrap import glue_inline_code
+    from torchcourse.tui.cjkwrap import glue_inline_code, space_links
     from torchcourse.tui.segments import course_segments, underscores_as_written
 
     console = Console(file=io.StringIO(), width=width, color_system="truecolor",
@@ -30,6 +30,7 @@ def warm_rendering(course, width: int) -> None:
             md = Markdown(seg.text, code_theme="monokai", hyperlinks=True)
             underscores_as_written(md.parsed)
             glue_inline_code(md.parsed)
+            space_links(md.parsed)
             console.print(md)
             shown += len(seg.text)
             if shown > 900:
