@@ -122,7 +122,7 @@ def test_progress_summary_uses_course_titles_and_order(home, course):
     r = tc("progress", home=home)
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert "路线：A — 只想知道它为什么这样报错（02 → 03 → 04 → A）" in out
+    assert "路线：A — 只想知道它为什么这样报错（02 → 03 → 04 → 附录 A）" in out  # the appendix, not route A
     # the app's 继续 line, in its words (one progress model, issue 49)
     assert f"继续（应用里按 c）：02 {course.chapter('02').title} · 断点 1/{course.chapter('02').break_points} 之后" in out
     assert "连续打卡：1 天" in out

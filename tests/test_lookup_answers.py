@@ -1168,3 +1168,30 @@ def test_check_names_each_bad_variant_at_its_own_line(tmp_path):
 ])
 def test_check_names_a_broken_variants_file_at_its_line(tmp_path, text, expected):
     assert variant_problems_of(tmp_path, text) == expected
+
+
+class TestMissingKeysAloneAreNotAWholeCheckpointDict:
+    """Walk: 「Missing key(s) in state_dict: "bias".」 alone was answered 「这里传进去的是整个 checkpoint
+    字典」, the row of a load that also lists Unexpected keys ("epoch", "model")."""
+
+    @staticmethod
+    def answered(course, paste: str) -> list[tuple[str, bool, str]]:
+        """(link, sure, the row's excerpt) of each answer."""
+        return [(h.entry.link, h.sure, " ".join(h.entry.text.split())) for h in lookup_error(course, paste)]
+
+    @pytest.mark.parametrize("paste", [
+        pytest.param(None, id="the-run-a-bias-less-file-loaded-gives"),
+        pytest.param('RuntimeError: Error(s) in loading state_dict for Linear: Missing key(s) in state_dict: "bias".',
+                     id="the-walks-one-line-paste"),
+    ])
+    def test_missing_keys_alone_get_the_row_quoting_them_alone(self, own_real_course, paste):
+        run = own_real_course.snippet("A:missing-only").expected
+        [(link, sure, excerpt)] = self.answered(own_real_course, paste or run)
+        assert (link, sure) == ("06#missing-unexpected", True)
+        assert excerpt in " ".join(run.split())  # the row quoting this run, not the whole-checkpoint row
+
+    def test_a_whole_checkpoint_dict_still_gets_its_own_row(self, own_real_course):
+        run = own_real_course.snippet("06:whole-ckpt-keys").expected
+        [(link, sure, excerpt)] = self.answered(own_real_course, run)
+        assert (link, sure) == ("06#missing-unexpected", True)
+        assert excerpt in " ".join(run.split()) and "Unexpected" in excerpt

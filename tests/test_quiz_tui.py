@@ -395,3 +395,34 @@ class TestRetakeOnlyTheWrongOnes:
             await pilot.pause()
             assert "第 1/6 题" in text(app.screen, "#quiz-head")
             assert "只重做答错" not in screen_text(app)
+
+
+class TestARetakeAnsweredAllRightListsNoWrongOnes:
+    """Walk: a retake of only the wrong ones answered all right still said 「答错的题：选中一题按回车，
+    跳到讲它的小节；Esc 返回。」 above an empty list."""
+
+    @sync
+    async def test_the_results_say_all_right_and_point_at_no_list(self, course, store, runner):
+        from torchcourse.quiz.bank import questions_for
+
+        for q in questions_for(course, "01"):
+            store.record_answer("01", q.id, "x", q.id not in ("sum-single", "func-fill"))  # 4/6: not passed
+        app = QuizApp(lambda: QuizScreen(course, "01", store, runner))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert "只重做答错的 2 题" in screen_text(app)
+            await pilot.press("enter")  # only the wrong ones
+            await wait_for(pilot, lambda: "第 1/2 题" in text(screen, "#quiz-head"))
+            await pilot.press(*num(screen, 1), "enter")  # sum-single: 6
+            await wait_for(pilot, lambda: "正确" in text(screen, "#quiz-verdict"))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "第 2/2 题" in text(screen, "#quiz-head"))
+            await pilot.press(*"upper", "enter")  # func-fill
+            await wait_for(pilot, lambda: "正确" in text(screen, "#quiz-verdict"))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "得分" in text(screen, "#quiz-summary"))
+            summary = text(screen, "#quiz-summary")
+            assert "得分：6/6（100%）" in summary
+            assert "答错的题：" not in summary and "全部答对" in summary
+            assert not screen.query_one("#quiz-missed").display

@@ -18,6 +18,12 @@ def chapter_label(chapter_id: str, kind: str = "chapter") -> str:
     return f"附录 {chapter_id}" if kind == "appendix" else f"第 {chapter_id} 章"
 
 
+def route_steps(chapter_ids, kinds) -> list[str]:
+    """A route's chapters as its chain names them: ``["02", "03", "04", "附录 A"]`` (``kinds``: id ->
+    kind). The appendix is named: a bare ``A`` at the end of ``02 → 03 → 04 → A`` reads like route A."""
+    return [chapter_label(c, "appendix") if kinds.get(c) == "appendix" else c for c in chapter_ids]
+
+
 class Problem(NamedTuple):
     """One validation problem, printed as ``file:line: message``."""
 
@@ -263,6 +269,10 @@ class Course(_Record):
             if c.id == chapter_id:
                 return c
         return None
+
+    def route_steps(self, route: Route) -> list[str]:
+        """``["02", "03", "04", "附录 A"]``: see :func:`route_steps`."""
+        return route_steps(route.chapters, {c.id: c.kind for c in self.chapters})
 
     def chapter_label(self, chapter_id: str) -> str:
         """``第 01 章`` / ``附录 A`` for an id, also one no longer in the course."""

@@ -391,6 +391,7 @@ class _Face:
     type: str | None
     weight: float = 0.0  # summed idf of the tokens
     unique: frozenset = frozenset()  # its words that no other entry has
+    key_lists: frozenset = frozenset()  # the load_state_dict key lists it quotes: "missing", "unexpected"
 
 
 @dataclass(frozen=True)
@@ -454,7 +455,8 @@ def prepare(entries: list[ErrorEntry], variants: list[Variant] | None = None, ou
     idf = {t: math.log(1 + n / len(h)) * (2.0 if t.startswith("k_") else 1.0) for t, h in holders.items()}
     owners = holders
     faces = tuple(
-        _Face(e, w, words, toks, typ, sum(idf[t] for t in toks), frozenset(t for t in toks if owners[t] == {id(e)}))
+        _Face(e, w, words, toks, typ, sum(idf[t] for t in toks), frozenset(t for t in toks if owners[t] == {id(e)}),
+              _key_lists(w or e.text))
         for e, w, words, toks, typ in raw
     )
     types = frozenset(t for *_, t in raw if t)
@@ -515,6 +517,28 @@ def _score(face: _Face, words: list[str], toks: frozenset, head: list[str], inde
 
 
 _UNEXPECTED_RE = re.compile(r"unexpected key", re.I)
+_KEY_LIST_RE = re.compile(r"\b(missing|unexpected) key", re.I)
+
+
+def _key_lists(text: str) -> frozenset:
+    """The key lists a load_state_dict message (or an entry's excerpt) has: "missing", "unexpected"."""
+    return frozenset(m.group(1).lower() for m in _KEY_LIST_RE.finditer(text))
+
+
+def _key_lists_cap(entry: frozenset, message: frozenset) -> float | None:
+    """The most an entry quoting the key lists ``entry`` may score for a message listing
+    ``message`` (None: no limit; 0: it is not that error).
+
+    An entry that quotes a Missing list is about which lists a load has: with an Unexpected list
+    too (a whole checkpoint dict passed in: its run always lists both), or without one (a
+    parameter the file lacks). It is never the error of a message whose Unexpected list it does
+    not share; for unexpected keys alone, the entry quoting both lists is at best near. An entry quoting only Unexpected keys is about their prefix (``module.``, ``_orig_mod.``),
+    which may stand on either side: its words decide."""
+    if "missing" not in entry:
+        return None
+    if ("unexpected" in entry) != ("unexpected" in message):
+        return 0.0
+    return None if "missing" in message else SURE_SCORE - 0.01
 
 
 def _shared_key_prefixes(text: str) -> set[str]:
@@ -531,6 +555,22 @@ def _shared_key_prefixes(text: str) -> set[str]:
     end = text.find("\n\n", m.start())
     unexpected = {w for w in core_words(text[m.start() : end if end > 0 else None][:20_000]) if w.startswith("k_")}
     return missing & unexpected
+
+
+def _prefix_decides(best: dict, best_face: dict, pasted: set[str]) -> None:
+    """A key prefix the paste has that only one load error's entry names (``module.``,
+    ``_orig_mod.``: on either side) decides for it: the other load errors (missing keys alone, a
+    whole checkpoint dict) come after it (``best``, entry index -> (score, wording), changed in place)."""
+    def names_prefix(face) -> bool:
+        return any(t.startswith("k_") and t in pasted for t in face.unique)
+
+    prefixed = [best[e][0] for e, f in best_face.items() if f.key_lists and names_prefix(f)]
+    if not prefixed:
+        return
+    top = max(prefixed)
+    for e, f in best_face.items():
+        if f.key_lists and not names_prefix(f) and best[e][0] >= top:
+            best[e] = (top - 0.001, best[e][1])
 
 
 def _holds_more(specific: _Face | None, general: _Face | None, pasted: set[str], idf: dict) -> bool:
@@ -572,6 +612,7 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
     best_face: dict[int, _Face] = {}
     pasted: set[str] = set()  # every content word of the paste's messages
     shared_prefixes = _shared_key_prefixes(text)
+    paste_lists = _key_lists(text)
     for msg in msgs:
         words = [w for w in core_words(msg.text)[:400] if w not in shared_prefixes]
         if not words:
@@ -579,6 +620,8 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
         toks = _content(words)
         pasted |= toks
         head = words[:HEAD]
+        # a paste's lists may stand on lines read as messages of their own: the paste's lists count
+        key_lists = _key_lists(msg.text) and paste_lists
         raw = [_score(face, words, toks, head, index, keywords) for face in index.faces]
         others_match = max(raw, default=0.0) >= MIN_SCORE
         for k, face in enumerate(index.faces):
@@ -598,10 +641,17 @@ def lookup_error(course: Course, text: str, limit: int = 10, entries: list[Error
                 sc -= 0.08  # a line without its type: less sure than the exception itself
             elif not msg.last and any(m.last for m in msgs):
                 sc -= 0.02  # the exception that ended the run says most
+            if key_lists and face.key_lists:
+                cap = _key_lists_cap(face.key_lists, key_lists)
+                if cap == 0.0:
+                    continue  # another load error than the message's: missing keys alone, or with unexpected ones
+                if cap is not None:
+                    sc = min(sc, cap)
             e_idx = index.face_entry[k]
             if sc > best.get(e_idx, (0.0, ""))[0]:
                 best[e_idx] = (sc, "" if keywords else face.wording)
                 best_face[e_idx] = face
+    _prefix_decides(best, best_face, pasted)
     if not best and re.search(f"[{_CJK}]", text) and not re.search(r"[A-Za-z]{3,}", text):
         # a query in Chinese only: the causes' words
         q = _cjk_grams(text)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from torchcourse import paths
 from torchcourse.commandline import course_or_none
-from torchcourse.course.model import chapter_label
+from torchcourse.course.model import chapter_label, route_steps
 from torchcourse.progress.store import Store, StoreError, open_store
 from torchcourse.textwidth import display_width
 
@@ -163,7 +163,8 @@ def format_summary(data: dict, cpm: int = 170) -> str:
         lines.append("路线：还没有选（在应用里选一条路线）")
     elif route["name"]:
         default = "" if route.get("chosen", True) else " · 默认路线（还没有换过；在应用里按 r 换）"
-        lines.append(f"路线：{route['id']} — {route['name']}（{' → '.join(route['chapters'])}）{default}")
+        chain = " → ".join(route_steps(route["chapters"], {r["id"]: r["kind"] for r in data["chapters"]}))
+        lines.append(f"路线：{route['id']} — {route['name']}（{chain}）{default}")
     else:
         lines.append(f"路线：{route['id']}（课程里已没有这条路线）")
     pos = data["position"]

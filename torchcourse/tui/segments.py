@@ -51,6 +51,27 @@ def display_markdown(text: str) -> str:
     return "\n".join(out)
 
 
+def underscores_as_written(parsed) -> None:
+    """Underscores are never emphasis in chapter prose (Rich's Markdown tokens, changed in place).
+
+    The course writes bold as ``**…**``; a name like ``__setattr__`` or ``super().__init__()``
+    written outside backticks (a section title, and the appendix's links that quote one) means
+    itself, as in the table of contents, never bold ``setattr``. The ``_`` / ``__`` delimiters
+    the parser took for emphasis are put back as text.
+    """
+    from markdown_it.token import Token
+
+    for tok in parsed:
+        children = tok.children
+        if not children or not any(c.type in _EMPHASIS and c.markup in ("_", "__") for c in children):
+            continue
+        tok.children = [Token("text", "", 0, content=c.markup) if c.type in _EMPHASIS and c.markup in ("_", "__") else c
+                        for c in children]
+
+
+_EMPHASIS = frozenset({"em_open", "em_close", "strong_open", "strong_close"})
+
+
 def part_lines(chapter: Chapter, part: Part) -> tuple[int, list[str]]:
     """(first line number, the part's source lines) — the break marker line excluded."""
     lines = chapter.source.splitlines()

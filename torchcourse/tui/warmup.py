@@ -15,8 +15,8 @@ def warm_rendering(course, width: int) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from torchcourse.tui.cjkwrap import glue_inline_code
-    from torchcourse.tui.segments import course_segments
+    from torchcourse.tui.cjkwrap import glue_inline_code, space_links
+    from torchcourse.tui.segments import course_segments, underscores_as_written
 
     console = Console(file=io.StringIO(), width=width, color_system="truecolor",
                       legacy_windows=False, force_terminal=True)
@@ -28,7 +28,9 @@ def warm_rendering(course, width: int) -> None:
             if seg.kind == "snippet":
                 continue
             md = Markdown(seg.text, code_theme="monokai", hyperlinks=True)
+            underscores_as_written(md.parsed)
             glue_inline_code(md.parsed)
+            space_links(md.parsed)
             console.print(md)
             shown += len(seg.text)
             if shown > 900:

@@ -16,9 +16,9 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from torchcourse.tui.cjkwrap import glue_inline_code
+from torchcourse.tui.cjkwrap import glue_inline_code, space_links
 from torchcourse.tui.links import ClickableLinks, Link, prepare_links
-from torchcourse.tui.segments import Segment
+from torchcourse.tui.segments import Segment, underscores_as_written
 from torchcourse.tui.widgets.snippet import SnippetView
 
 
@@ -52,7 +52,9 @@ class Prose(Static):
         if seg.kind == "callout":  # the border and tint mark the callout; drop the quote markers
             text = "\n".join(line[1:].lstrip(" ") if line.startswith(">") else line for line in text.splitlines())
         md = RichMarkdown(text, code_theme="monokai", hyperlinks=True)
+        underscores_as_written(md.parsed)  # __setattr__ in a section title reads as written
         glue_inline_code(md.parsed)  # `x.view(4, 3)` never breaks at its inner spaces
+        space_links(md.parsed)  # 见[06 章](06) reads 见 06 章
         self.links: list[Link] = prepare_links(md.parsed)
         super().__init__(RenderedOnce(ClickableLinks(md) if self.links else md), **kwargs)
         self.seg = seg

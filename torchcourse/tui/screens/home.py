@@ -173,7 +173,7 @@ class HomeView:
         for r in course.routes:
             d, n, mins = route_progress(r, statuses)
             mark = "▶ " if route is not None and r.id == route.id else "  "
-            chain = " → ".join(r.chapters)
+            chain = " → ".join(glued(*step.split(" ")) for step in course.route_steps(r))  # 附录 A on one line
             unwritten = len(unwritten_in_route(course, r))
             goal = "（目标）" if unwritten == n else f"（含 {unwritten} 章目标）" if unwritten else ""
             prompt = Content.assemble(

@@ -148,10 +148,10 @@ def summary_lines(session, pass_ratio: float, chapter_quiz: bool) -> list[str]:
                      "回看下面的小节后再测一次（再打开测验可以只重做答错的题）。")
     if s.missed or carried:  # a retake's fixes come back too: say so before the learner is surprised
         lines.append(review_rule())
-        lines.append("")
+    lines.append("")
+    if s.missed:  # the list of them is below
         lines.append("答错的题：选中一题按回车，跳到讲它的小节；Esc 返回。")
     else:
-        lines.append("")
         lines.append("全部答对！按回车或 Esc 返回。")
     return lines
 
