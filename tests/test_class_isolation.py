@@ -445,6 +445,33 @@ class TestARunSeesOnlyItsOwnProcesses:
         assert_matches(alice, ALICE_LONG)
 
 
+class TestARunCannotReachTheZygotesSocket:
+    """The zygote's control socket is a path (in every run's $PWD), and Landlock does not cover
+    connect() by path: runs that connected in a loop kept the zygote busy refusing them, and
+    every learner's runs slowed. A run's own mount namespace covers the zygotes' directory."""
+
+    EVE = """
+        import os, socket
+        path = os.path.join(os.environ["PWD"], "z.sock")
+        connected, errors = 0, set()
+        for _ in range(2000):
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(path)
+                connected += 1
+            except OSError as e:
+                errors.add(type(e).__name__)
+            finally:
+                s.close()
+        print("connected", connected, sorted(errors))
+        """
+
+    def test_the_socket_is_not_there_and_the_victim_runs(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=ALICE_OK)
+        assert eve.actual.strip() == "connected 0 ['FileNotFoundError']", eve.actual
+        assert_matches(alice, ALICE_OK)
+
+
 class TestPerUserKernelCountsAreNotOneRunsToUseUp:
     """inotify instances and watches and enlarged pipes' pages are counted per uid, and every run
     has the sandbox's one uid: a run gets neither inotify nor a pipe past the default size, so

@@ -29,7 +29,8 @@ def test_every_route_refuses_a_request_without_the_token(serve):
         status, headers, body = get(served.base + path)
         assert status == 403, path
         assert "需要访问令牌" in body and headers["Content-Type"].startswith("text/html")
-        assert get(served.base + path + "?token=" + served.token[:-1] + "x")[0] == 403, path  # a wrong one
+        wrong = served.token[:-1] + ("y" if served.token.endswith("x") else "x")  # (a token may end in x)
+        assert get(served.base + path + "?token=" + wrong)[0] == 403, path  # a wrong one
 
     status, headers, page = get(served.url)
     assert status == 200
@@ -207,6 +208,76 @@ class TestAHugeTerminalFromADroppedClient:
         served.proc.wait(timeout=60)
         assert time.monotonic() - start < 30
         assert "已停止" in served.log()
+
+
+class TestASessionEndedWhileItsAppStartsLeavesNoApp:
+    """The per-learner cap can end a learner's oldest session while its app is still being made:
+    stop() found no process yet, the session counted as ended, and the app made a moment later
+    outlived it and serve itself (a root process holding the learner's progress). The real
+    session class and a real process."""
+
+    @staticmethod
+    def service_and_finder():
+        import secrets
+
+        from textual_serve.download_manager import DownloadManager
+
+        from torchcourse.serve.server import CourseAppService
+
+        mark = secrets.token_hex(8)
+
+        def apps() -> list[int]:
+            out = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    if f"TC_TEST_MARK={mark}".encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                        out.append(int(pid))
+                except OSError:
+                    continue
+            return out
+
+        service = CourseAppService([sys.executable, "-c", "import time; time.sleep(600)"], download_manager=DownloadManager(),
+                                   size=(80, 24), env={"TC_TEST_MARK": mark})
+        return service, apps
+
+    def test_stop_during_the_start_ends_the_app_once_it_is_made(self):
+        service, apps = self.service_and_finder()
+
+        async def body() -> None:
+            start = asyncio.ensure_future(service.start(80, 24))
+            end = time.monotonic() + DEADLINE
+            while not apps():  # the process is made; its start waits for its pipes
+                assert time.monotonic() < end, "the app was never made"
+                await asyncio.sleep(0)
+            assert not start.done()
+            await service.stop()
+            try:
+                await start
+            except Exception:  # noqa: BLE001 - a start that lost the race may say so
+                pass
+            await service.stop()  # the session's own end, later: stop() is done once
+
+        try:
+            asyncio.run(body())
+            assert apps() == [], "the app outlived its session"
+        finally:
+            for pid in apps():
+                os.kill(pid, 9)
+
+    def test_a_session_ended_before_its_start_makes_no_app(self):
+        service, apps = self.service_and_finder()
+
+        async def body() -> None:
+            await service.stop()
+            with pytest.raises(ConnectionResetError):
+                await service.start(80, 24)
+
+        try:
+            asyncio.run(body())
+            assert apps() == []
+        finally:
+            for pid in apps():
+                os.kill(pid, 9)
 
 
 class TestOneAddressCannotHoldTheServer:

@@ -246,6 +246,8 @@ class Sandbox:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
         spec = {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
                 "shm": RUN_SHM_SIZE, "pidns": True}
+        if relative:  # a warm run: the zygotes' directory (their control socket) is hidden from it
+            spec["hide"] = [self.zygote_root]
         if relative and self.slot_fds:
             spec["slots"] = [list(fds) for fds in self.slot_fds]
         return spec

@@ -182,14 +182,20 @@ def own_user_namespace():
         raise JailError(f"user namespace id map: {exc}") from exc
 
 
-def own_ipc_and_shm(shm_size):
+def own_ipc_and_shm(shm_size, hide=()):
     """A SysV IPC namespace and a mount namespace of this run's own, and in it a fresh
     ``/dev/shm`` of ``shm_size`` bytes: shared-memory segments and files of the run are its own,
-    bounded, seen by no other run, and gone with its last process."""
+    bounded, seen by no other run, and gone with its last process. Each directory of ``hide``
+    (the zygotes' directories, with their control socket) is covered by an empty read-only tmpfs:
+    Landlock does not cover ``connect()`` to a socket by path, and runs that connected to the
+    zygote's socket in a loop kept it busy refusing them, slowing every learner's runs."""
     lib = _lib()
     _check(lib.unshare(CLONE_NEWIPC | CLONE_NEWNS), "unshare(CLONE_NEWIPC|CLONE_NEWNS)")
     opts = f"size={int(shm_size)},mode=1777".encode()
     _check(lib.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ctypes.c_ulong(MS_NOSUID | MS_NODEV), opts), "mount /dev/shm")
+    for path in hide:
+        _check(lib.mount(b"tmpfs", os.fsencode(path), b"tmpfs", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), b"size=4k,mode=0555"),
+               f"mount over {path}")
 
 
 def _exit_like(status):
@@ -401,7 +407,7 @@ def prepare(spec):
         if spec.get("netns", True):
             own_network()
         if spec.get("shm"):
-            own_ipc_and_shm(spec["shm"])
+            own_ipc_and_shm(spec["shm"], spec.get("hide") or ())
             if spec.get("pidns"):
                 own_pid_namespace()  # returns in the snippet's process only
         drop_capabilities()

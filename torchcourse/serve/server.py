@@ -161,6 +161,7 @@ class CourseAppService(AppService):
         self.env = env or {}  # the learner's TORCHCOURSE_HOME and name (a class), set over os.environ
         self._announced_exit = False
         self._stopping: asyncio.Task | None = None
+        self._spawning: asyncio.Future | None = None  # the app's process being made (see _open_app_process)
         self._sink: web.WebSocketResponse | None = None  # the page's websocket, once it connected
         self._held: list[tuple[str, object]] = []  # what the app wrote before that
         self.attached_early = False  # started for its page before the page connected
@@ -217,15 +218,25 @@ class CourseAppService(AppService):
         return environment
 
     async def _open_app_process(self, width: int = 80, height: int = 24):
-        self._process = process = await asyncio.create_subprocess_exec(
+        # A session may be ended while its app is being made (the per-learner cap ends a learner's
+        # oldest session, which can still be starting): stop() then waits for the process being
+        # made and ends it. Before, it found no process, counted the session ended, and the app
+        # started a moment later outlived its session and serve itself (a root process holding
+        # the learner's progress). One ended before its start makes no process at all.
+        if self._stopping is not None:
+            raise ConnectionResetError("这个会话在它的程序启动前已经结束")
+        self._spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *self.argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=self._build_environment(width=width, height=height),
             start_new_session=True,  # Ctrl+C in serve's terminal reaches serve, which ends each app
-        )
+        ))
+        self._process = process = await asyncio.shield(self._spawning)
         self._stdin = process.stdin
+        if self._stopping is not None:  # ended meanwhile: stop() ends this process, nothing runs it
+            raise ConnectionResetError("这个会话在它的程序启动时已经结束")
         return process
 
     async def on_meta(self, data: bytes) -> None:
@@ -241,6 +252,11 @@ class CourseAppService(AppService):
 
     async def _stop(self) -> None:
         await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+        if self._process is None and self._spawning is not None:
+            try:  # a start cut short: the process was (or is being) made all the same
+                self._process = await self._spawning
+            except Exception:  # noqa: BLE001 - it could not be made: nothing to end
+                pass
         process = self._process
         if process is not None and process.returncode is None:
             if self._announced_exit:  # q in the app: it is ending on its own
@@ -535,7 +551,10 @@ class CourseServer(Server):
             # is resized if the page turns out different); a page that never connects lets it go
             service = self.new_service(learner, self.last_size)
             self.spares[spare] = service
-            await service.start(*self.last_size)
+            try:
+                await service.start(*self.last_size)
+            except ConnectionResetError:  # ended while it started (the learner's link revoked): none waits
+                self.spares.pop(spare, None)
             loop.call_later(SPARE_WAIT, lambda: asyncio.ensure_future(self._let_go(spare)))
         return web.Response(text=page_html(self.title, min(size, 64), spare, learner), content_type="text/html",
                             charset="utf-8")
