@@ -346,7 +346,7 @@ def test_a_broken_link_suggests_only_near_anchors(course):
     chapter = course / "01-first.md"
     edit(chapter, "[这一节](#errors)", "[这一节](#erors) [那一节](#no-copy)")
     found = problems(course)
-    assert "nearest: #errors" in only(found, "#erors")
+    assert "最接近的：#errors" in only(found, "#erors")
     assert "nearest" not in only(found, "#no-copy")  # no far-fetched guess (L6)
 
 

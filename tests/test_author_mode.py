@@ -239,12 +239,12 @@ def test_links_to_unknown_chapters_sections_and_snippets_are_problems(tmp_path):
         "```python {#code}\nprint(1)\n```\n\n```output\n1\n```\n\n"
     )
     course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
-    lines = [ln for ln in check_lines(course, tmp_path / "h") if "link (" in ln]
+    lines = [ln for ln in check_lines(course, tmp_path / "h") if "链接 (" in ln]
     assert len(lines) == 4, lines
-    assert any("link (#onne): this chapter has no section or snippet #onne; nearest: #one" in ln for ln in lines)
-    assert any("link (03): there is no chapter '03' (chapters: 01, 02)" in ln for ln in lines)
-    assert any("link (02#x): chapter 02 is not written yet" in ln for ln in lines)
-    assert any("link (01#nope): this chapter has no section or snippet #nope" in ln for ln in lines)
+    assert any("链接 (#onne)：本章没有小节或代码块 #onne；最接近的：#one" in ln for ln in lines)
+    assert any("链接 (03)：没有 id 为 '03' 的章节（现有章节：01, 02）" in ln for ln in lines)
+    assert any("链接 (02#x)：第 02 章还没写" in ln for ln in lines)
+    assert any("链接 (01#nope)：本章没有小节或代码块 #nope" in ln for ln in lines)
     assert all(":11:" in ln for ln in lines)  # the line of the bad links
 
 
@@ -583,8 +583,8 @@ class TestAnchorsAreAsciiOrRefusedWhereWritten:
         body = "## 广播规则：从右往左对齐\n\n正文。\n\n见[规则](#广播规则-从右往左对齐)。\n\n"
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:13: link (#广播规则-从右往左对齐): a link's anchor must be ASCII" in ln
-                   and "give the heading at line 9 an explicit anchor" in ln for ln in lines), lines
+        assert any("01.md:13: 链接 (#广播规则-从右往左对齐)：链接的锚点必须是 ASCII" in ln
+                   and "给第 9 行的标题加一个显式锚点" in ln for ln in lines), lines
 
     def test_a_title_that_differs_only_in_unicode_normalization_says_so(self, tmp_path):
         course = make_course(tmp_path / "c", (ANATOMY_HEAD + ANATOMY_TAIL).replace("# T\n", "# Tcafé\n", 1))
@@ -626,13 +626,13 @@ class TestReferenceLinksAndImages:
         body = "见[第 01 章][v]和[别处][w]。\n\n[v]: 01#onne\n\n"
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:11: link (01#onne): this chapter has no section or snippet #onne; nearest: #one" in ln for ln in lines), lines
-        assert any("01.md:9: reference link [w] has no definition" in ln for ln in lines), lines
+        assert any("01.md:11: 链接 (01#onne)：本章没有小节或代码块 #onne；最接近的：#one" in ln for ln in lines), lines
+        assert any("01.md:9: 引用式链接 [w] 没有定义" in ln for ln in lines), lines
 
     def test_an_image_is_refused_as_unsupported(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "![广播示意图](img/b.png)\n\n" + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:9: image (img/b.png): images are not supported" in ln for ln in lines), lines
+        assert any("01.md:9: 图片 (img/b.png)：不支持图片" in ln for ln in lines), lines
 
 
 class TestAppendixExcerptSelectsItsOwnRow:

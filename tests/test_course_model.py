@@ -202,8 +202,8 @@ def test_a_link_to_a_missing_anchor_in_another_written_chapter_is_a_problem(tmp_
         "# 二 {#two}\n\n正文。\n",
     )
     course = load_course(root)
-    assert [str(p) for p in all_problems(course) if "link (" in p.message] == [
-        f"{root / '01.md'}:7: link (02#tow): chapter 02 has no section or snippet #tow; nearest: #two"
+    assert [str(p) for p in all_problems(course) if "链接 (" in p.message] == [
+        f"{root / '01.md'}:7: 链接 (02#tow)：第 02 章没有小节或代码块 #tow；最接近的：#two"
     ]
 
 

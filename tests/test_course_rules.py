@@ -210,7 +210,7 @@ def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_lin
     from torchcourse.course.links import link_problems
 
     assert [(p.line, p.message) for p in link_problems(course)] == [
-        (line_of(text, "../a.md"), "link (../a.md) is neither a course link (02, 02#anchor, #anchor) nor a web address")]
+        (line_of(text, "../a.md"), "链接 (../a.md) 既不是课程内链接（02、02#anchor、#anchor），也不是网址")]
 
 
 # ----------------------------------------------------------------------------- course.toml

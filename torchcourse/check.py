@@ -48,7 +48,7 @@ def _without_cascades(course: Course, problems: list[Problem]) -> list[Problem]:
         msg = p.message
         if p in refused.values():
             p = Problem(p.file, p.line, msg + " (links to it, its checkpoint and the appendix rows of its errors are checked once the file is inside the course)")
-        elif any(f"there is no chapter '{cid}'" in msg for cid in refused):
+        elif any(f"没有 id 为 '{cid}' 的章节" in msg for cid in refused):
             continue
         elif msg.startswith("checkpoint file is not used by any chapter") and re.search(r"checkpoint\s*=\s*[\"']" + re.escape(Path(p.file).name) + r"[\"']", text):
             continue
@@ -184,11 +184,11 @@ def excerpt_problems(course: Course) -> list[Problem]:
 def _without_repeats(problems: list[Problem]) -> list[Problem]:
     """One message per broken link: an appendix row's 讲解 link is checked as a link and as a row;
     the row's "link to unknown …" goes when the link check already reported that line."""
-    links = {(p.file, p.line) for p in problems if p.message.startswith("link (")}
+    links = {(p.file, p.line) for p in problems if p.message.startswith("链接 (")}
     seen: set[tuple] = set()
     out = []
     for p in problems:
-        if p.message.startswith("link to unknown") and (p.file, p.line) in links:
+        if p.message.startswith("链接指向未知") and (p.file, p.line) in links:
             continue
         if tuple(p) in seen:
             continue
