@@ -177,8 +177,8 @@ def test_an_output_block_of_only_the_wildcard(course):
 def test_an_appendix_without_break_points_can_never_be_completed(course):
     appendix = course / "A-error-lookup.md"
     edit(appendix, "\n<!-- break -->\n", "\n")
-    msg = only(problems(course), "can never complete it")
-    assert msg.startswith(f"{appendix}:") and "附录 A has no break point" in msg
+    msg = only(problems(course), "读者永远读不完它")
+    assert msg.startswith(f"{appendix}:") and "附录 A没有断点" in msg
 
 
 def test_a_checkpoint_heading_without_a_quiz_is_a_warning(course):
@@ -204,11 +204,11 @@ def test_appendix_header_backticks_and_duplicate_rows(course):
     row = "| `ValueError: invalid literal for int() with base 10` | 字符串不是十进制数字 | 打印要转换的字符串 | [01 §会报错的代码块](01#errors) |"
     edit(appendix, row, row + "\n" + row.replace("`ValueError: invalid literal for int() with base 10`", "ValueError: invalid literal for int() with base 10"))
     found = problems(course)
-    assert only(found, "is not in backticks").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
-    assert only(found, "is already the row at line").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
+    assert only(found, "没有放在反引号里").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
+    assert only(found, "已经是 第").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
     edit(appendix, "| 报错原文 | 原因 | 先查 | 讲解 |", "| 报错 | 原因 | 先查 | 讲解 |")
     found = problems(course)
-    assert only(found, "the lookup ignores this whole table").startswith(f"{appendix}:{line_of(appendix, '| 报错 |')}: table header '| 报错 | 原因 | 先查 | 讲解 |'")
+    assert only(found, "反查会忽略这整张表").startswith(f"{appendix}:{line_of(appendix, '| 报错 |')}: 表头 '| 报错 | 原因 | 先查 | 讲解 |'")
 
 
 def test_a_broken_appendix_link_is_reported_once(course):
@@ -323,7 +323,7 @@ def test_preload_is_read_from_course_toml_and_checked(course, tmp_path):
     run = tc("--content", str(course), "run", "01:sum", home=tmp_path / "h")
     assert "运行器找不到 no_such_module_tc" in run.stdout, run.stdout
     data = json.loads(tc("--content", str(course), "check", "--json", home=tmp_path / "h").stdout)
-    assert [p for p in data["problems"] if "preload module 'no_such_module_tc' is not importable here" in p] == data["problems"] != []
+    assert [p for p in data["problems"] if "preload 模块 'no_such_module_tc' 在这里导入不了" in p] == data["problems"] != []
 
 
 def test_the_reader_names_the_time_limit_and_an_undeclared_exit_status():
@@ -378,8 +378,8 @@ def test_a_quiz_snippet_or_key_typo_gets_a_did_you_mean(course):
     edit(quiz, 'snippet = "sum"', 'snippet = "summ"')
     edit(quiz, 'accept = ["raises", "raises="]', 'acept = ["raises", "raises="]')
     found = problems(course)
-    assert only(found, "snippet 'summ' is not a snippet").endswith("did you mean 'sum'?")
-    assert only(found, "unknown key 'acept'").endswith("did you mean 'accept'?")
+    assert only(found, "snippet 'summ' is not a snippet").endswith("是不是想写 'sum'？")
+    assert only(found, "unknown key 'acept'").endswith("是不是想写 'accept'？")
 
 
 def test_reload_chapter_reads_the_saved_file_in_place(course):

@@ -398,7 +398,7 @@ class TestPreloadNamesAreChecked:
         course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
         set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = ["jsonn", "json"]\n')
         lines = check_lines(course, tmp_path / "h")
-        assert any("course.toml:3: preload module 'jsonn' is not importable here (did you mean 'json'?)" in ln for ln in lines), lines
+        assert any("course.toml:3: preload 模块 'jsonn' 在这里导入不了（是不是想写 'json'？）" in ln for ln in lines), lines
         assert not any("preload module 'json' " in ln for ln in lines)
 
     def test_the_closest_name_wins_over_an_installed_near_miss(self, tmp_path):
@@ -408,7 +408,7 @@ class TestPreloadNamesAreChecked:
         course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
         set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = ["jsonn"]\n')
         out = tc("--content", str(course), "check", home=tmp_path / "h", env={"PYTHONPATH": f"{ROOT}:{site}"})
-        assert "preload module 'jsonn' is not importable here (did you mean 'json'?)" in out.stdout + out.stderr
+        assert "preload 模块 'jsonn' 在这里导入不了（是不是想写 'json'？）" in out.stdout + out.stderr
 
     def test_a_course_that_never_imports_torch_is_warned_about_the_default(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "```python {#one}\nprint(1)\n```\n\n```output\n1\n```\n\n" + ANATOMY_TAIL)
@@ -648,7 +648,7 @@ class TestAppendixExcerptSelectsItsOwnRow:
         appendix.write_text(text.replace("`ValueError: invalid literal for int() with base 10`", "`ValueError:`"), encoding="utf-8")
         row = next(n for n, ln in enumerate(appendix.read_text(encoding="utf-8").splitlines(), 1) if ln.startswith("| `ValueError:`"))
         lines = check_lines(course, tmp_path / "h")
-        assert any(f"A-error-lookup.md:{row}: 报错原文 'ValueError:' does not select its own row: 01:bad-int prints" in ln for ln in lines), lines
+        assert any(f"A-error-lookup.md:{row}: 报错原文 'ValueError:' 选不中它自己这一行：01:bad-int 打印" in ln for ln in lines), lines
 
 
 class TestCourseDataFiles:
@@ -724,7 +724,7 @@ class TestOneErrorOneRowAcrossAppendices:
         set_toml(course, '[[routes]]', '[[chapters]]\nid = "B"\nfile = "B-more.md"\ntitle = "附录 B"\npromise = "按报错原文找到讲它的那一节"\nkind = "appendix"\n\n[[routes]]')
         row = next(n for n, ln in enumerate(shutil_copy.splitlines(), 1) if ln.startswith("| `ValueError"))
         lines = check_lines(course, tmp_path / "h")
-        assert any(f"B-more.md:{row}: 报错原文" in ln and f"is already the row at A-error-lookup.md:{row}" in ln for ln in lines), lines
+        assert any(f"B-more.md:{row}: 报错原文" in ln and f"已经是 A-error-lookup.md:{row} 那一行的了" in ln for ln in lines), lines
 
 
 class TestACopiedCourseKeepingItsId:
@@ -739,7 +739,7 @@ class TestACopiedCourseKeepingItsId:
         second = tmp_path / "second"
         shutil.copytree(first, second)
         lines = check_lines(second, tmp_path / "h")
-        assert any(f"course.toml:2: course id 'np-bcast' is also the id of the course in {first.resolve()}" in ln for ln in lines), lines
+        assert any(f"course.toml:2: 课程 id 'np-bcast' 也是 {first.resolve()} 里那门课的 id" in ln for ln in lines), lines
         assert check_lines(first, tmp_path / "h")[-1].endswith("：0 处问题")
 
 

@@ -268,4 +268,4 @@ class TestPredictOfAnotherChaptersSnippet:
         (course / "cp" / "01.toml").write_text('chapter = "01"\n\n[[questions]]\nid = "elsewhere"\nkind = "predict"\nsnippet = "fancy-copy"\n'
                                                'prompt = "打印什么？"\naccept = ["1"]\nexplain = "e"\nsection = "one"\n', encoding="utf-8")
         problems = [str(p) for p in all_problems(load_course(course))]
-        assert any("'fancy-copy' is a snippet of chapter 02" in p for p in problems), problems
+        assert any("'fancy-copy' 是第 02 章的代码块" in p for p in problems), problems

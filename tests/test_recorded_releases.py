@@ -187,12 +187,12 @@ class TestAlternativeBlocks:
         _add_alternative(course, "graph.py:979", "mylib==9.0", "x")
         lines = _chapter(course).splitlines()
         out = _check(course, tmp_path)
-        assert f"01-first.md:{lines.index('```output {numpy==2.0}') + 1}: output alternative {{numpy==2.0}} of #lib: course.toml records no releases of 'numpy'" in out.stdout, out.stdout
-        assert f"01-first.md:{lines.index('```output {mylib==9.0}') + 1}: output alternative {{mylib==9.0}} of #literal selects none of the recorded mylib releases" in out.stdout
+        assert f"01-first.md:{lines.index('```output {numpy==2.0}') + 1}: #lib 的输出替代块 {{numpy==2.0}}：course.toml 没有记录 'numpy' 的任何版本" in out.stdout, out.stdout
+        assert f"01-first.md:{lines.index('```output {mylib==9.0}') + 1}: #literal 的输出替代块 {{mylib==9.0}} 没有选中任何一个记录过的 mylib 版本" in out.stdout
 
     def test_an_alternative_selecting_the_reference_release_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "mylib>=1.0", "hello 2")
-        assert "selects the reference release mylib 1.0" in _check(course, tmp_path).stdout
+        assert "选中了参考版本 mylib 1.0" in _check(course, tmp_path).stdout
 
     def test_a_malformed_specifier_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "mylib=2.0", "hello 2")
