@@ -65,16 +65,16 @@ def zygote_pids(service) -> list[int]:
 
 
 def the_zygotes(service) -> set[int]:
-    """The zygote processes themselves (not their spares and runs, which are forked from them)."""
-    pids = zygote_pids(service)
+    """The zygote processes themselves (not their spares and runs, which are forked from them, nor
+    a run's orphan that the sandbox's bwrap reaps): bwrap's command, pid 2 of the sandbox."""
     out = set()
-    for pid in pids:
+    for pid in zygote_pids(service):
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                nspid = next(line.split()[1:] for line in fh if line.startswith(b"NSpid:"))
+        except (OSError, StopIteration):
             continue
-        if ppid not in pids:
+        if len(nspid) == 2 and nspid[-1] == b"2":
             out.add(pid)
     return out
 
@@ -82,11 +82,22 @@ def the_zygotes(service) -> set[int]:
 # a run that lasts until the test writes ``go`` into its directory (through /proc/PID/cwd)
 BOB_WAITS = snip("""
     import os, time
+    open("started", "w").close()
     end = time.time() + 120
     while not os.path.exists("go") and time.time() < end:
         time.sleep(0.02)
     print("bob done", os.path.exists("go"))
     """, expected="bob done True", timeout=180)
+
+
+WHERE = snip("""
+    print(next(line for line in open("/proc/self/cgroup") if ":memory:" in line).strip().rsplit("/", 1)[-1])
+    """, expected=None)
+
+
+def memory_group(pid: int) -> str:
+    with open(f"/proc/{pid}/cgroup") as fh:
+        return next(line for line in fh if ":memory:" in line).strip().rsplit("/", 1)[-1]
 
 
 def run_processes(service) -> list[int]:
@@ -119,7 +130,10 @@ def poison(pids: list[int]) -> None:
                 os.setgid(gid)
                 os.setuid(uid)
             for p in pids:
-                resource.prlimit(p, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+                try:
+                    resource.prlimit(p, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+                except ProcessLookupError:  # a run's process that ended meanwhile
+                    pass
             rc = 0
         finally:
             os._exit(rc)
@@ -205,16 +219,46 @@ class TestAPoisonedZygoteIsReplaced:
         zygotes = the_zygotes(service)
         results: dict = {}
         t = run_in_thread(service.client("bob"), BOB_WAITS, results, "bob")
-        wait_for(lambda: run_processes(service), "bob's run never started")
+        # bob's snippet runs (it is confined: the poisoning can no longer touch its confinement)
+        wait_for(lambda: any(os.path.exists(f"/proc/{p}/cwd/started") for p in run_processes(service)), "bob's run never started")
         (bob,) = run_processes(service)
         poison(zygote_pids(service))
-        assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)  # in a new zygote
-        assert the_zygotes(service) - zygotes
+        # a spare forked before the poisoning may still take one run; the next fork cannot confine
+        # its run, and the zygote is replaced: alice's runs match all along
+        for _ in range(3):
+            assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
+            if the_zygotes(service) - zygotes:
+                break
+        assert the_zygotes(service) - zygotes, "the poisoned zygote was never replaced"
         assert os.path.exists(f"/proc/{bob}/cwd"), "bob's run was killed with the zygote it started on"
+        assert zygotes & the_zygotes(service), "the replaced zygote was closed while bob's run was in flight"
+        # the new zygote's runs never share bob's run slot (its memory limit, its CPU share)
+        bobs_slot = memory_group(bob)
+        assert bobs_slot.startswith("slot-"), bobs_slot
+        for _ in range(4):  # as many as there are slots: each run takes the longest free one
+            where = service.client("alice").run(WHERE)
+            assert where.actual.strip().startswith("slot-"), where.actual
+            assert where.actual.strip() != bobs_slot
         open(f"/proc/{bob}/cwd/go", "w").close()
         t.join(180)
         assert_matches(results["bob"], BOB_WAITS)
         wait_for(lambda: not zygotes & the_zygotes(service), "the old zygote is closed once bob's run ended")
+
+
+class TestTheClassZygoteOutlivesTheThreadThatStartedIt:
+    """bwrap's --die-with-parent is a signal sent when the *thread* that forked it ends: the class's
+    first zygote, started by a thread of its own, must serve the class's runs, not die with it."""
+
+    def test_the_first_zygote_serves_the_first_runs(self, tmp_path):
+        svc = Service(tmp_path, jobs=2, hide=[])
+        try:
+            wait_for(lambda: the_zygotes(svc), "the class never started its zygote")
+            first = the_zygotes(svc)
+            for _ in range(2):
+                assert_matches(svc.client("alice").run(ALICE_OK), ALICE_OK)
+            assert the_zygotes(svc) == first
+        finally:
+            svc.stop()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="CPU groups need root (the server case)")
@@ -399,6 +443,80 @@ class TestARunSeesOnlyItsOwnProcesses:
         eve, alice = attack_while_alice_runs(service, self.EVE)
         assert eve.actual.strip() == "pids [1, 2] others []", eve.actual
         assert_matches(alice, ALICE_LONG)
+
+
+class TestPerUserKernelCountsAreNotOneRunsToUseUp:
+    """inotify instances and watches and enlarged pipes' pages are counted per uid, and every run
+    has the sandbox's one uid: a run gets neither inotify nor a pipe past the default size, so
+    the other runs' answer is the same whatever one run holds."""
+
+    EVE = """
+        import ctypes, fcntl, os, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        fds = [libc.inotify_init1(0) for _ in range(200)]
+        grown = 0
+        for _ in range(400):
+            r, w = os.pipe()
+            try:
+                fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+                grown += 1
+            except OSError:
+                pass
+        print("inotify", sum(fd >= 0 for fd in fds), "grown", grown)
+        time.sleep(8)
+        """
+    ALICE = snip("""
+        import ctypes, fcntl, os, time
+        time.sleep(3)
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(0)
+        print("inotify", fd if fd >= 0 else os.strerror(ctypes.get_errno()))
+        r, w = os.pipe()
+        try:
+            print("grow", fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20))
+        except OSError as e:
+            print("grow", e.strerror)
+        """, expected="inotify Function not implemented\ngrow Operation not permitted")
+
+    def test_the_victims_answer_is_the_one_it_gets_alone(self, service):
+        assert_matches(service.client("alice").run(self.ALICE), self.ALICE)
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
+        assert eve.actual.strip() == "inotify 0 grown 0", eve.actual
+        assert_matches(alice, self.ALICE)
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        fields = fh.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+class TestAnOutputFloodIsStoppedAtTheCap:
+    """Past the 1 MB output cap a run is stopped: the class's one service (outside every run's
+    CPU group) no longer reads and drops a flood for the rest of the run's time."""
+
+    EVE = """
+        import os, threading, time
+        def flood(fd):
+            block = b"\\xff\\xfe" * 32768
+            end = time.time() + 20
+            while time.time() < end:
+                try:
+                    os.write(fd, block)
+                except OSError:
+                    pass
+        threads = [threading.Thread(target=flood, args=(fd,)) for fd in (1, 2, 1, 2)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        """
+
+    def test_the_flooding_run_stops_and_the_service_stays_idle(self, service):
+        before = cpu_seconds(service.proc.pid)
+        eve, alice = attack_while_alice_runs(service, self.EVE)
+        spent = cpu_seconds(service.proc.pid) - before
+        assert eve.truncated and "停止运行" in eve.message, eve.message
+        assert_matches(alice, ALICE_LONG)
+        assert spent < 3.0, f"the service spent {spent:.1f} s of CPU on the flood"
 
 
 # -- memory: a run's processes together are bounded, so the OOM killer picks within that run --------

@@ -54,21 +54,24 @@ def test_sleep_forever_times_out_and_leaves_nothing(runner, cold):
 
 
 @pytest.mark.parametrize("cold", MODES)
-def test_hundred_megabytes_are_capped(runner, cold):
+def test_a_run_past_the_output_cap_is_cut_and_stopped(runner, cold):
     code = """
-        import sys
+        import sys, time
         block = "x" * 1023 + "\\n"
-        for _ in range(100 * 1024):
+        for _ in range(2 * 1024):
             sys.stdout.write(block)
+        sys.stdout.flush()
+        time.sleep(60)
         print("THE END")
     """
-    res = runner.run(snip(code), cold=cold, use_cache=False)
+    res = runner.run(snip(code, timeout=120), cold=cold, use_cache=False)
     assert res.truncated
     assert res.status == "mismatch"
-    assert res.actual.endswith("输出超过 1 MB，后面的部分已截断。")
+    assert res.actual.endswith("输出超过 1 MB：运行已停止，后面的部分已截断。")
+    assert res.message == "✂️ 输出超过 1 MB，已截断并停止运行"
     assert "THE END" not in res.actual
     assert 900_000 < len(res.actual.encode()) < 1_100_000
-    assert res.returncode == 0
+    assert res.returncode != 0  # stopped, not run to its end (a minute later, exit code 0)
 
 
 @pytest.mark.parametrize("cold", MODES)

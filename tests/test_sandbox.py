@@ -277,6 +277,32 @@ def test_kernel_keyrings_and_io_uring_are_not_there(runner, cold):
                                        "io_uring_setup -1 Function not implemented"], res.actual
 
 
+@pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+def test_per_uid_watches_and_pipe_pages_are_not_there(runner, cold):
+    """inotify/fanotify instances and enlarged pipes' pages are counted per uid, one count for
+    every run of the sandbox's uid: a run gets no inotify (ENOSYS, as on a kernel without it) and
+    cannot enlarge a pipe past its default size (EPERM); shrinking one and plain pipes work."""
+    code = """
+    import ctypes, fcntl, os, platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    def call(f, *a):
+        rc = f(*a)
+        return rc if rc != -1 else os.strerror(ctypes.get_errno())
+    print("inotify_init1", call(libc.inotify_init1, 0))
+    print("fanotify_init", call(libc.fanotify_init, 0, 0))
+    r, w = os.pipe()
+    for size in (1 << 20, 65536 * 2, 4096, 65536):
+        try:
+            print("F_SETPIPE_SZ", size, fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, size))
+        except OSError as e:
+            print("F_SETPIPE_SZ", size, e.strerror)
+    """
+    res = runner.run(snip(code), cold=cold, use_cache=False)
+    assert res.actual.splitlines() == ["inotify_init1 Function not implemented", "fanotify_init Function not implemented",
+                                       "F_SETPIPE_SZ 1048576 Operation not permitted", "F_SETPIPE_SZ 131072 Operation not permitted",
+                                       "F_SETPIPE_SZ 4096 4096", "F_SETPIPE_SZ 65536 65536"], res.actual
+
+
 def test_concurrent_runs_cannot_see_or_touch_each_other(runner):
     """Run A waits holding a file in its run directory; run B, forked from the same zygote at the
     same time, tries to read, list and overwrite it by its absolute path: all refused."""

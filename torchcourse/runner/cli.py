@@ -489,7 +489,7 @@ def _wildcard_in(actual: str) -> str:
 def _too_big(res) -> str:
     """Why an output is too big to write into a chapter (cut by the runner, or over the cap)."""
     if res.truncated:
-        return "输出超过 1 MB，被运行器截断了：截断的输出不是真实输出，不能写入。请让代码块少打印一些（只打印形状、前几行或摘要）"
+        return "输出超过 1 MB，运行器截断并停止了它：截断的输出不是真实输出，不能写入。请让代码块少打印一些（只打印形状、前几行或摘要）"
     lines = res.actual.count("\n") + 1
     if lines > ACCEPT_MAX_LINES or len(res.actual) > ACCEPT_MAX_CHARS:
         return (f"输出有 {lines} 行、{len(res.actual)} 个字符，超过 verify --accept 写入的上限（{ACCEPT_MAX_LINES} 行或 "
@@ -752,14 +752,14 @@ def cmd_run_sandbox(args) -> int:
     if res.status == "cancelled":
         print("⏹️ 已取消")
         return 1
-    notes = []
-    if res.truncated:
-        notes.append(execute.TRUNCATION_NOTICE.replace("⚠️ [torchcourse] ", ""))
+    if res.truncated:  # the run was stopped at the cap: its exit says nothing of the snippet
+        print(execute.TRUNCATION_NOTICE.replace("⚠️ [torchcourse] ", "✂️ ") + f"  {res.seconds:.3f}s")
+        return 1
     if res.signal is not None:
         verdict = _exit_message(None, res.signal)
     elif res.returncode:
         verdict = f"↩️ 运行结束，退出码 {res.returncode}" + (f"（最后抛出 {res.raised}）" if res.raised else "")
     else:
         verdict = "✅ 运行结束，退出码 0"
-    print(" ".join([verdict, *notes]) + f"  {res.seconds:.3f}s")
+    print(verdict + f"  {res.seconds:.3f}s")
     return 0 if res.returncode == 0 else 1

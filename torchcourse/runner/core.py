@@ -543,7 +543,7 @@ def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, trun
         res.status = "cancelled"
         res.message = "⏹️ 已取消"
         return res
-    res.message = _exit_message(returncode, sig)
+    res.message = "" if truncated else _exit_message(returncode, sig)  # (a truncated run was stopped at the cap)
     res.raised = raised_exception(actual, returncode)
     res.raise_problem = raise_problem(snippet, res.raised) or exit_problem(snippet, res.raised, returncode)
     if expected is None:
@@ -563,7 +563,7 @@ def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, trun
         res.status = "mismatch"
         res.message = (res.raise_problem + " " + res.message).strip()
     if truncated:
-        res.message = (res.message + " ✂️ 输出已截断").strip()
+        res.message = (res.message + " ✂️ 输出超过 1 MB，已截断并停止运行").strip()
     if res.status == "mismatch" and res.release_note:
         res.message = (res.message + " " + res.release_note).strip()
     return res

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-OUTPUT_CAP = 1_000_000  # bytes kept; the rest is read and dropped
+OUTPUT_CAP = 1_000_000  # bytes kept; a run that writes more is stopped (see collect)
 SNIPPET_FILE = "snippet.py"
-TRUNCATION_NOTICE = "⚠️ [torchcourse] 输出超过 1 MB，后面的部分已截断。"
+TRUNCATION_NOTICE = "⚠️ [torchcourse] 输出超过 1 MB：运行已停止，后面的部分已截断。"
 
 FIXED_ENV = {
     "PYTHONHASHSEED": "0",
@@ -164,8 +164,15 @@ def collect(
                 room = OUTPUT_CAP - len(buf)
                 if room > 0:
                     buf += chunk[:room]
-                if len(chunk) > room:
+                if len(chunk) > room and not truncated:
                     truncated = True
+                    if status is None and outcome == "exited" and escalate_at is None:
+                        # past the cap the run is stopped: reading and dropping a flood for the
+                        # rest of its time would cost this process (a class's one service) a core
+                        stop_supervisor(pgid)
+                        ended_at = time.monotonic()
+                        escalate_at = ended_at + ESCALATE_AFTER
+                        reap_deadline = ended_at + 10.0
         if status is None:
             status = poll_status(0.0)
             if status is not None and ended_at is None:

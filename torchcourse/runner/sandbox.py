@@ -363,6 +363,8 @@ class SandboxRunner(core.Runner):
         if self.cgroups.slots:
             sb.slot_fds = self.cgroups.slot_fds()
         self._slot = threading.local()  # this thread's run: its memory group and its counters before
+        self._slots_held: dict[int, int] = {}  # run slot -> warm runs in flight there (any zygote)
+        self._slots_lock = threading.Lock()
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -376,8 +378,13 @@ class SandboxRunner(core.Runner):
     def _new_zygote(self):
         from torchcourse.runner.warm import Zygote
 
-        z = Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox)
+        with self._slots_lock:
+            # a replaced zygote's runs still in flight keep their slots: the new zygote's runs go
+            # elsewhere, so that no two runs ever share one run's memory limit
+            busy = [slot for slot, n in self._slots_held.items() if n > 0]
+        z = Zygote(self.python, preload=self.preload, env=self._env_overrides(), sandbox=self.sandbox, busy_slots=busy)
         z.on_slot = self._on_slot
+        z.on_slot_end = self._on_slot_end
         self.cgroups.enter(z.proc.pid)  # the zygote and its spare (its torch pages stay charged where they were)
         return z
 
@@ -385,8 +392,17 @@ class SandboxRunner(core.Runner):
         """A warm run started in run slot ``slot`` (its processes are in that group already; the
         snippet has not allocated anything yet)."""
         group = self.cgroups.slots[slot] if isinstance(slot, int) and 0 <= slot < len(self.cgroups.slots) else None
+        if group is not None:
+            with self._slots_lock:
+                self._slots_held[slot] = self._slots_held.get(slot, 0) + 1
         self._slot.group = group
         self._slot.before = self.cgroups.counters(group)
+
+    def _on_slot_end(self, slot) -> None:
+        if isinstance(slot, int):
+            with self._slots_lock:
+                if self._slots_held.get(slot, 0) > 0:
+                    self._slots_held[slot] -= 1
 
     def _memory_note(self, res: core.RunResult, whole_before: int) -> None:
         """Say whose memory limit ended the run: its own run's (all its processes together), the

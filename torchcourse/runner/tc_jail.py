@@ -442,13 +442,23 @@ SELF_ONLY_WHO = {"setpriority": (141, 140, 0), "ioprio_set": (251, 30, 1)}  # (x
 # refused whole with ENOSYS, as on a kernel built without them (libraries fall back): the kernel
 # keyrings are shared by every run of the one uid (a channel between learners, and a quota one run
 # could use up), and io_uring is a large attack surface that no snippet of a course needs
+# ... and inotify / fanotify: their instances and watches are counted per uid
+# (fs.inotify.max_user_instances, 128 here): one run holding them all left every other learner's
+# run without a watch. (None: no such call on that architecture.)
 NOT_HERE = {"add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
-            "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427)}
+            "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+            "inotify_init": (253, None), "inotify_init1": (294, 26), "fanotify_init": (300, 262)}
+# fcntl(F_SETPIPE_SZ) past a pipe's default size gets EPERM (what the kernel answers past its
+# limit): the pages of enlarged pipes count per uid (fs.pipe-user-pages-soft), and one run
+# enlarging its pipes left every other run unable to enlarge one. Shrinking stays allowed.
+FCNTL = (72, 25)
+F_SETPIPE_SZ = 1031
+PIPE_DEFAULT_SIZE = 65536
 X32_BIT = 0x40000000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 EPERM, ENOSYS = 1, 38
-_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_LD_ABS, _JEQ, _JGE, _JGT, _RET = 0x20, 0x15, 0x35, 0x25, 0x06
 
 
 class _SockFilter(ctypes.Structure):
@@ -486,7 +496,7 @@ def only_self_program(own_pid, machine=None):
     if machine not in AUDIT_ARCH:
         raise JailError(f"no seccomp table for {machine}")
     col = 0 if machine == "x86_64" else 1
-    ARG0, ARG1 = 16, 24  # low 32 bits of args[0], args[1] (little-endian)
+    ARG0, ARG1, ARG2 = 16, 24, 32  # low 32 bits of args[0], args[1], args[2] (little-endian)
     prog = [(_LD_ABS, 4, 0, 0), (_JEQ, AUDIT_ARCH[machine], 0, "foreign"), (_LD_ABS, 0, 0, 0)]
     if machine == "x86_64":
         prog.append((_JGE, X32_BIT, "foreign", 0))
@@ -495,8 +505,13 @@ def only_self_program(own_pid, machine=None):
     for name, nums in SELF_ONLY_WHO.items():
         prog.append((_JEQ, nums[col], name, 0))
     for nums in NOT_HERE.values():
-        prog.append((_JEQ, nums[col], "foreign", 0))
+        if nums[col] is not None:
+            prog.append((_JEQ, nums[col], "foreign", 0))
+    prog.append((_JEQ, FCNTL[col], "fcntl", 0))
     prog.append((_RET, SECCOMP_RET_ALLOW, 0, 0))
+    # (the kernel reads F_SETPIPE_SZ's size as 32 bits; a larger value is EINVAL there)
+    prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"), (_LD_ABS, ARG2, 0, 0),
+             (_JGT, PIPE_DEFAULT_SIZE, "deny", "allow")]
     for name, nums in SELF_ONLY_WHO.items():  # (BPF jumps only forward: these before pid_check)
         prog += [(name,), (_LD_ABS, ARG0, 0, 0), (_JEQ, nums[2], 0, "deny"), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "pid_check", "pid_check")]
     prog += [("pid0",), (_LD_ABS, ARG0, 0, 0), ("pid_check",), (_JEQ, 0, "allow", 0), (_JEQ, own_pid, "allow", 0),

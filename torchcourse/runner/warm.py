@@ -19,6 +19,25 @@ from torchcourse.runner import execute
 ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
 START_TIMEOUT = 180.0
 
+_spawner: dict = {}  # pid -> the one lasting thread (a pool of one) that forks zygotes (see _spawn)
+_spawner_lock = threading.Lock()
+
+
+def _spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """``start()`` on a thread that lasts as long as this process. A sandboxed zygote is bwrap
+    ``--die-with-parent``, whose parent-death signal (PR_SET_PDEATHSIG) fires when the *thread*
+    that forked it ends: started from a short-lived thread (a class service's start-up thread, a
+    request's), the zygote was SIGKILLed, with the runs in flight on it, as soon as that thread
+    returned."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _spawner_lock:
+        pool = _spawner.get(os.getpid())  # a forked child has none of its parent's threads
+        if pool is None:
+            _spawner.clear()
+            pool = _spawner[os.getpid()] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tc-zygote-spawn")
+    return pool.submit(start).result()
+
 
 class ZygoteError(Exception):
     def __init__(self, message: str, *, no_torch: bool = False, before_fork: bool = False, died_mid_run: bool = False, missing: str | None = None,
@@ -35,14 +54,16 @@ class ZygoteError(Exception):
 
 class Zygote:
     def __init__(self, python: str, *, preload: tuple[str, ...] = ("torch",), env: dict[str, str] | None = None,
-                 sandbox=None):
+                 sandbox=None, busy_slots=()):
         """``sandbox`` (a :class:`torchcourse.runner.sandbox.Sandbox`): the zygote runs inside it
         (bwrap), accepts requests only from outside it, and confines each snippet process it
-        forks (tc_jail.confine: its own run directory only)."""
+        forks (tc_jail.confine: its own run directory only). ``busy_slots``: run slots that runs
+        of a replaced zygote still hold: this one never puts a run of its own there."""
         self.python = python
         self.preload = tuple(preload)
         self.sandbox = sandbox
         self.on_slot: Callable[[int | None], None] | None = None  # told each run's slot (sandbox)
+        self.on_slot_end: Callable[[int | None], None] | None = None  # told once that run has ended
         self._runs = 0  # runs in flight on this zygote
         self._retiring = False  # replaced: closed once its last run in flight has ended
         self._runs_lock = threading.Lock()
@@ -55,10 +76,13 @@ class Zygote:
         pass_fds: tuple[int, ...] = ()
         if sandbox is not None:
             sandbox.own(self.dir)
-            argv = [*sandbox.zygote_command(self.dir), *argv, json.dumps(sandbox.jail_spec(relative=True))]
+            spec = sandbox.jail_spec(relative=True)
+            if busy_slots and spec.get("slots"):
+                spec["busy"] = sorted(busy_slots)
+            argv = [*sandbox.zygote_command(self.dir), *argv, json.dumps(spec)]
             base_env = sandbox.env()
             pass_fds = sandbox.pass_fds()
-        self.proc = subprocess.Popen(
+        self.proc = _spawn(lambda: subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -68,7 +92,7 @@ class Zygote:
             start_new_session=True,
             close_fds=True,
             pass_fds=pass_fds,
-        )
+        ))
         self.hello = self._read_hello()
         if not self.hello.get("ok"):
             err = str(self.hello.get("error", "unknown error"))
@@ -148,6 +172,7 @@ class Zygote:
         s = None
         pid = None
         forked = False
+        slot = None
         state = {"reaped": False}
         try:
             s = self._connect()
@@ -168,8 +193,9 @@ class Zygote:
                 raise ZygoteError(f"warm runner refused: {msg}")
             pid = int(msg["pid"])
             forked = True
+            slot = msg.get("slot")
             if self.on_slot is not None:
-                self.on_slot(msg.get("slot"))
+                self.on_slot(slot)
             if self.sandbox is not None:
                 # the pid is the one in the sandbox's PID namespace: signal only the process it
                 # names out here (None once it is gone: nothing to signal)
@@ -213,6 +239,8 @@ class Zygote:
                     execute.stop_supervisor(pid)  # it kills the snippet's tree and exits
                 if on_end:
                     on_end(pid)
+            if forked and self.on_slot_end is not None:
+                self.on_slot_end(slot)
             if w >= 0:
                 os.close(w)
             os.close(r)

@@ -473,7 +473,8 @@ def main(argv=None):
     # the run slots' memory cgroups (the open cgroup.procs of each, from the driver): a run takes a
     # free slot (its spare, while it waits) and gives it back once its supervisor is reaped
     slot_fds = [list(fds) if isinstance(fds, list) else [fds] for fds in (_JAIL[0] or {}).get("slots") or []]
-    free_slots = list(range(len(slot_fds)))  # the longest free first
+    # the longest free first; never one that a run of the zygote this one replaced still holds
+    free_slots = [i for i in range(len(slot_fds)) if i not in set((_JAIL[0] or {}).get("busy") or ())]
     slot_of = {}  # supervisor pid -> its slot
     # supervisor pid -> the read end of its snippet process's confinement pipe (a sandbox): the
     # word on it, not the run's output or exit code, says whether confinement failed

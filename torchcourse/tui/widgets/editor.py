@@ -181,7 +181,7 @@ def edited_verdict(result) -> str:
     if status in ("match", "mismatch") and seconds is not None:
         head += f"（{seconds:.2f} 秒）"
     if getattr(result, "truncated", False):
-        head += "（输出过长已截断）"
+        head += "（输出超过 1 MB，已截断并停止运行）"
     return head
 
 
