@@ -145,7 +145,7 @@ def test_a_byte_order_mark_is_accepted_in_every_toml(course):
 def test_a_section_anchor_equal_to_a_snippet_id_elsewhere(course):
     chapter = course / "01-first.md"
     edit(chapter, "## 🔗 和后面的关系 {#links}", "## 🔗 和后面的关系 {#sum}")
-    assert only(problems(course), "is also the id of the snippet").startswith(f"{chapter}:{line_of(chapter, '{#sum}', 2)}: section anchor #sum is also the id of the snippet at line {line_of(chapter, '{#sum}')}")
+    assert only(problems(course), "那个代码块不在这个小节里").startswith(f"{chapter}:{line_of(chapter, '{#sum}', 2)}: 小节锚点 #sum 也是第 {line_of(chapter, '{#sum}')} 行那个代码块的 id")
 
 
 def test_two_sections_with_one_title_and_no_anchor(course):
@@ -157,21 +157,21 @@ def test_two_sections_with_one_title_and_no_anchor(course):
     edit(chapter, "(#errors)", "(#例子)") if "(#errors)" in chapter.read_text(encoding="utf-8") else None
     edit(course / "A-error-lookup.md", "01#errors", "01#snippets")
     found = problems(course)
-    assert only(found, "repeats the one at line").startswith(f"{chapter}:{line_of(chapter, '## 例子', 2)}: section title '例子' repeats the one at line {line_of(chapter, '## 例子')}")
+    assert only(found, "两个都没有锚点").startswith(f"{chapter}:{line_of(chapter, '## 例子', 2)}: 小节标题 '例子' 和第 {line_of(chapter, '## 例子')} 行的重复了")
 
 
 @pytest.mark.parametrize("lang", ["py", "python3"])
 def test_a_python_alias_fence_with_an_id_is_refused_with_the_reason(course, lang):
     chapter = course / "01-first.md"
     edit(chapter, "```python {#sum}", f"```{lang} {{#sum}}")
-    msg = only(problems(course), "only ```python fences are snippets")
+    msg = only(problems(course), "只有 ```python 围栏才是代码块")
     assert msg.startswith(f"{chapter}:{line_of(chapter, '{#sum}')}: ```{lang} {{#sum}}")
 
 
 def test_an_output_block_of_only_the_wildcard(course):
     chapter = course / "01-first.md"
     edit(chapter, "```output\n[1, 2, 3] 6\n```", "```output\n...\n```")
-    assert only(problems(course), "is only the wildcard").startswith(f"{chapter}:{line_of(chapter, '```output')}: the ```output block of #sum")
+    assert only(problems(course), "只有通配符").startswith(f"{chapter}:{line_of(chapter, '```output')}: #sum 的 ```output 块只有通配符 '...'")
 
 
 def test_an_appendix_without_break_points_can_never_be_completed(course):
@@ -396,8 +396,8 @@ def test_reload_chapter_reads_the_saved_file_in_place(course):
     assert chapter_stamp(chapter) != stamp
     found = reload_chapter(loaded, "01")
     assert loaded.chapter("01") is chapter and "'new'" in chapter.snippet("sum").code
-    assert [p.message for p in found if "is also the id of the snippet" in p.message]
-    assert [p for p in loaded.problems if "is also the id of the snippet" in p.message] == [p for p in found if "is also the id" in p.message]
+    assert [p.message for p in found if "那个代码块不在这个小节里" in p.message]
+    assert [p for p in loaded.problems if "那个代码块不在这个小节里" in p.message] == [p for p in found if "那个代码块不在这个小节里" in p.message]
 
 
 def test_a_file_another_snippet_wrote_gets_the_empty_directory_hint(course, tmp_path):

@@ -154,7 +154,7 @@ def test_accept_refuses_while_check_has_problems_in_the_chapter(tmp_path):
         """))
     out = tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
     assert out.returncode == 1
-    assert "duplicate section anchor 'same'" in out.stderr and "先修好" in out.stderr
+    assert "小节锚点 'same' 重复了" in out.stderr and "先修好" in out.stderr
     assert "```output" not in (course / "01.md").read_text(encoding="utf-8")
 
 
@@ -170,7 +170,7 @@ def test_a_misspelled_attribute_is_named_and_the_snippet_is_never_run(tmp_path):
         ```
         """))
     check = tc("--content", str(course), "check", home=tmp_path / "h")
-    assert "unknown fence attribute 'timout=5'; did you mean 'timeout=5'?" in check.stdout + check.stderr
+    assert "未知的围栏属性 'timout=5'；是不是想写 'timeout=5'？" in check.stdout + check.stderr
     for cmd in (["verify"], ["run", "01:slow"]):
         out = tc("--content", str(course), *cmd, home=tmp_path / "h")
         assert out.returncode == 1, cmd
@@ -192,7 +192,7 @@ def test_timeouts_must_be_finite_and_bounded(tmp_path):
     check = tc("--content", str(course), "check", home=tmp_path / "h")
     text = check.stdout + check.stderr
     for v in ["nan", "inf", "0", "-3", "601"]:
-        assert f"needs a number of seconds above 0 and at most 600, got '{v}'" in text, v
+        assert f"要写秒数：大于 0、最多 600，这里是 '{v}'" in text, v
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert last_line(out.stdout) == "一致 0 个 · 不一致 5 个 · 跳过 0 个"
 
@@ -214,7 +214,7 @@ def test_misspelled_break_markers_are_problems(tmp_path):
     course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
     lines = check_lines(course, tmp_path / "h")
     for b in bad:
-        assert any(repr(b) in ln and "looks like a break marker but is not one" in ln for ln in lines), b
+        assert any(repr(b) in ln and "看起来像断点标记，但不是" in ln for ln in lines), b
     assert not any("<!-- 其他注释 -->" in ln for ln in lines)
 
 
@@ -222,14 +222,14 @@ def test_the_final_break_comes_after_the_checkpoint_and_the_anatomy_is_checked(t
     text = "# T\n\n⏱ 20 分钟\n\n## 一 {#one}\n\n<!-- break -->\n\n## ✅ 检查点\n\n## 尾声\n"
     course = make_course(tmp_path / "c", text)
     joined = "\n".join(check_lines(course, tmp_path / "h"))
-    assert "01.md:3: the ⏱ line says 20 分钟 but the chapter reads 1 min" in joined
-    assert "no 🎯 line" in joined
-    assert "01.md:7: the final break point must come after the ✅ checkpoint heading (line 9)" in joined
-    assert "no '## ⚡ 走神救援' heading" in joined
+    assert "01.md:3: ⏱ 行写的是 20 分钟，但算出来这一章读 1 分钟" in joined
+    assert "没有 🎯 行" in joined
+    assert "01.md:7: 最后一个断点必须在 ✅ 检查点标题（第 9 行）之后" in joined
+    assert "没有 '## ⚡ 走神救援' 标题" in joined
     good = make_course(tmp_path / "g", ANATOMY_HEAD + ANATOMY_TAIL)
     assert check_lines(good, tmp_path / "h")[-1].endswith("：0 处问题")
     wrong_goal = make_course(tmp_path / "w", ANATOMY_HEAD.replace("🎯 p。", "🎯 别的话。") + ANATOMY_TAIL)
-    assert any("the 🎯 line must start with the chapter's promise in course.toml: 'p'" in ln for ln in check_lines(wrong_goal, tmp_path / "h"))
+    assert any("🎯 行必须以 course.toml 里这一章的 promise 开头：'p'" in ln for ln in check_lines(wrong_goal, tmp_path / "h"))
 
 
 def test_links_to_unknown_chapters_sections_and_snippets_are_problems(tmp_path):
@@ -251,7 +251,7 @@ def test_links_to_unknown_chapters_sections_and_snippets_are_problems(tmp_path):
 def test_a_norun_snippet_with_an_output_block_is_refused(tmp_path):
     body = "```python {#shown norun}\nprint(1)\n```\n\n```output\n1\n```\n\n"
     course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
-    assert any("snippet #shown is norun" in ln and "01.md:13:" in ln for ln in check_lines(course, tmp_path / "h"))
+    assert any("代码块 #shown 标了 norun" in ln and "01.md:13:" in ln for ln in check_lines(course, tmp_path / "h"))
 
 
 def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
@@ -381,8 +381,8 @@ class TestMisspeltOutputFence:
         body = "```python {#one}\nprint(1)\n```\n\n```ouput\n1\n```\n\n"
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:13: ```ouput after snippet #one looks like a misspelt ```output fence" in ln for ln in lines), lines
-        assert not any("has no ```output block" in ln for ln in lines)
+        assert any("01.md:13: 代码块 #one 后面的 ```ouput 像是拼错的 ```output 围栏" in ln for ln in lines), lines
+        assert not any("后面没有 ```output 块" in ln for ln in lines)
 
 
 def set_toml(course: Path, old: str, new: str) -> None:
@@ -577,7 +577,7 @@ class TestAnchorsAreAsciiOrRefusedWhereWritten:
     def test_an_explicit_non_ascii_anchor_is_refused_at_its_heading(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "## 行向量和列向量 {#café}\n\n正文。\n\n" + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:9: heading anchor {#café} may use only ASCII letters" in ln and "{#cafe}" in ln for ln in lines), lines
+        assert any("01.md:9: 标题锚点 {#café} 只能用 ASCII 字母" in ln and "{#cafe}" in ln for ln in lines), lines
 
     def test_a_link_to_a_derived_chinese_anchor_names_the_heading_to_give_an_anchor(self, tmp_path):
         body = "## 广播规则：从右往左对齐\n\n正文。\n\n见[规则](#广播规则-从右往左对齐)。\n\n"
@@ -602,8 +602,8 @@ class TestBreakMarkersNeverCutABlock:
                 "| a | b |\n|---|---|\n| 1 | 2 |\n<!-- break: 表格里的断点 -->\n| 3 | 4 |\n\n")
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:11: break marker '<!-- break: 列表里的断点 -->' is inside a list item" in ln for ln in lines), lines
-        assert any("01.md:17: break marker '<!-- break: 表格里的断点 -->' is between two rows of a table" in ln for ln in lines), lines
+        assert any("01.md:11: 断点标记 '<!-- break: 列表里的断点 -->' 在列表项里面" in ln for ln in lines), lines
+        assert any("01.md:17: 断点标记 '<!-- break: 表格里的断点 -->' 夹在表格的两行之间" in ln for ln in lines), lines
         from torchcourse.course import load_course
 
         assert load_course(course).chapter("01").break_points == 1

@@ -89,5 +89,5 @@ def test_an_unclosed_fence_names_the_fence_line(tmp_path):
     root = make(tmp_path / "c", 'title = "t"\n' + GOOD_ENTRY, chapter)
     course = load_course(root)
     msgs = [(p.line, p.message) for p in course.problems]
-    assert any(line == 9 and "never closed" in m for line, m in msgs), msgs
-    assert not any("no break point" in m for _, m in msgs), msgs
+    assert any(line == 9 and "一直没有关闭" in m for line, m in msgs), msgs
+    assert not any("这一章没有断点" in m for _, m in msgs), msgs

@@ -89,16 +89,16 @@ def test_fence_attributes_at_their_bounds_are_taken(tmp_path):
 
 def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(tmp_path):
     cases = {
-        "t2": ("timeout=1=2", "attribute timeout= needs a number of seconds above 0 and at most 600, got '1=2'"),
-        "t0": ("timeout=0", "attribute timeout= needs a number of seconds above 0 and at most 600, got '0'"),
-        "e0": ("exit=0", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '0'"),
-        "e256": ("exit=256", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '256'"),
-        "ex": ("exit=x", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got 'x'"),
-        "e12": ("exit=1=2", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '1=2'"),
-        "r1": ("raises=1Bad", "attribute raises= needs an exception class name such as RuntimeError, got '1Bad'"),
-        "r2": ("raises=A=B", "attribute raises= needs an exception class name such as RuntimeError, got 'A=B'"),
-        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
-        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
+        "t2": ("timeout=1=2", "属性 timeout= 要写秒数：大于 0、最多 600，这里是 '1=2'"),
+        "t0": ("timeout=0", "属性 timeout= 要写秒数：大于 0、最多 600，这里是 '0'"),
+        "e0": ("exit=0", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 '0'"),
+        "e256": ("exit=256", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 '256'"),
+        "ex": ("exit=x", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 'x'"),
+        "e12": ("exit=1=2", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 '1=2'"),
+        "r1": ("raises=1Bad", "属性 raises= 要写异常类名，如 RuntimeError，这里是 '1Bad'"),
+        "r2": ("raises=A=B", "属性 raises= 要写异常类名，如 RuntimeError，这里是 'A=B'"),
+        "u1": ("label=x", "未知的围栏属性 'label=x'（已知的：#id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName）"),
+        "u2": ("timout=5", "未知的围栏属性 'timout=5'；是不是想写 'timeout=5'？（已知的：#id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName）"),
     }
     body = "".join(snippet_block(attrs, sid) for sid, (attrs, _) in cases.items())
     course, text = load(tmp_path, body)
@@ -114,7 +114,7 @@ def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(t
 
 def test_a_python_fence_with_words_after_it_is_a_snippet_without_an_id(tmp_path):
     course, text = load(tmp_path, "```python extra words\nprint(1)\n```\n\n```output\n1\n```\n\n")
-    assert problems(course) == [(line_of(text, "```python extra"), "python snippet without an id: write ```python {#some-id}")]
+    assert problems(course) == [(line_of(text, "```python extra"), "python 代码块没有 id：写成 ```python {#some-id}")]
     [snip] = course.chapter("01").snippets
     assert snip.code == "print(1)\n"
 
@@ -129,7 +129,7 @@ def test_a_comment_at_the_edge_of_looking_like_a_break_is_reported(tmp_path):
     # "brisk" is as near to "break" as the rule allows (a similarity of exactly 0.6)
     # only a comment's first six letters are compared: "outbreak" is an author's note
     course, text = load(tmp_path, "一段话。\n\n<!-- brisk -->\n\n<!-- 作者的备注 -->\n\n<!-- outbreak of errors -->\n\n")
-    assert problems(course) == [(line_of(text, "brisk"), "'<!-- brisk -->' looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line")]
+    assert problems(course) == [(line_of(text, "brisk"), "'<!-- brisk -->' 看起来像断点标记，但不是：单独一行写 <!-- break --> 或 <!-- break: 标签 -->（小写，标签前加冒号）")]
 
 
 # ----------------------------------------------------------------------------- blocks
@@ -142,17 +142,17 @@ def test_an_output_block_needs_its_snippet_right_before_it(tmp_path):
     lines = text.splitlines()
     outputs = [i for i, ln in enumerate(lines, 1) if ln == "```output"]
     assert problems(course) == [
-        (outputs[0], "```output block does not follow a ```python snippet"),
-        (line_of(text, "{#s}"), "snippet #s has no ```output block after it"),
-        (outputs[1], "```output block does not follow a ```python snippet"),
-        (line_of(text, "{#t}"), "snippet #t has no ```output block after it"),
-        (outputs[2], "```output block does not follow a ```python snippet"),
+        (outputs[0], "```output 块没有紧跟在 ```python 代码块后面"),
+        (line_of(text, "{#s}"), "代码块 #s 后面没有 ```output 块"),
+        (outputs[1], "```output 块没有紧跟在 ```python 代码块后面"),
+        (line_of(text, "{#t}"), "代码块 #t 后面没有 ```output 块"),
+        (outputs[2], "```output 块没有紧跟在 ```python 代码块后面"),
     ]
 
 
 def test_only_python_aliases_with_braces_are_refused(tmp_path):
     course, text = load(tmp_path, "```py\nprint(1)\n```\n\n```py {#alias}\nprint(1)\n```\n\n")
-    assert problems(course) == [(line_of(text, "```py {#alias}"), "```py {#alias}: only ```python fences are snippets (run, verified, accepted); write ```python {#alias} — or drop the braces if it is display-only code")]
+    assert problems(course) == [(line_of(text, "```py {#alias}"), "```py {#alias}：只有 ```python 围栏才是代码块（会运行、验证、接受输出）；写成 ```python {#alias}；如果只是展示的代码，就去掉花括号")]
 
 
 def test_callouts_are_found_by_their_first_text_and_nested_quotes_are_skipped(tmp_path):
@@ -168,10 +168,10 @@ def test_callouts_are_found_by_their_first_text_and_nested_quotes_are_skipped(tm
 def test_an_unclosed_fence_is_named_at_its_line(tmp_path):
     course, text = load(tmp_path, "```python {#open}\nprint(1)\n", tail="")
     assert problems(course) == [
-        (line_of(text, "{#open}"), "code fence '```python {#open}' opened here is never closed: everything after it is code (add a closing ```)"),
-        (line_of(text, "{#open}"), "snippet #open has no ```output block after it"),
-        (len(text.splitlines()), "no '## ✅ 检查点' heading (the checkpoint)"),
-        (len(text.splitlines()), "no '## ⚡ 走神救援' heading (the recap)"),
+        (line_of(text, "{#open}"), "代码围栏 '```python {#open}' 在这里打开后一直没有关闭：后面的全部内容都成了代码（补上收尾的 ```）"),
+        (line_of(text, "{#open}"), "代码块 #open 后面没有 ```output 块"),
+        (len(text.splitlines()), "没有 '## ✅ 检查点' 标题（检查点）"),
+        (len(text.splitlines()), "没有 '## ⚡ 走神救援' 标题（回顾）"),
     ]
     longer, _ = load(tmp_path / "b", "````python {#four}\nprint(1)\n```\n````\n\n```output\n1\n```\n\n")
     assert problems(longer) == []  # ```` closes ````, ``` inside it is code
@@ -180,7 +180,7 @@ def test_an_unclosed_fence_is_named_at_its_line(tmp_path):
 def test_duplicate_anchors_name_the_first_line_and_parts_cover_the_file(tmp_path):
     body = "## 甲 {#same}\n\n一。\n\n<!-- break: 中间 -->\n\n## 乙 {#same}\n\n二。\n\n"
     course, text = load(tmp_path, body, tail="## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
-    assert problems(course) == [(line_of(text, "## 乙"), f"duplicate section anchor 'same' (first at line {line_of(text, '## 甲')})")]
+    assert problems(course) == [(line_of(text, "## 乙"), f"小节锚点 'same' 重复了（第一次出现在第 {line_of(text, '## 甲')} 行）")]
     ch = course.chapter("01")
     n = len(text.splitlines())
     mid, end = line_of(text, "break: 中间"), line_of(text, "<!-- break -->")
@@ -190,18 +190,18 @@ def test_duplicate_anchors_name_the_first_line_and_parts_cover_the_file(tmp_path
 
 def test_a_chinese_line_break_is_named_at_the_second_line(tmp_path):
     course, text = load(tmp_path, "第一行的中文\n接着第二行。\n\n")
-    assert problems(course) == [(line_of(text, "第一行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+    assert problems(course) == [(line_of(text, "第一行的中文"), "中文段落被断成了多行（显示时两个字之间会多出一个空格）；把这几行接起来")]
 
 
 def test_a_section_anchor_that_is_a_snippet_id_elsewhere(tmp_path):
     body = "```python {#clash}\nprint(1)\n```\n\n```output\n1\n```\n\n## 别处 {#clash}\n\n正文。\n\n"
     course, text = load(tmp_path, body)
-    assert problems(course) == [(line_of(text, "## 别处"), f"section anchor #clash is also the id of the snippet at line {line_of(text, '{#clash}')}, which is not in this section: a link #clash leads here, never to the snippet; rename one of them")]
+    assert problems(course) == [(line_of(text, "## 别处"), f"小节锚点 #clash 也是第 {line_of(text, '{#clash}')} 行那个代码块的 id，而那个代码块不在这个小节里：链接 #clash 只会跳到这里，到不了那个代码块；把其中一个改名")]
 
 
 def test_a_chapter_without_a_break_point(tmp_path):
     course, text = load(tmp_path, "", tail="## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n")
-    assert (len(text.splitlines()), "chapter has no break point; it must end with <!-- break --> after its checkpoint") in problems(course)
+    assert (len(text.splitlines()), "这一章没有断点；检查点之后必须以 <!-- break --> 结尾") in problems(course)
 
 
 def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_link(tmp_path):
@@ -336,7 +336,7 @@ def test_reload_reads_the_edited_chapter_and_minutes_follow(tmp_path):
     before = ch.minutes
     ch.file.write_text(text.replace("正文。", "正文。" + "很长的一段话" * 300 + "\n\n```python {#new}\nprint(1)\n```\n"), encoding="utf-8")
     found = reload_chapter(course, "01")
-    assert [(p.line, p.message) for p in found] == [(line_of(ch.file.read_text(encoding="utf-8"), "{#new}"), "snippet #new has no ```output block after it")]
+    assert [(p.line, p.message) for p in found] == [(line_of(ch.file.read_text(encoding="utf-8"), "{#new}"), "代码块 #new 后面没有 ```output 块")]
     assert course.problems == found and ch.snippet("new") is not None
     assert ch.minutes > before and course.routes[0].minutes == ch.minutes == chapter_minutes(ch)
     assert reload_chapter(course, "99") is None and chapter_minutes(None) == 0
@@ -351,7 +351,7 @@ def test_fences_closed_on_the_last_line_or_empty_are_closed_and_a_lone_opener_is
     course, _ = load(tmp_path / "a", "```text\n```\n\n", tail=TAIL + "\n```text\n代码\n```")
     assert problems(course) == []  # an empty block, and a block closed on the file's last line
     course, text = load(tmp_path / "b", "", tail=TAIL + "\n```")
-    assert problems(course) == [(len(text.splitlines()), "code fence '```' opened here is never closed: everything after it is code (add a closing ```)")]
+    assert problems(course) == [(len(text.splitlines()), "代码围栏 '```' 在这里打开后一直没有关闭：后面的全部内容都成了代码（补上收尾的 ```）")]
 
 
 def test_a_chapter_of_one_line_or_none_is_one_part(tmp_path):
@@ -364,8 +364,8 @@ def test_sections_with_one_title_and_no_anchor(tmp_path):
     course, text = load(tmp_path, "## 例子\n\n一。\n\n## 例子\n\n二。\n\n## 例子\n\n三。\n\n")
     lines = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "## 例子"]
     assert problems(course) == [
-        (lines[1], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
-        (lines[2], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
+        (lines[1], f"小节标题 '例子' 和第 {lines[0]} 行的重复了，两个都没有锚点：链接、测验和报错反查都分不清它们；给其中一个加锚点：## 例子 {{#some-anchor}}"),
+        (lines[2], f"小节标题 '例子' 和第 {lines[0]} 行的重复了，两个都没有锚点：链接、测验和报错反查都分不清它们；给其中一个加锚点：## 例子 {{#some-anchor}}"),
     ]
     assert [s.anchor for s in course.chapter("01").sections if s.title == "例子"] == ["例子", "例子-2", "例子-3"]
 
@@ -373,8 +373,8 @@ def test_sections_with_one_title_and_no_anchor(tmp_path):
 def test_a_comment_between_a_snippet_and_its_output_parts_them_in_this_order(tmp_path):
     course, text = load(tmp_path, "```python {#s}\nprint(1)\n```\n\n<!-- 作者的备注 -->\n\n```output\n1\n```\n\n")
     # the output is refused where it stands; the snippet is found without one when the next block closes it
-    assert problems(course) == [(line_of(text, "```output"), "```output block does not follow a ```python snippet"),
-                                (line_of(text, "{#s}"), "snippet #s has no ```output block after it")]
+    assert problems(course) == [(line_of(text, "```output"), "```output 块没有紧跟在 ```python 代码块后面"),
+                                (line_of(text, "{#s}"), "代码块 #s 后面没有 ```output 块")]
 
 
 # ----------------------------------------------------------------------------- the loader's edges
@@ -594,8 +594,8 @@ def test_a_lazy_chapter_reloaded_before_its_first_use_is_parsed_from_its_new_tex
     found = reload_chapter(course, "02")
     assert two.parsed
     line = len(text.splitlines()) + 2
-    expected = [f"{two.file}:{line}: python snippet without an id: write ```python {{#some-id}}",
-                f"{two.file}:{line}: snippet #line{line} has no ```output block after it"]
+    expected = [f"{two.file}:{line}: python 代码块没有 id：写成 ```python {{#some-id}}",
+                f"{two.file}:{line}: 代码块 #line{line} 后面没有 ```output 块"]
     assert [str(p) for p in found] == expected
     assert parse_pending(course) == 0  # chapter 01 has no problem, 02's are not counted twice
     assert [str(p) for p in course.problems] == expected
@@ -625,7 +625,7 @@ def test_reloading_a_chapter_lets_the_error_lookup_see_its_new_outputs(tmp_path)
 
 def test_a_goal_line_without_the_promise_is_named_at_its_own_line(tmp_path):
     course, text = load(tmp_path, "正文。\n\n", head=HEAD.replace("🎯 只为测试课程模型", "🎯 别的承诺"))
-    assert problems(course) == [(line_of(text, "🎯"), "the 🎯 line must start with the chapter's promise in course.toml: '只为测试课程模型'")]
+    assert problems(course) == [(line_of(text, "🎯"), "🎯 行必须以 course.toml 里这一章的 promise 开头：'只为测试课程模型'")]
 
 
 def test_a_break_marker_inside_a_code_block_is_code_not_a_break_point(tmp_path):
@@ -638,7 +638,7 @@ def test_a_break_marker_inside_a_code_block_is_code_not_a_break_point(tmp_path):
 def test_a_recap_before_the_final_break_point_is_named_at_the_recap(tmp_path):
     tail = "\n## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n\n<!-- break -->\n"
     course, text = load(tmp_path, "正文。\n\n", tail=tail)
-    assert problems(course) == [(line_of(text, "## ⚡"), f"the ⚡ recap must come after the final break point (line {line_of(text, '<!-- break -->')})")]
+    assert problems(course) == [(line_of(text, "## ⚡"), f"⚡ 回顾必须在最后一个断点（第 {line_of(text, '<!-- break -->')} 行）之后")]
 
 
 def test_a_line_break_only_python_sees_is_read_as_a_space_and_reported(tmp_path):
@@ -677,35 +677,35 @@ def test_accepting_a_new_output_replaces_the_block_the_loader_found(tmp_path):
 
 def test_a_snippet_followed_straight_by_another_is_reported_without_its_output(tmp_path):
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n```python {#b}\nprint(2)\n```\n\n```output\n2\n```\n\n")
-    assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it")]
+    assert problems(course) == [(line_of(text, "{#a}"), "代码块 #a 后面没有 ```output 块")]
     assert [(s.id, s.expected) for s in course.chapter("01").snippets] == [("a", None), ("b", "2\n")]
 
 
 def test_a_second_output_block_after_one_snippet_is_refused(tmp_path):
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n```output\n1\n```\n\n```output\n2\n```\n\n")
     second = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "```output"][1]
-    assert problems(course) == [(second, "```output block does not follow a ```python snippet")]
+    assert problems(course) == [(second, "```output 块没有紧跟在 ```python 代码块后面")]
     assert course.chapter("01").snippet("a").expected == "1\n"
 
 
 def test_a_snippet_id_with_a_dot_is_named_at_its_fence(tmp_path):
     course, text = load(tmp_path, snippet_block("", sid="bad.id").replace(" }", "}"))
-    assert problems(course) == [(line_of(text, "{#bad.id"), "snippet id 'bad.id' may use only letters, digits, '-' and '_'")]
+    assert problems(course) == [(line_of(text, "{#bad.id"), "代码块 id 'bad.id' 只能用字母、数字、'-' 和 '_'")]
 
 
 def test_a_chapter_that_opens_with_a_snippet_keeps_its_output(tmp_path):
     """The snippet is the file's first token: its output block (the second token) still follows it."""
     course, text = load(tmp_path, "", head="```python {#a}\nprint(1)\n```\n\n```output\n1\n```\n\n# 第一章\n\n🎯 只为测试课程模型\n\n")
     assert course.chapter("01").snippet("a").expected == "1\n"
-    assert not any("does not follow" in m for _, m in problems(course)), problems(course)
+    assert not any("没有紧跟在" in m for _, m in problems(course)), problems(course)
 
 
 def test_a_quote_between_a_snippet_and_an_output_block_is_reported_in_file_order(tmp_path):
     """The quote ends the snippet (no output), and the output block after it belongs to nothing:
     check lists the two problems in the order of the file."""
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n> 引用\n\n```output\n1\n```\n\n")
-    assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it"),
-                                (line_of(text, "```output"), "```output block does not follow a ```python snippet")]
+    assert problems(course) == [(line_of(text, "{#a}"), "代码块 #a 后面没有 ```output 块"),
+                                (line_of(text, "```output"), "```output 块没有紧跟在 ```python 代码块后面")]
 
 
 def test_web_and_mail_links_are_not_course_links(tmp_path):
@@ -859,7 +859,7 @@ def test_wrong_chapter_values_fall_back_to_their_defaults(tmp_path):
 
 def test_a_chinese_line_break_further_down_a_paragraph_is_named_at_its_line(tmp_path):
     course, text = load(tmp_path, "abc\n第二行的中文\n接着第三行。\n\n")
-    assert problems(course) == [(line_of(text, "第二行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+    assert problems(course) == [(line_of(text, "第二行的中文"), "中文段落被断成了多行（显示时两个字之间会多出一个空格）；把这几行接起来")]
 
 
 def test_a_routes_chapters_given_as_one_text_is_refused(tmp_path):

@@ -180,7 +180,7 @@ class TestAlternativeBlocks:
         path.write_text(text, encoding="utf-8")
         line = text.splitlines().index("```output {mylib==2.0}") + 1
         out = _check(course, tmp_path)
-        assert f"01-first.md:{line}: ```output {{mylib==2.0}} of #lib has no reference ```output block" in out.stdout, out.stdout
+        assert f"01-first.md:{line}: #lib 的 ```output {{mylib==2.0}} 前面没有参考 ```output 块" in out.stdout, out.stdout
 
     def test_an_alternative_for_an_undeclared_module_or_release_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "numpy==2.0", "hello 2")
