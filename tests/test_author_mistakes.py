@@ -77,12 +77,12 @@ def test_two_routes_with_one_id_and_a_chapter_twice(course):
     toml.write_text(toml.read_text(encoding="utf-8") + '\n[[routes]]\nid = "A"\nname = "又一条"\naudience = "x"\nchapters = ["01", "01", "A"]\n', encoding="utf-8")
     found = problems(course)
     first, second = line_of(toml, 'id = "A"', 2), line_of(toml, 'id = "A"', 3)  # (the 1st is chapter A's)
-    assert f"course.toml:{second}: duplicate route id 'A' (first at line {first})" in only(found, "duplicate route id")
+    assert f"course.toml:{second}: 路线 id 'A' 重复了（第一次出现在第 {first} 行）" in only(found, "重复了（第一次出现在")
     loaded = load_course(course)
     assert [r.id for r in loaded.routes] == ["A"]  # the home screen's option ids stay unique: no DuplicateID
     edit(toml, 'id = "A"\nname = "又一条"', 'id = "B"\nname = "又一条"')
     twice = line_of(toml, 'chapters = ["01", "01"')
-    assert f"course.toml:{twice}: route B: chapter '01' is listed twice" in only(problems(course), "listed twice")
+    assert f"course.toml:{twice}: 路线 B：章节 '01' 列了两次" in only(problems(course), "列了两次")
     assert load_course(course).route("B").chapters == ["01", "A"]
 
 
@@ -92,9 +92,9 @@ def test_a_route_whose_only_chapter_is_refused_says_so(course):
     edit(toml, 'id = "A"\nfile', 'id = "X1"\nfile')
     edit(toml, 'file = "A-error-lookup.md"', 'file = 7')
     found = problems(course)
-    only(found, "file must be a string")
-    assert only(found, "no chapter of it is usable").startswith(f"{toml}:{line_of(toml, '[[routes]]')}:")
-    assert not [p for p in found if "unknown chapter" in p]  # the refused entry is named once, not again per route
+    only(found, "file 必须是字符串")
+    assert only(found, "没有一章可用").startswith(f"{toml}:{line_of(toml, '[[routes]]')}:")
+    assert not [p for p in found if "未知的章节" in p]  # the refused entry is named once, not again per route
 
 
 def test_chapter_ids_links_cannot_address_are_refused(course):
@@ -102,7 +102,7 @@ def test_chapter_ids_links_cannot_address_are_refused(course):
     for bad in ("第一章", "1.1", "ch-1"):
         text = toml.read_text(encoding="utf-8")
         toml.write_text(re.sub(r'id = "[^"]*"[^\n]*\nfile = "01-first.md"', f'id = "{bad}"\nfile = "01-first.md"', text), encoding="utf-8")
-        msg = only(problems(course), "may use only ASCII letters and digits")
+        msg = only(problems(course), "只能用 ASCII 字母和数字")
         at = line_of(toml, f'id = "{bad}"')
         assert msg.startswith(f"{toml}:{at}:") and repr(bad) in msg
 
@@ -112,7 +112,7 @@ def test_one_wrong_type_is_one_problem(course):
     edit(toml, "target_minutes = 4", 'target_minutes = "12"')
     found = problems(course)
     at = line_of(toml, 'target_minutes = "12"')
-    assert found == [f"{toml}:{at}: chapter 01: target_minutes must be a positive number of minutes, got '12'"], found
+    assert found == [f"{toml}:{at}: 第 01 章：target_minutes 必须是正的分钟数，这里是 '12'"], found
 
 
 def test_invalid_utf8_is_reported_at_its_line_once(course):
@@ -122,12 +122,12 @@ def test_invalid_utf8_is_reported_at_its_line_once(course):
     found = problems(course)
     # one problem at the real line (not line 1 with a byte offset), and no "not written yet" cascade
     at = _raw_line(raw, b"\xff")
-    assert found == [f"{chapter}:{at}: not valid UTF-8 (byte 0xff at column 12); save the file as UTF-8"], found
+    assert found == [f"{chapter}:{at}: 不是合法的 UTF-8（第 12 列的字节 0xff）；把文件存成 UTF-8"], found
     quiz = course / "checkpoints" / "01.toml"
     qraw = quiz.read_bytes().replace(b'id = "fence-attrs"', b'id = "fence-attrs" # \xfe', 1)
     quiz.write_bytes(qraw)
     at = _raw_line(qraw, b"\xfe")
-    assert only(problems(course), "01.toml").startswith(f"{quiz}:{at}: not valid UTF-8 (byte 0xfe")
+    assert only(problems(course), "01.toml").startswith(f"{quiz}:{at}: 不是合法的 UTF-8（第 22 列的字节 0xfe）")
 
 
 def _raw_line(raw: bytes, needle: bytes) -> int:
@@ -316,7 +316,7 @@ def test_preload_is_read_from_course_toml_and_checked(course, tmp_path):
     out = tc("--content", str(course), "verify", "--no-cache", home=tmp_path / "h")
     assert out.returncode == 0 and "import numpy 一次" in out.stdout, out.stdout + out.stderr
     edit(course / "course.toml", 'preload = ["numpy"]', 'preload = "numpy"')
-    assert only(problems(course), "preload must be a list of module names").startswith(f"{course / 'course.toml'}:{line_of(course / 'course.toml', 'preload =')}:")
+    assert only(problems(course), "preload 必须是预热运行器先导入的模块名列表").startswith(f"{course / 'course.toml'}:{line_of(course / 'course.toml', 'preload =')}:")
     edit(course / "course.toml", 'preload = "numpy"', 'preload = ["no_such_module_tc"]')
     doctor = tc("--content", str(course), "doctor", home=tmp_path / "h")
     assert doctor.returncode == 1 and "no_such_module_tc ❌ 未安装" in doctor.stdout and "torch " not in doctor.stdout, doctor.stdout

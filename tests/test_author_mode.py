@@ -436,7 +436,7 @@ class TestCourseIdentity:
     def test_a_copy_of_the_shipped_course_with_its_id_is_a_problem(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
         set_toml(course, 'title = "t"\n', 'title = "t"\nid = "torchcourse"\n')
-        assert any("course.toml:2: course id 'torchcourse' is the id of the course shipped with torchcourse" in ln
+        assert any("course.toml:2: 课程 id 'torchcourse' 是 torchcourse 自带的课程的 id" in ln
                    for ln in check_lines(course, tmp_path / "h"))
 
     def test_two_chapters_with_one_file_and_ids_that_differ_by_case(self, tmp_path):
@@ -447,8 +447,8 @@ class TestCourseIdentity:
                         + '\n[[chapters]]\nid = "a"\nfile = "a.md"\ntitle = "a"\npromise = "a"\nplanned = true\n'
                         + '\n[[chapters]]\nid = "A"\nfile = "b.md"\ntitle = "b"\npromise = "b"\nplanned = true\n', encoding="utf-8")
         lines = check_lines(course, tmp_path / "h")
-        assert any("course.toml:19: chapter 03: file '01.md' is already chapter 01's" in ln for ln in lines), lines
-        assert any("course.toml:31: chapter id 'A' differs from chapter 'a' only by case" in ln for ln in lines), lines
+        assert any("course.toml:19: 第 03 章：file '01.md' 已经是第 01 章的文件了" in ln for ln in lines), lines
+        assert any("course.toml:31: 章节 id 'A' 和章节 'a' 只差大小写" in ln for ln in lines), lines
 
 
 class TestCourseIdAliases:
@@ -519,7 +519,7 @@ class TestRoutes:
         course = self.make(tmp_path)
         set_toml(course, 'id = "full"\n', 'id = "full"\ndefault = true\n')
         set_toml(course, 'id = "narrow"\n', 'id = "narrow"\ndefault = true\n')
-        assert any("route narrow: default = true, but route full already is the default" in ln for ln in check_lines(course, tmp_path / "h"))
+        assert any("路线 narrow：default = true，可路线 full 已经是默认路线了" in ln for ln in check_lines(course, tmp_path / "h"))
 
     def test_an_appendix_only_route_and_a_chapter_on_no_route_are_warned(self, tmp_path):
         course = self.make(tmp_path)
@@ -675,8 +675,8 @@ class TestCourseDataFiles:
         course = self.make(tmp_path)
         set_toml(course, 'data = ["heights.csv"]', 'data = ["weights.csv", "../x.csv"]')
         lines = check_lines(course, tmp_path / "h")
-        assert any("course.toml:4: data file 'weights.csv' does not exist" in ln for ln in lines), lines
-        assert any("course.toml:4: data file '../x.csv' is outside the course folder" in ln for ln in lines), lines
+        assert any("course.toml:4: data 文件 'weights.csv' 在 " in ln and "里不存在" in ln for ln in lines), lines
+        assert any("course.toml:4: data 文件 '../x.csv' 在课程目录之外" in ln for ln in lines), lines
 
     def test_the_sandbox_runner_copies_them_too(self, tmp_path):
         from torchcourse.runner.core import Runner
@@ -761,4 +761,4 @@ class TestARefusedChapterFileIsOneProblem:
         (tmp_path / "shared" / "02.md").write_text(ANATOMY_HEAD + ANATOMY_TAIL, encoding="utf-8")
         set_toml(course, 'file = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\n', 'file = "../shared/02.md"\ntitle = "U"\npromise = "q"\n')
         lines = [ln for ln in check_lines(course, tmp_path / "h") if "⚠️" not in ln]
-        assert len(lines) == 2 and "is outside the course root" in lines[0] and lines[1].endswith("：1 处问题"), lines
+        assert len(lines) == 2 and "在课程根目录" in lines[0] and "之外，不予读取" in lines[0] and lines[1].endswith("：1 处问题"), lines

@@ -94,9 +94,9 @@ def test_snapshot_notices_a_checkpoint_file_appearing(tmp_path):
     chapter.checkpoint.rename(chapter.checkpoint.with_suffix(".gone"))
     _settle(root)
     missing = load_course(root, cache_dir=cache)
-    assert any("missing checkpoint" in p.message for p in missing.problems)
+    assert any("找不到检查点文件" in p.message for p in missing.problems)
     chapter.checkpoint.with_suffix(".gone").rename(chapter.checkpoint)
-    assert not any("missing checkpoint" in p.message for p in load_course(root, cache_dir=cache).problems)
+    assert not any("找不到检查点文件" in p.message for p in load_course(root, cache_dir=cache).problems)
 
 
 def test_lazy_load_parses_a_chapter_on_first_use_and_reports_its_problems_then(tmp_path):

@@ -245,14 +245,14 @@ def problems_by_message(course, needle: str):
 
 def test_unknown_chapter_in_a_route(bad):
     toml = FIX / "badcourse" / "course.toml"
-    assert problems_by_message(bad, "route A: unknown chapter '99'") == [(toml, line_of(toml, 'chapters = ["01", "99", "03"]'))]
+    assert problems_by_message(bad, "路线 A：未知的章节 '99'") == [(toml, line_of(toml, 'chapters = ["01", "99", "03"]'))]
     assert bad.route("A").chapters == ["01", "03"]
 
 
 def test_missing_chapter_file(bad):
     toml = FIX / "badcourse" / "course.toml"
     header = line_of(toml, "[[chapters]]", nth=2)  # the entry of chapter 02
-    assert problems_by_message(bad, "chapter 02: missing file") == [(toml, header)]
+    assert problems_by_message(bad, "第 02 章：找不到文件") == [(toml, header)]
     assert bad.chapter("02").available is False
     assert problems_by_message(bad, "chapter 03") == []  # planned: no file needed
 

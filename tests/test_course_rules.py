@@ -230,12 +230,12 @@ def course_problems(tmp_path, toml: str | bytes):
 def test_course_toml_values_of_the_wrong_type_or_range_are_named_at_their_line(tmp_path):
     base = COURSE_TOML
     cases = [
-        (base.replace('title = "课程模型测试"', "title = 3"), [(1, "title must be a string, got 3"), (1, "course.toml needs a title")]),
-        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = "bad id"'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 'bad id'")]),
-        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = 7'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 7")]),
-        (base.replace("chars_per_minute = 170", "chars_per_minute = 0"), [(2, "chars_per_minute must be a positive integer, got 0")]),
-        (base.replace("chars_per_minute = 170", "chars_per_minute = true"), [(2, "chars_per_minute must be a positive integer, got True")]),
-        (base.replace("chars_per_minute = 170", "chars_per_minute = 170\ncheckpoints = 5"), [(3, "checkpoints must be a folder name (a string), got 5")]),
+        (base.replace('title = "课程模型测试"', "title = 3"), [(1, "title 必须是字符串，这里是 3"), (1, "course.toml 缺少 title（课程的标题）")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = "bad id"'), [(2, "课程 id 必须是 1 到 64 个字母、数字、'.'、'-' 或 '_'，这里是 'bad id'")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = 7'), [(2, "课程 id 必须是 1 到 64 个字母、数字、'.'、'-' 或 '_'，这里是 7")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 0"), [(2, "chars_per_minute 必须是正整数，这里是 0")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = true"), [(2, "chars_per_minute 必须是正整数，这里是 True")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 170\ncheckpoints = 5"), [(3, "checkpoints 必须是一个文件夹名（字符串），这里是 5")]),
     ]
     for n, (toml, expected) in enumerate(cases):
         course, got = course_problems(tmp_path / str(n), toml)
@@ -247,15 +247,15 @@ def test_course_toml_values_of_the_wrong_type_or_range_are_named_at_their_line(t
 def test_a_chapter_file_outside_the_course_root_is_refused(tmp_path):
     course, got = course_problems(tmp_path, COURSE_TOML.replace('file = "01-one.md"', 'file = "../one.md"'))
     base = (tmp_path / "course").resolve()
-    assert got[0] == (6, f"chapter 01: file '../one.md' is outside the course root {base}; refused")
-    assert not any("missing file" in m for _, m in got)  # refused, never looked for
+    assert got[0] == (6, f"第 01 章：file '../one.md' 在课程根目录 {base} 之外，不予读取")
+    assert not any("找不到文件" in m for _, m in got)  # refused, never looked for
     assert course.chapters == []
 
 
 def test_course_toml_that_is_not_utf8_or_not_toml(tmp_path):
     _, got = course_problems(tmp_path / "a", COURSE_TOML.encode("utf-8").replace("课程模型测试".encode("utf-8"), b"\xff\xfe"))
     offset = COURSE_TOML.encode("utf-8").index("课程模型测试".encode("utf-8"))
-    assert got == [(1, f"course.toml is not valid UTF-8 (byte 0xff at offset {offset}); save it as UTF-8")]
+    assert got == [(1, f"course.toml 不是合法的 UTF-8（偏移 {offset} 处的字节 0xff）；把它存成 UTF-8")]
     _, got = course_problems(tmp_path / "b", 'title = "x"\nchars_per_minute = = 3\n')
     assert len(got) == 1 and got[0][0] == 2 and got[0][1].startswith("TOML 写法有误：")
 
@@ -269,7 +269,7 @@ def test_a_chapter_file_with_a_byte_order_mark_or_a_bad_byte(tmp_path):
     md.write_bytes(md.read_bytes().replace("正文。".encode("utf-8"), b"ab\xffcd"))
     course = load_course(md.parent)
     text = md.read_bytes().decode("utf-8", "replace")
-    assert problems(course) == [(line_of(text, "ab"), "not valid UTF-8 (byte 0xff at column 3); save the file as UTF-8")]
+    assert problems(course) == [(line_of(text, "ab"), "不是合法的 UTF-8（第 3 列的字节 0xff）；把文件存成 UTF-8")]
 
 
 def test_the_course_id_the_progress_commands_use(tmp_path):
@@ -289,24 +289,24 @@ def test_chapter_and_route_entries_that_are_wrong_are_named_at_their_line(tmp_pa
     route = '[[routes]]\nid = "A"\nname = "全部"\naudience = "测试"\nchapters = ["01"]\n'
     top = 'title = "课程模型测试"\n\n'
     cases = [
-        (top + "chapters = [1]\n", [(3, "chapters must be [[chapters]] tables, got [1]")]),
-        (top + route, [(1, "course.toml lists no [[chapters]]"), (7, "route A: unknown chapter '01' (chapters: )"),
-                       (3, "route A: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read")]),
-        (top + chapter.replace("title =", "titel =") + route, [(6, "unknown key 'titel' in a chapter entry (did you mean title?) (known: id, file, title, promise, kind, planned, target_minutes, checkpoint)"),
-                                                               (3, "chapter entry lacks title")]),
-        (top + chapter.replace('file = "01-one.md"', "file = 1") + route, [(5, "chapter entry: file must be a string, got 1")]),
-        (top + chapter.replace('title = "第一章"', "title = 1") + route, [(6, "chapter 01: title must be a string, got 1")]),
-        (top + chapter.replace("target_minutes = 1", "target_minutes = 100000") + route, [(8, "chapter 01: target_minutes must be a positive number of minutes, got 100000")]),
-        (top + chapter + 'checkpoint = "../x.toml"\n' + route, [(9, f"chapter 01: checkpoint '../x.toml' is outside the checkpoints folder {(tmp_path / 'c6' / 'course' / 'checkpoints').resolve()}; refused")]),
-        (top + chapter + route.replace("[\"01\"]", "[\"01\", \"01\"]"), [(13, "route A: chapter '01' is listed twice; a route reads each chapter once")]),
-        (top + chapter + route.replace('name = "全部"\n', ""), [(9, "route entry lacks name")]),
-        (top + 'preload = ["bad name"]\n' + chapter + route, [(3, 'preload must be a list of module names the warm runner imports first (preload = ["torch"], or [] for none), got [\'bad name\']')]),
-        (top + 'not_covered = 3\n' + chapter + route, [(3, "not_covered must be a string (what the error lookup suggests for an error the course does not cover), got 3")]),
+        (top + "chapters = [1]\n", [(3, "chapters 必须是 [[chapters]] 表，这里是 [1]")]),
+        (top + route, [(1, "course.toml 里没有 [[chapters]]"), (7, "路线 A：未知的章节 '01'（现有章节：）"),
+                       (3, "路线 A：没有一章可用（每一章要么不予读取，要么未知）；选这条路线的读者没有东西可读")]),
+        (top + chapter.replace("title =", "titel =") + route, [(6, "章节条目里有未知的键 'titel'（是不是想写 title？）（已知的：id, file, title, promise, kind, planned, target_minutes, checkpoint）"),
+                                                               (3, "章节条目缺少 title")]),
+        (top + chapter.replace('file = "01-one.md"', "file = 1") + route, [(5, "章节条目：file 必须是字符串，这里是 1")]),
+        (top + chapter.replace('title = "第一章"', "title = 1") + route, [(6, "第 01 章：title 必须是字符串，这里是 1")]),
+        (top + chapter.replace("target_minutes = 1", "target_minutes = 100000") + route, [(8, "第 01 章：target_minutes 必须是正的分钟数，这里是 100000")]),
+        (top + chapter + 'checkpoint = "../x.toml"\n' + route, [(9, f"第 01 章：checkpoint '../x.toml' 在检查点文件夹 {(tmp_path / 'c6' / 'course' / 'checkpoints').resolve()} 之外，不予读取")]),
+        (top + chapter + route.replace("[\"01\"]", "[\"01\", \"01\"]"), [(13, "路线 A：章节 '01' 列了两次；一条路线每一章只读一次")]),
+        (top + chapter + route.replace('name = "全部"\n', ""), [(9, "路线条目缺少 name")]),
+        (top + 'preload = ["bad name"]\n' + chapter + route, [(3, 'preload 必须是预热运行器先导入的模块名列表（preload = ["torch"]；什么都不预先导入就写 []），这里是 [\'bad name\']')]),
+        (top + 'not_covered = 3\n' + chapter + route, [(3, "not_covered 必须是字符串（报错反查遇到课程没讲的报错时给出的建议），这里是 3")]),
     ]
     for n, (toml, expected) in enumerate(cases):
         course, got = course_problems(tmp_path / f"c{n}", toml)
         assert set(expected) <= set(got), (n, got)
-        assert all("no chapter of it is usable" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
+        assert all("没有一章可用" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
     course, _ = course_problems(tmp_path / "c6b", cases[6][0])
     assert course.chapter("01").checkpoint is None
     from torchcourse.course.loader import DEFAULT_PRELOAD
@@ -324,7 +324,7 @@ def test_checkpoints_may_live_beside_the_course_root_but_not_further(tmp_path):
     course, got = course_problems(tmp_path / "a", toml)
     assert got == [] and course.checkpoints_dir == (tmp_path / "a").resolve()
     course, got = course_problems(tmp_path / "b", toml.replace('checkpoints = ".."', 'checkpoints = "../.."'))
-    assert got == [(3, "checkpoints folder '../..' is outside the course root and the folder around it; refused")]
+    assert got == [(3, "checkpoints 文件夹 '../..' 既不在课程根目录里，也不在它的上一级目录里，不予读取")]
     assert course.checkpoints_dir == (tmp_path / "b" / "course" / "checkpoints").resolve()
 
 
@@ -393,10 +393,10 @@ def test_a_planned_chapter_with_a_wrong_target_has_no_minutes_on_its_route(tmp_p
     the bad value (a text would even stop the route's sum)."""
     toml = COURSE_TOML.replace("target_minutes = 1", 'target_minutes = "30"\nplanned = true')
     course, got = course_problems(tmp_path / "text", toml)
-    assert got == [(9, "chapter 01: target_minutes must be a positive number of minutes, got '30'")]
+    assert got == [(9, "第 01 章：target_minutes 必须是正的分钟数，这里是 '30'")]
     assert course.chapter("01").target_minutes is None and course.routes[0].minutes == 0
     course, got = course_problems(tmp_path / "negative", toml.replace('"30"', "-5"))
-    assert got == [(9, "chapter 01: target_minutes must be a positive number of minutes, got -5")]
+    assert got == [(9, "第 01 章：target_minutes 必须是正的分钟数，这里是 -5")]
     assert course.chapter("01").target_minutes is None and course.routes[0].minutes == 0
 
 
@@ -404,13 +404,13 @@ def test_routes_that_are_not_tables_or_are_inline_tables(tmp_path):
     top = COURSE_TOML.split("[[routes]]")[0]
     # routes = "A": a text, not tables: one problem, no route, no crash
     course, got = course_problems(tmp_path / "text", 'routes = "A"\n' + top)
-    assert got == [(1, "routes must be [[routes]] tables, got 'A'")] and course.routes == []
+    assert got == [(1, "routes 必须是 [[routes]] 表，这里是 'A'")] and course.routes == []
     course, got = course_problems(tmp_path / "ints", 'routes = [1, 2]\n' + top)
-    assert got == [(1, "routes must be [[routes]] tables, got [1, 2]")] and course.routes == []
+    assert got == [(1, "routes 必须是 [[routes]] 表，这里是 [1, 2]")] and course.routes == []
     # inline tables (no [[routes]] header to point at): the entry's problem is at line 1
     inline = 'routes = [{id = "A", name = "全部", chapters = ["01"]}, {id = "B", name = "又一条", audience = "测试", chapters = ["01"]}]\n'
     course, got = course_problems(tmp_path / "inline", inline + top)
-    assert got == [(1, "route entry lacks audience")]
+    assert got == [(1, "路线条目缺少 audience")]
     assert [(r.id, r.chapters) for r in course.routes] == [("B", ["01"])]
 
 
@@ -420,7 +420,7 @@ def test_a_route_value_of_the_wrong_type_is_named_at_its_own_line(tmp_path):
     for key, bad in (("name", "5"), ("audience", "[1]")):
         toml = top + "[[routes]]" + route.replace(f'{key} = "', f"{key} = {bad}\n#", 1)
         course, got = course_problems(tmp_path / key, toml)
-        assert got == [(line_of(toml, f"{key} = {bad}"), f"route entry: {key} must be a string, got {bad}")], got
+        assert got == [(line_of(toml, f"{key} = {bad}"), f"路线条目：{key} 必须是字符串，这里是 {bad}")], got
         assert course.routes == []
 
 
@@ -463,7 +463,7 @@ def test_a_chapter_file_that_cannot_be_read_is_a_problem_at_its_line_1_and_not_a
     assert "Traceback" not in r.stderr, r.stderr
     shape = json.loads(r.stdout)
     assert [(c["id"], c["available"]) for c in shape["chapters"]] == [("01", False)]
-    assert f"{md}:1: cannot read chapter: [Errno 13] Permission denied: '{md}'" in shape["problems"], shape["problems"]
+    assert f"{md}:1: 读不了这一章的文件：[Errno 13] Permission denied: '{md}'" in shape["problems"], shape["problems"]
 
 
 def test_a_course_toml_that_cannot_be_read_is_a_problem_at_its_line_1(tmp_path):
@@ -475,7 +475,7 @@ def test_a_course_toml_that_cannot_be_read_is_a_problem_at_its_line_1(tmp_path):
     assert "Traceback" not in r.stderr, r.stderr
     shape = json.loads(r.stdout)
     assert shape["chapters"] == []
-    assert shape["problems"] == [f"{toml}:1: cannot read course.toml: [Errno 13] Permission denied: '{toml}'"]
+    assert shape["problems"] == [f"{toml}:1: 读不了 course.toml：[Errno 13] Permission denied: '{toml}'"]
 
 
 def test_a_chapters_stamp_follows_its_file_and_is_none_when_it_is_gone(tmp_path):
@@ -655,8 +655,8 @@ def test_a_line_break_only_python_sees_is_read_as_a_space_and_reported(tmp_path)
         return next(n for n, ln in enumerate(text.split("\n"), 1) if needle in ln)
 
     assert problems(course) == [
-        (at("a\u2028b"), "U+2028 at column 2 is a line break for some tools and not for others (line numbers would disagree); it is read as a space: remove it, or use a newline"),
-        (at("你\x0c好"), "U+000C at column 2 is a line break for some tools and not for others (line numbers would disagree); it is read as a space: remove it, or use a newline"),
+        (at("a\u2028b"), "第 2 列的 U+2028 在有的工具里算换行、有的不算（行号会对不上）；这里把它当空格读：删掉它，或换成普通换行"),
+        (at("你\x0c好"), "第 2 列的 U+000C 在有的工具里算换行、有的不算（行号会对不上）；这里把它当空格读：删掉它，或换成普通换行"),
     ]
     assert "a b" in ch.source and "\u2028" not in ch.source
     assert [str(p) for p in reload_chapter(course, "01")] == [str(p) for p in course.problems]
@@ -737,7 +737,7 @@ def test_a_wrong_value_in_an_inline_route_table_is_named_at_line_1(tmp_path):
     top = COURSE_TOML.split("[[routes]]")[0]
     inline = 'routes = [{id = "A", name = 5, audience = "测试", chapters = ["01"]}]\n'
     course, got = course_problems(tmp_path, inline + top)
-    assert got == [(1, "route entry: name must be a string, got 5")]
+    assert got == [(1, "路线条目：name 必须是字符串，这里是 5")]
 
 
 def test_a_snapshot_is_written_for_files_settled_longer_than_two_seconds(tmp_path):
@@ -838,7 +838,7 @@ def test_a_reading_speed_of_one_character_a_minute_is_taken(tmp_path):
 def test_inline_chapter_tables_are_named_at_line_1(tmp_path):
     top = 'title = "课程模型测试"\nchapters = [{id = "01", file = "01-one.md", title = "第一章", promise = "只为测试课程模型"}, {id = "02", title = "缺文件"}]\n'
     course, got = course_problems(tmp_path, top)
-    assert got == [(1, "chapter entry lacks file, promise")]
+    assert got == [(1, "章节条目缺少 file, promise")]
     assert [c.id for c in course.chapters] == ["01"]
 
 
@@ -846,9 +846,9 @@ def test_wrong_chapter_values_fall_back_to_their_defaults(tmp_path):
     chapter = COURSE_TOML.split("[[routes]]")[0]
     route = "[[routes]]" + COURSE_TOML.split("[[routes]]")[1]
     cases = [
-        ('title = "第一章"', "title = 1", "chapter 01: title must be a string, got 1", lambda c: c.title == "1"),
-        ("target_minutes = 1", 'target_minutes = 1\nplanned = "yes"', "chapter 01: planned must be true or false, got 'yes'", lambda c: not c.planned and c.available),
-        ("target_minutes = 1", 'target_minutes = 1\nkind = "lesson"', "chapter 01: kind must be 'chapter' or 'appendix', got 'lesson'", lambda c: c.kind == "chapter"),
+        ('title = "第一章"', "title = 1", "第 01 章：title 必须是字符串，这里是 1", lambda c: c.title == "1"),
+        ("target_minutes = 1", 'target_minutes = 1\nplanned = "yes"', "第 01 章：planned 必须是 true 或 false，这里是 'yes'", lambda c: not c.planned and c.available),
+        ("target_minutes = 1", 'target_minutes = 1\nkind = "lesson"', "第 01 章：kind 必须是 'chapter' 或 'appendix'，这里是 'lesson'", lambda c: c.kind == "chapter"),
     ]
     for n, (old, new, message, holds) in enumerate(cases):
         toml = chapter.replace(old, new) + route
@@ -866,7 +866,7 @@ def test_a_routes_chapters_given_as_one_text_is_refused(tmp_path):
     for n, bad, shown in ((0, '"01"', "'01'"), (1, "[1]", "[1]")):
         toml = COURSE_TOML.replace('chapters = ["01"]', f"chapters = {bad}")
         course, got = course_problems(tmp_path / str(n), toml)
-        assert got == [(line_of(toml, f"chapters = {bad}"), f"route entry: chapters must be a list of chapter ids (strings), got {shown}")], got
+        assert got == [(line_of(toml, f"chapters = {bad}"), f"路线条目：chapters 必须是章节 id（字符串）的列表，这里是 {shown}")], got
         assert course.routes == []
 
 
@@ -909,4 +909,4 @@ def test_a_target_of_no_minutes_or_out_of_range_is_one_problem(tmp_path, bad):
     at = next(i for i, ln in enumerate(toml.read_text(encoding="utf-8").splitlines(), 1) if f"target_minutes = {bad}" in ln)
     found = [str(p) for p in all_problems(load_course(root))]
     shown = {"true": "True"}.get(bad, bad)
-    assert found == [f"{toml}:{at}: chapter 01: target_minutes must be a positive number of minutes, got {shown}"], found
+    assert found == [f"{toml}:{at}: 第 01 章：target_minutes 必须是正的分钟数，这里是 {shown}"], found

@@ -190,7 +190,7 @@ def test_unreadable_and_undecodable_files_are_one_problem_each(tmp_path):
     path.write_bytes(('chapter = "01"\n\n' + GOOD.format(id="ok", answer=0)).encode("utf-8").replace(b'prompt = "?"', b'prompt = "\xff"'))
     cp = load_checkpoint(path, _chapter())
     [(line, message)] = [(p.line, p.message) for p in cp.problems]
-    assert line == 6 and message.startswith("not valid UTF-8 (") and message.endswith("); save the file as UTF-8")
+    assert line == 6 and message.startswith("不是合法的 UTF-8（第 ") and message.endswith("列的字节 0xff）；把文件存成 UTF-8")
     assert cp.questions == []
 
 

@@ -155,12 +155,12 @@ class TestRecordedReleasesInCourseToml:
         course = load_course(root)
         lines = (root / "course.toml").read_text(encoding="utf-8").splitlines()
         line = next(i for i, ln in enumerate(lines, 1) if ln.startswith("numpy ="))
-        assert any(p.line == line and p.file == root / "course.toml" and "does not preload" in p.message for p in course.problems), course.problems
+        assert any(p.line == line and p.file == root / "course.toml" and "可课程没有预先导入它" in p.message for p in course.problems), course.problems
         assert course.recorded == {}
 
     def test_a_release_that_is_no_version_number_is_refused(self, tmp_path):
         course = load_course(_course(tmp_path, recorded='mylib = ["1.0", "latest"]'))
-        assert any("'latest' is not a release number" in p.message for p in course.problems)
+        assert any("'latest' 不是 2.13.0 这样的版本号" in p.message for p in course.problems)
 
 
 class TestAlternativeBlocks:

@@ -32,7 +32,7 @@ def all_problems(course: Course) -> list[Problem]:
     return _with_suggestions(course, _without_cascades(course, _without_repeats(problems)))
 
 
-_REFUSED_RE = re.compile(r"^chapter (?P<id>[A-Za-z0-9]+): file '.*' is outside the course root .*; refused")
+_REFUSED_RE = re.compile(r"^第 (?P<id>[A-Za-z0-9]+) 章：file '.*' 在课程根目录 .* 之外，不予读取")
 
 
 def _without_cascades(course: Course, problems: list[Problem]) -> list[Problem]:

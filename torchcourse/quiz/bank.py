@@ -136,7 +136,7 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
     text, undecodable = decode_text(raw)
     if undecodable:
         line, what = undecodable[0]
-        bad(line, f"not valid UTF-8 ({what}); save the file as UTF-8")
+        bad(line, f"不是合法的 UTF-8（{what}）；把文件存成 UTF-8")
         return cp
     try:
         data = tomllib.loads(text)
