@@ -378,8 +378,8 @@ def test_a_quiz_snippet_or_key_typo_gets_a_did_you_mean(course):
     edit(quiz, 'snippet = "sum"', 'snippet = "summ"')
     edit(quiz, 'accept = ["raises", "raises="]', 'acept = ["raises", "raises="]')
     found = problems(course)
-    assert only(found, "snippet 'summ' is not a snippet").endswith("是不是想写 'sum'？")
-    assert only(found, "unknown key 'acept'").endswith("是不是想写 'accept'？")
+    assert only(found, "snippet 'summ' 不是第 01 章").endswith("是不是想写 'sum'？")
+    assert only(found, "未知的键 'acept'").endswith("是不是想写 'accept'？")
 
 
 def test_reload_chapter_reads_the_saved_file_in_place(course):

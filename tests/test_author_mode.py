@@ -266,7 +266,7 @@ def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
     )
     (course / "cp" / "01.toml").write_text(quiz.format(key=0), encoding="utf-8")
     lines = check_lines(course, tmp_path / "h")
-    assert any("01.toml:9: question 'q': the key is choice 0 ('tensor([1., 1.])')" in ln and "choice 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
+    assert any("01.toml:9: 题目 'q'：答案是选项 0（'tensor([1., 1.])'）" in ln and "选项 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
     (course / "cp" / "01.toml").write_text(quiz.format(key=1), encoding="utf-8")
     assert check_lines(course, tmp_path / "h")[-1].endswith("：0 处问题")
 

@@ -574,7 +574,7 @@ def test_reloading_a_chapter_forgets_what_was_derived_from_it_and_only_that(tmp_
     assert course_segments(course, one, 0) is not old_one
     assert course_segments(course, two, 0) is old_two
     cp = checkpoint_for(course, "01")
-    assert any("snippet 'add' is not a snippet of chapter 01" in p.message for p in cp.problems), [p.message for p in cp.problems]
+    assert any("snippet 'add' 不是第 01 章" in p.message for p in cp.problems), [p.message for p in cp.problems]
     parse_pending(course)
     assert _served_from_snapshot(load_course(root, cache_dir=cache, lazy=True))
 

@@ -50,7 +50,7 @@ def _without_cascades(course: Course, problems: list[Problem]) -> list[Problem]:
             p = Problem(p.file, p.line, msg + "（指向它的链接、它的检查点和附录里它的报错所在的行，要等文件放进课程目录后才检查）")
         elif any(f"没有 id 为 '{cid}' 的章节" in msg for cid in refused):
             continue
-        elif msg.startswith("checkpoint file is not used by any chapter") and re.search(r"checkpoint\s*=\s*[\"']" + re.escape(Path(p.file).name) + r"[\"']", text):
+        elif msg.startswith("检查点文件没有被 course.toml 里的任何一章使用") and re.search(r"checkpoint\s*=\s*[\"']" + re.escape(Path(p.file).name) + r"[\"']", text):
             continue
         elif "没有出现在任何代码块的期望输出里" in msg:
             continue
@@ -207,8 +207,8 @@ def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
 
     global _UNKNOWN_SNIPPET_RE
     if _UNKNOWN_SNIPPET_RE is None:
-        _UNKNOWN_SNIPPET_RE = (re.compile(r"snippet '([^']*)' is not a snippet of chapter (\S+)"),
-                               re.compile(r"unknown key '([^']*)' \(known: ([^)]*)\)"))
+        _UNKNOWN_SNIPPET_RE = (re.compile(r"snippet '([^']*)' 不是第 (\S+) 章"),
+                               re.compile(r"未知的键 '([^']*)'（已知的：([^）]*)）"))
     snippet_re, key_re = _UNKNOWN_SNIPPET_RE
     out = []
     for p in problems:
@@ -221,7 +221,7 @@ def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
             m = key_re.search(p.message)
             if m is not None:
                 guess = difflib.get_close_matches(m.group(1), [k.strip() for k in m.group(2).split(",")], n=1, cutoff=0.6)
-        if guess and "did you mean" not in p.message and "是不是想写" not in p.message:
+        if guess and "是不是想写" not in p.message:
             p = Problem(p.file, p.line, f"{p.message}；是不是想写 {guess[0]!r}？")
         elif m is not None and snippet_re.search(p.message):
             sid = m.group(1).split(":", 1)[-1]
