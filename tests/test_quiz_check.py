@@ -160,7 +160,7 @@ def test_a_key_that_alone_repeats_the_prompt_is_flagged(tmp_path):
     assert echoed_by_key(q) == ["retain_graph"]
     proc = check(root)
     assert proc.returncode == 0
-    assert f"01.toml:{q.line}: ⚠️ question 'echo': 只有答案重复了题干里的 「retain_graph」" in proc.stdout
+    assert f"01.toml:{q.line}: ⚠️ 题目 'echo'：只有答案重复了题干里的 「retain_graph」" in proc.stdout
     # a distractor with the same word: no tell
     cp = root / "checkpoints" / "01.toml"
     cp.write_text(cp.read_text(encoding="utf-8").replace('"换一个优化器"', '"retain_graph 没用，换一个优化器"'), encoding="utf-8")
@@ -245,7 +245,7 @@ class TestQuizChoicesThatGiveAwayOrMislead:
 
     def test_every_choice_is_the_key(self, tmp_path):
         lines = self.make(tmp_path, 'kind = "multi"\nprompt = "哪些？"\nchoices = ["a", "b", "c"]\nanswer = [0, 1, 2]\n')
-        assert any("01.toml:3: ⚠️ question 'q': 多选题的答案是全部选项" in ln for ln in lines), lines
+        assert any("01.toml:3: ⚠️ 题目 'q'：多选题的答案是全部选项" in ln for ln in lines), lines
 
     def test_a_blank_accept_entry_is_named(self, tmp_path):
         lines = self.make(tmp_path, 'kind = "fill"\nprompt = "填？"\naccept = ["", "　"]\n')

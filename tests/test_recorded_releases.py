@@ -196,7 +196,7 @@ class TestAlternativeBlocks:
 
     def test_a_malformed_specifier_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "mylib=2.0", "hello 2")
-        assert "an output alternative is written ```output {MODULE SPEC}" in _check(course, tmp_path).stdout
+        assert "输出替代块要写成 ```output {模块 版本条件}，如 ```output {torch==2.15.0}，这里是 {mylib=2.0}" in _check(course, tmp_path).stdout
 
 
 class TestReadingTimeCountsOneOutput:
