@@ -77,12 +77,12 @@ def test_two_routes_with_one_id_and_a_chapter_twice(course):
     toml.write_text(toml.read_text(encoding="utf-8") + '\n[[routes]]\nid = "A"\nname = "又一条"\naudience = "x"\nchapters = ["01", "01", "A"]\n', encoding="utf-8")
     found = problems(course)
     first, second = line_of(toml, 'id = "A"', 2), line_of(toml, 'id = "A"', 3)  # (the 1st is chapter A's)
-    assert f"course.toml:{second}: duplicate route id 'A' (first at line {first})" in only(found, "duplicate route id")
+    assert f"course.toml:{second}: 路线 id 'A' 重复了（第一次出现在第 {first} 行）" in only(found, "重复了（第一次出现在")
     loaded = load_course(course)
     assert [r.id for r in loaded.routes] == ["A"]  # the home screen's option ids stay unique: no DuplicateID
     edit(toml, 'id = "A"\nname = "又一条"', 'id = "B"\nname = "又一条"')
     twice = line_of(toml, 'chapters = ["01", "01"')
-    assert f"course.toml:{twice}: route B: chapter '01' is listed twice" in only(problems(course), "listed twice")
+    assert f"course.toml:{twice}: 路线 B：章节 '01' 列了两次" in only(problems(course), "列了两次")
     assert load_course(course).route("B").chapters == ["01", "A"]
 
 
@@ -92,9 +92,9 @@ def test_a_route_whose_only_chapter_is_refused_says_so(course):
     edit(toml, 'id = "A"\nfile', 'id = "X1"\nfile')
     edit(toml, 'file = "A-error-lookup.md"', 'file = 7')
     found = problems(course)
-    only(found, "file must be a string")
-    assert only(found, "no chapter of it is usable").startswith(f"{toml}:{line_of(toml, '[[routes]]')}:")
-    assert not [p for p in found if "unknown chapter" in p]  # the refused entry is named once, not again per route
+    only(found, "file 必须是字符串")
+    assert only(found, "没有一章可用").startswith(f"{toml}:{line_of(toml, '[[routes]]')}:")
+    assert not [p for p in found if "未知的章节" in p]  # the refused entry is named once, not again per route
 
 
 def test_chapter_ids_links_cannot_address_are_refused(course):
@@ -102,7 +102,7 @@ def test_chapter_ids_links_cannot_address_are_refused(course):
     for bad in ("第一章", "1.1", "ch-1"):
         text = toml.read_text(encoding="utf-8")
         toml.write_text(re.sub(r'id = "[^"]*"[^\n]*\nfile = "01-first.md"', f'id = "{bad}"\nfile = "01-first.md"', text), encoding="utf-8")
-        msg = only(problems(course), "may use only ASCII letters and digits")
+        msg = only(problems(course), "只能用 ASCII 字母和数字")
         at = line_of(toml, f'id = "{bad}"')
         assert msg.startswith(f"{toml}:{at}:") and repr(bad) in msg
 
@@ -112,7 +112,7 @@ def test_one_wrong_type_is_one_problem(course):
     edit(toml, "target_minutes = 4", 'target_minutes = "12"')
     found = problems(course)
     at = line_of(toml, 'target_minutes = "12"')
-    assert found == [f"{toml}:{at}: chapter 01: target_minutes must be a positive number of minutes, got '12'"], found
+    assert found == [f"{toml}:{at}: 第 01 章：target_minutes 必须是正的分钟数，这里是 '12'"], found
 
 
 def test_invalid_utf8_is_reported_at_its_line_once(course):
@@ -122,12 +122,12 @@ def test_invalid_utf8_is_reported_at_its_line_once(course):
     found = problems(course)
     # one problem at the real line (not line 1 with a byte offset), and no "not written yet" cascade
     at = _raw_line(raw, b"\xff")
-    assert found == [f"{chapter}:{at}: not valid UTF-8 (byte 0xff at column 12); save the file as UTF-8"], found
+    assert found == [f"{chapter}:{at}: 不是合法的 UTF-8（第 12 列的字节 0xff）；把文件存成 UTF-8"], found
     quiz = course / "checkpoints" / "01.toml"
     qraw = quiz.read_bytes().replace(b'id = "fence-attrs"', b'id = "fence-attrs" # \xfe', 1)
     quiz.write_bytes(qraw)
     at = _raw_line(qraw, b"\xfe")
-    assert only(problems(course), "01.toml").startswith(f"{quiz}:{at}: not valid UTF-8 (byte 0xfe")
+    assert only(problems(course), "01.toml").startswith(f"{quiz}:{at}: 不是合法的 UTF-8（第 22 列的字节 0xfe）")
 
 
 def _raw_line(raw: bytes, needle: bytes) -> int:
@@ -145,7 +145,7 @@ def test_a_byte_order_mark_is_accepted_in_every_toml(course):
 def test_a_section_anchor_equal_to_a_snippet_id_elsewhere(course):
     chapter = course / "01-first.md"
     edit(chapter, "## 🔗 和后面的关系 {#links}", "## 🔗 和后面的关系 {#sum}")
-    assert only(problems(course), "is also the id of the snippet").startswith(f"{chapter}:{line_of(chapter, '{#sum}', 2)}: section anchor #sum is also the id of the snippet at line {line_of(chapter, '{#sum}')}")
+    assert only(problems(course), "那个代码块不在这个小节里").startswith(f"{chapter}:{line_of(chapter, '{#sum}', 2)}: 小节锚点 #sum 也是第 {line_of(chapter, '{#sum}')} 行那个代码块的 id")
 
 
 def test_two_sections_with_one_title_and_no_anchor(course):
@@ -157,28 +157,28 @@ def test_two_sections_with_one_title_and_no_anchor(course):
     edit(chapter, "(#errors)", "(#例子)") if "(#errors)" in chapter.read_text(encoding="utf-8") else None
     edit(course / "A-error-lookup.md", "01#errors", "01#snippets")
     found = problems(course)
-    assert only(found, "repeats the one at line").startswith(f"{chapter}:{line_of(chapter, '## 例子', 2)}: section title '例子' repeats the one at line {line_of(chapter, '## 例子')}")
+    assert only(found, "两个都没有锚点").startswith(f"{chapter}:{line_of(chapter, '## 例子', 2)}: 小节标题 '例子' 和第 {line_of(chapter, '## 例子')} 行的重复了")
 
 
 @pytest.mark.parametrize("lang", ["py", "python3"])
 def test_a_python_alias_fence_with_an_id_is_refused_with_the_reason(course, lang):
     chapter = course / "01-first.md"
     edit(chapter, "```python {#sum}", f"```{lang} {{#sum}}")
-    msg = only(problems(course), "only ```python fences are snippets")
+    msg = only(problems(course), "只有 ```python 围栏才是代码块")
     assert msg.startswith(f"{chapter}:{line_of(chapter, '{#sum}')}: ```{lang} {{#sum}}")
 
 
 def test_an_output_block_of_only_the_wildcard(course):
     chapter = course / "01-first.md"
     edit(chapter, "```output\n[1, 2, 3] 6\n```", "```output\n...\n```")
-    assert only(problems(course), "is only the wildcard").startswith(f"{chapter}:{line_of(chapter, '```output')}: the ```output block of #sum")
+    assert only(problems(course), "只有通配符").startswith(f"{chapter}:{line_of(chapter, '```output')}: #sum 的 ```output 块只有通配符 '...'")
 
 
 def test_an_appendix_without_break_points_can_never_be_completed(course):
     appendix = course / "A-error-lookup.md"
     edit(appendix, "\n<!-- break -->\n", "\n")
-    msg = only(problems(course), "can never complete it")
-    assert msg.startswith(f"{appendix}:") and "附录 A has no break point" in msg
+    msg = only(problems(course), "读者永远读不完它")
+    assert msg.startswith(f"{appendix}:") and "附录 A没有断点" in msg
 
 
 def test_a_checkpoint_heading_without_a_quiz_is_a_warning(course):
@@ -204,11 +204,11 @@ def test_appendix_header_backticks_and_duplicate_rows(course):
     row = "| `ValueError: invalid literal for int() with base 10` | 字符串不是十进制数字 | 打印要转换的字符串 | [01 §会报错的代码块](01#errors) |"
     edit(appendix, row, row + "\n" + row.replace("`ValueError: invalid literal for int() with base 10`", "ValueError: invalid literal for int() with base 10"))
     found = problems(course)
-    assert only(found, "is not in backticks").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
-    assert only(found, "is already the row at line").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
+    assert only(found, "没有放在反引号里").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
+    assert only(found, "已经是 第").startswith(f"{appendix}:{line_of(appendix, '| ValueError')}:")
     edit(appendix, "| 报错原文 | 原因 | 先查 | 讲解 |", "| 报错 | 原因 | 先查 | 讲解 |")
     found = problems(course)
-    assert only(found, "the lookup ignores this whole table").startswith(f"{appendix}:{line_of(appendix, '| 报错 |')}: table header '| 报错 | 原因 | 先查 | 讲解 |'")
+    assert only(found, "反查会忽略这整张表").startswith(f"{appendix}:{line_of(appendix, '| 报错 |')}: 表头 '| 报错 | 原因 | 先查 | 讲解 |'")
 
 
 def test_a_broken_appendix_link_is_reported_once(course):
@@ -316,14 +316,14 @@ def test_preload_is_read_from_course_toml_and_checked(course, tmp_path):
     out = tc("--content", str(course), "verify", "--no-cache", home=tmp_path / "h")
     assert out.returncode == 0 and "import numpy 一次" in out.stdout, out.stdout + out.stderr
     edit(course / "course.toml", 'preload = ["numpy"]', 'preload = "numpy"')
-    assert only(problems(course), "preload must be a list of module names").startswith(f"{course / 'course.toml'}:{line_of(course / 'course.toml', 'preload =')}:")
+    assert only(problems(course), "preload 必须是预热运行器先导入的模块名列表").startswith(f"{course / 'course.toml'}:{line_of(course / 'course.toml', 'preload =')}:")
     edit(course / "course.toml", 'preload = "numpy"', 'preload = ["no_such_module_tc"]')
     doctor = tc("--content", str(course), "doctor", home=tmp_path / "h")
     assert doctor.returncode == 1 and "no_such_module_tc ❌ 未安装" in doctor.stdout and "torch " not in doctor.stdout, doctor.stdout
     run = tc("--content", str(course), "run", "01:sum", home=tmp_path / "h")
     assert "运行器找不到 no_such_module_tc" in run.stdout, run.stdout
     data = json.loads(tc("--content", str(course), "check", "--json", home=tmp_path / "h").stdout)
-    assert [p for p in data["problems"] if "preload module 'no_such_module_tc' is not importable here" in p] == data["problems"] != []
+    assert [p for p in data["problems"] if "preload 模块 'no_such_module_tc' 在这里导入不了" in p] == data["problems"] != []
 
 
 def test_the_reader_names_the_time_limit_and_an_undeclared_exit_status():
@@ -346,7 +346,7 @@ def test_a_broken_link_suggests_only_near_anchors(course):
     chapter = course / "01-first.md"
     edit(chapter, "[这一节](#errors)", "[这一节](#erors) [那一节](#no-copy)")
     found = problems(course)
-    assert "nearest: #errors" in only(found, "#erors")
+    assert "最接近的：#errors" in only(found, "#erors")
     assert "nearest" not in only(found, "#no-copy")  # no far-fetched guess (L6)
 
 
@@ -378,8 +378,8 @@ def test_a_quiz_snippet_or_key_typo_gets_a_did_you_mean(course):
     edit(quiz, 'snippet = "sum"', 'snippet = "summ"')
     edit(quiz, 'accept = ["raises", "raises="]', 'acept = ["raises", "raises="]')
     found = problems(course)
-    assert only(found, "snippet 'summ' is not a snippet").endswith("did you mean 'sum'?")
-    assert only(found, "unknown key 'acept'").endswith("did you mean 'accept'?")
+    assert only(found, "snippet 'summ' 不是第 01 章").endswith("是不是想写 'sum'？")
+    assert only(found, "未知的键 'acept'").endswith("是不是想写 'accept'？")
 
 
 def test_reload_chapter_reads_the_saved_file_in_place(course):
@@ -396,8 +396,8 @@ def test_reload_chapter_reads_the_saved_file_in_place(course):
     assert chapter_stamp(chapter) != stamp
     found = reload_chapter(loaded, "01")
     assert loaded.chapter("01") is chapter and "'new'" in chapter.snippet("sum").code
-    assert [p.message for p in found if "is also the id of the snippet" in p.message]
-    assert [p for p in loaded.problems if "is also the id of the snippet" in p.message] == [p for p in found if "is also the id" in p.message]
+    assert [p.message for p in found if "那个代码块不在这个小节里" in p.message]
+    assert [p for p in loaded.problems if "那个代码块不在这个小节里" in p.message] == [p for p in found if "那个代码块不在这个小节里" in p.message]
 
 
 def test_a_file_another_snippet_wrote_gets_the_empty_directory_hint(course, tmp_path):

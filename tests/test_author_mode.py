@@ -154,7 +154,7 @@ def test_accept_refuses_while_check_has_problems_in_the_chapter(tmp_path):
         """))
     out = tc("--content", str(course), "verify", "--accept", home=tmp_path / "h")
     assert out.returncode == 1
-    assert "duplicate section anchor 'same'" in out.stderr and "先修好" in out.stderr
+    assert "小节锚点 'same' 重复了" in out.stderr and "先修好" in out.stderr
     assert "```output" not in (course / "01.md").read_text(encoding="utf-8")
 
 
@@ -170,7 +170,7 @@ def test_a_misspelled_attribute_is_named_and_the_snippet_is_never_run(tmp_path):
         ```
         """))
     check = tc("--content", str(course), "check", home=tmp_path / "h")
-    assert "unknown fence attribute 'timout=5'; did you mean 'timeout=5'?" in check.stdout + check.stderr
+    assert "未知的围栏属性 'timout=5'；是不是想写 'timeout=5'？" in check.stdout + check.stderr
     for cmd in (["verify"], ["run", "01:slow"]):
         out = tc("--content", str(course), *cmd, home=tmp_path / "h")
         assert out.returncode == 1, cmd
@@ -192,7 +192,7 @@ def test_timeouts_must_be_finite_and_bounded(tmp_path):
     check = tc("--content", str(course), "check", home=tmp_path / "h")
     text = check.stdout + check.stderr
     for v in ["nan", "inf", "0", "-3", "601"]:
-        assert f"needs a number of seconds above 0 and at most 600, got '{v}'" in text, v
+        assert f"要写秒数：大于 0、最多 600，这里是 '{v}'" in text, v
     out = tc("--content", str(course), "verify", home=tmp_path / "h")
     assert last_line(out.stdout) == "一致 0 个 · 不一致 5 个 · 跳过 0 个"
 
@@ -214,7 +214,7 @@ def test_misspelled_break_markers_are_problems(tmp_path):
     course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
     lines = check_lines(course, tmp_path / "h")
     for b in bad:
-        assert any(repr(b) in ln and "looks like a break marker but is not one" in ln for ln in lines), b
+        assert any(repr(b) in ln and "看起来像断点标记，但不是" in ln for ln in lines), b
     assert not any("<!-- 其他注释 -->" in ln for ln in lines)
 
 
@@ -222,14 +222,14 @@ def test_the_final_break_comes_after_the_checkpoint_and_the_anatomy_is_checked(t
     text = "# T\n\n⏱ 20 分钟\n\n## 一 {#one}\n\n<!-- break -->\n\n## ✅ 检查点\n\n## 尾声\n"
     course = make_course(tmp_path / "c", text)
     joined = "\n".join(check_lines(course, tmp_path / "h"))
-    assert "01.md:3: the ⏱ line says 20 分钟 but the chapter reads 1 min" in joined
-    assert "no 🎯 line" in joined
-    assert "01.md:7: the final break point must come after the ✅ checkpoint heading (line 9)" in joined
-    assert "no '## ⚡ 走神救援' heading" in joined
+    assert "01.md:3: ⏱ 行写的是 20 分钟，但算出来这一章读 1 分钟" in joined
+    assert "没有 🎯 行" in joined
+    assert "01.md:7: 最后一个断点必须在 ✅ 检查点标题（第 9 行）之后" in joined
+    assert "没有 '## ⚡ 走神救援' 标题" in joined
     good = make_course(tmp_path / "g", ANATOMY_HEAD + ANATOMY_TAIL)
     assert check_lines(good, tmp_path / "h")[-1].endswith("：0 处问题")
     wrong_goal = make_course(tmp_path / "w", ANATOMY_HEAD.replace("🎯 p。", "🎯 别的话。") + ANATOMY_TAIL)
-    assert any("the 🎯 line must start with the chapter's promise in course.toml: 'p'" in ln for ln in check_lines(wrong_goal, tmp_path / "h"))
+    assert any("🎯 行必须以 course.toml 里这一章的 promise 开头：'p'" in ln for ln in check_lines(wrong_goal, tmp_path / "h"))
 
 
 def test_links_to_unknown_chapters_sections_and_snippets_are_problems(tmp_path):
@@ -239,19 +239,19 @@ def test_links_to_unknown_chapters_sections_and_snippets_are_problems(tmp_path):
         "```python {#code}\nprint(1)\n```\n\n```output\n1\n```\n\n"
     )
     course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
-    lines = [ln for ln in check_lines(course, tmp_path / "h") if "link (" in ln]
+    lines = [ln for ln in check_lines(course, tmp_path / "h") if "链接 (" in ln]
     assert len(lines) == 4, lines
-    assert any("link (#onne): this chapter has no section or snippet #onne; nearest: #one" in ln for ln in lines)
-    assert any("link (03): there is no chapter '03' (chapters: 01, 02)" in ln for ln in lines)
-    assert any("link (02#x): chapter 02 is not written yet" in ln for ln in lines)
-    assert any("link (01#nope): this chapter has no section or snippet #nope" in ln for ln in lines)
+    assert any("链接 (#onne)：本章没有小节或代码块 #onne；最接近的：#one" in ln for ln in lines)
+    assert any("链接 (03)：没有 id 为 '03' 的章节（现有章节：01, 02）" in ln for ln in lines)
+    assert any("链接 (02#x)：第 02 章还没写" in ln for ln in lines)
+    assert any("链接 (01#nope)：本章没有小节或代码块 #nope" in ln for ln in lines)
     assert all(":11:" in ln for ln in lines)  # the line of the bad links
 
 
 def test_a_norun_snippet_with_an_output_block_is_refused(tmp_path):
     body = "```python {#shown norun}\nprint(1)\n```\n\n```output\n1\n```\n\n"
     course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
-    assert any("snippet #shown is norun" in ln and "01.md:13:" in ln for ln in check_lines(course, tmp_path / "h"))
+    assert any("代码块 #shown 标了 norun" in ln and "01.md:13:" in ln for ln in check_lines(course, tmp_path / "h"))
 
 
 def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
@@ -266,7 +266,7 @@ def test_a_predict_key_that_contradicts_the_output_is_a_problem(tmp_path):
     )
     (course / "cp" / "01.toml").write_text(quiz.format(key=0), encoding="utf-8")
     lines = check_lines(course, tmp_path / "h")
-    assert any("01.toml:9: question 'q': the key is choice 0 ('tensor([1., 1.])')" in ln and "choice 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
+    assert any("01.toml:9: 题目 'q'：答案是选项 0（'tensor([1., 1.])'）" in ln and "选项 1: 'tensor([2., 2.])'" in ln for ln in lines), lines
     (course / "cp" / "01.toml").write_text(quiz.format(key=1), encoding="utf-8")
     assert check_lines(course, tmp_path / "h")[-1].endswith("：0 处问题")
 
@@ -381,8 +381,8 @@ class TestMisspeltOutputFence:
         body = "```python {#one}\nprint(1)\n```\n\n```ouput\n1\n```\n\n"
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:13: ```ouput after snippet #one looks like a misspelt ```output fence" in ln for ln in lines), lines
-        assert not any("has no ```output block" in ln for ln in lines)
+        assert any("01.md:13: 代码块 #one 后面的 ```ouput 像是拼错的 ```output 围栏" in ln for ln in lines), lines
+        assert not any("后面没有 ```output 块" in ln for ln in lines)
 
 
 def set_toml(course: Path, old: str, new: str) -> None:
@@ -398,7 +398,7 @@ class TestPreloadNamesAreChecked:
         course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
         set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = ["jsonn", "json"]\n')
         lines = check_lines(course, tmp_path / "h")
-        assert any("course.toml:3: preload module 'jsonn' is not importable here (did you mean 'json'?)" in ln for ln in lines), lines
+        assert any("course.toml:3: preload 模块 'jsonn' 在这里导入不了（是不是想写 'json'？）" in ln for ln in lines), lines
         assert not any("preload module 'json' " in ln for ln in lines)
 
     def test_the_closest_name_wins_over_an_installed_near_miss(self, tmp_path):
@@ -408,7 +408,7 @@ class TestPreloadNamesAreChecked:
         course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
         set_toml(course, 'checkpoints = "cp"\n', 'checkpoints = "cp"\npreload = ["jsonn"]\n')
         out = tc("--content", str(course), "check", home=tmp_path / "h", env={"PYTHONPATH": f"{ROOT}:{site}"})
-        assert "preload module 'jsonn' is not importable here (did you mean 'json'?)" in out.stdout + out.stderr
+        assert "preload 模块 'jsonn' 在这里导入不了（是不是想写 'json'？）" in out.stdout + out.stderr
 
     def test_a_course_that_never_imports_torch_is_warned_about_the_default(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "```python {#one}\nprint(1)\n```\n\n```output\n1\n```\n\n" + ANATOMY_TAIL)
@@ -436,7 +436,7 @@ class TestCourseIdentity:
     def test_a_copy_of_the_shipped_course_with_its_id_is_a_problem(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + ANATOMY_TAIL)
         set_toml(course, 'title = "t"\n', 'title = "t"\nid = "torchcourse"\n')
-        assert any("course.toml:2: course id 'torchcourse' is the id of the course shipped with torchcourse" in ln
+        assert any("course.toml:2: 课程 id 'torchcourse' 是 torchcourse 自带的课程的 id" in ln
                    for ln in check_lines(course, tmp_path / "h"))
 
     def test_two_chapters_with_one_file_and_ids_that_differ_by_case(self, tmp_path):
@@ -447,8 +447,8 @@ class TestCourseIdentity:
                         + '\n[[chapters]]\nid = "a"\nfile = "a.md"\ntitle = "a"\npromise = "a"\nplanned = true\n'
                         + '\n[[chapters]]\nid = "A"\nfile = "b.md"\ntitle = "b"\npromise = "b"\nplanned = true\n', encoding="utf-8")
         lines = check_lines(course, tmp_path / "h")
-        assert any("course.toml:19: chapter 03: file '01.md' is already chapter 01's" in ln for ln in lines), lines
-        assert any("course.toml:31: chapter id 'A' differs from chapter 'a' only by case" in ln for ln in lines), lines
+        assert any("course.toml:19: 第 03 章：file '01.md' 已经是第 01 章的文件了" in ln for ln in lines), lines
+        assert any("course.toml:31: 章节 id 'A' 和章节 'a' 只差大小写" in ln for ln in lines), lines
 
 
 class TestCourseIdAliases:
@@ -519,7 +519,7 @@ class TestRoutes:
         course = self.make(tmp_path)
         set_toml(course, 'id = "full"\n', 'id = "full"\ndefault = true\n')
         set_toml(course, 'id = "narrow"\n', 'id = "narrow"\ndefault = true\n')
-        assert any("route narrow: default = true, but route full already is the default" in ln for ln in check_lines(course, tmp_path / "h"))
+        assert any("路线 narrow：default = true，可路线 full 已经是默认路线了" in ln for ln in check_lines(course, tmp_path / "h"))
 
     def test_an_appendix_only_route_and_a_chapter_on_no_route_are_warned(self, tmp_path):
         course = self.make(tmp_path)
@@ -577,14 +577,14 @@ class TestAnchorsAreAsciiOrRefusedWhereWritten:
     def test_an_explicit_non_ascii_anchor_is_refused_at_its_heading(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "## 行向量和列向量 {#café}\n\n正文。\n\n" + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:9: heading anchor {#café} may use only ASCII letters" in ln and "{#cafe}" in ln for ln in lines), lines
+        assert any("01.md:9: 标题锚点 {#café} 只能用 ASCII 字母" in ln and "{#cafe}" in ln for ln in lines), lines
 
     def test_a_link_to_a_derived_chinese_anchor_names_the_heading_to_give_an_anchor(self, tmp_path):
         body = "## 广播规则：从右往左对齐\n\n正文。\n\n见[规则](#广播规则-从右往左对齐)。\n\n"
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:13: link (#广播规则-从右往左对齐): a link's anchor must be ASCII" in ln
-                   and "give the heading at line 9 an explicit anchor" in ln for ln in lines), lines
+        assert any("01.md:13: 链接 (#广播规则-从右往左对齐)：链接的锚点必须是 ASCII" in ln
+                   and "给第 9 行的标题加一个显式锚点" in ln for ln in lines), lines
 
     def test_a_title_that_differs_only_in_unicode_normalization_says_so(self, tmp_path):
         course = make_course(tmp_path / "c", (ANATOMY_HEAD + ANATOMY_TAIL).replace("# T\n", "# Tcafé\n", 1))
@@ -602,8 +602,8 @@ class TestBreakMarkersNeverCutABlock:
                 "| a | b |\n|---|---|\n| 1 | 2 |\n<!-- break: 表格里的断点 -->\n| 3 | 4 |\n\n")
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:11: break marker '<!-- break: 列表里的断点 -->' is inside a list item" in ln for ln in lines), lines
-        assert any("01.md:17: break marker '<!-- break: 表格里的断点 -->' is between two rows of a table" in ln for ln in lines), lines
+        assert any("01.md:11: 断点标记 '<!-- break: 列表里的断点 -->' 在列表项里面" in ln for ln in lines), lines
+        assert any("01.md:17: 断点标记 '<!-- break: 表格里的断点 -->' 夹在表格的两行之间" in ln for ln in lines), lines
         from torchcourse.course import load_course
 
         assert load_course(course).chapter("01").break_points == 1
@@ -626,13 +626,13 @@ class TestReferenceLinksAndImages:
         body = "见[第 01 章][v]和[别处][w]。\n\n[v]: 01#onne\n\n"
         course = make_course(tmp_path / "c", ANATOMY_HEAD + body + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:11: link (01#onne): this chapter has no section or snippet #onne; nearest: #one" in ln for ln in lines), lines
-        assert any("01.md:9: reference link [w] has no definition" in ln for ln in lines), lines
+        assert any("01.md:11: 链接 (01#onne)：本章没有小节或代码块 #onne；最接近的：#one" in ln for ln in lines), lines
+        assert any("01.md:9: 引用式链接 [w] 没有定义" in ln for ln in lines), lines
 
     def test_an_image_is_refused_as_unsupported(self, tmp_path):
         course = make_course(tmp_path / "c", ANATOMY_HEAD + "![广播示意图](img/b.png)\n\n" + ANATOMY_TAIL)
         lines = check_lines(course, tmp_path / "h")
-        assert any("01.md:9: image (img/b.png): images are not supported" in ln for ln in lines), lines
+        assert any("01.md:9: 图片 (img/b.png)：不支持图片" in ln for ln in lines), lines
 
 
 class TestAppendixExcerptSelectsItsOwnRow:
@@ -648,7 +648,7 @@ class TestAppendixExcerptSelectsItsOwnRow:
         appendix.write_text(text.replace("`ValueError: invalid literal for int() with base 10`", "`ValueError:`"), encoding="utf-8")
         row = next(n for n, ln in enumerate(appendix.read_text(encoding="utf-8").splitlines(), 1) if ln.startswith("| `ValueError:`"))
         lines = check_lines(course, tmp_path / "h")
-        assert any(f"A-error-lookup.md:{row}: 报错原文 'ValueError:' does not select its own row: 01:bad-int prints" in ln for ln in lines), lines
+        assert any(f"A-error-lookup.md:{row}: 报错原文 'ValueError:' 选不中它自己这一行：01:bad-int 打印" in ln for ln in lines), lines
 
 
 class TestCourseDataFiles:
@@ -675,8 +675,8 @@ class TestCourseDataFiles:
         course = self.make(tmp_path)
         set_toml(course, 'data = ["heights.csv"]', 'data = ["weights.csv", "../x.csv"]')
         lines = check_lines(course, tmp_path / "h")
-        assert any("course.toml:4: data file 'weights.csv' does not exist" in ln for ln in lines), lines
-        assert any("course.toml:4: data file '../x.csv' is outside the course folder" in ln for ln in lines), lines
+        assert any("course.toml:4: data 文件 'weights.csv' 在 " in ln and "里不存在" in ln for ln in lines), lines
+        assert any("course.toml:4: data 文件 '../x.csv' 在课程目录之外" in ln for ln in lines), lines
 
     def test_the_sandbox_runner_copies_them_too(self, tmp_path):
         from torchcourse.runner.core import Runner
@@ -724,7 +724,7 @@ class TestOneErrorOneRowAcrossAppendices:
         set_toml(course, '[[routes]]', '[[chapters]]\nid = "B"\nfile = "B-more.md"\ntitle = "附录 B"\npromise = "按报错原文找到讲它的那一节"\nkind = "appendix"\n\n[[routes]]')
         row = next(n for n, ln in enumerate(shutil_copy.splitlines(), 1) if ln.startswith("| `ValueError"))
         lines = check_lines(course, tmp_path / "h")
-        assert any(f"B-more.md:{row}: 报错原文" in ln and f"is already the row at A-error-lookup.md:{row}" in ln for ln in lines), lines
+        assert any(f"B-more.md:{row}: 报错原文" in ln and f"已经是 A-error-lookup.md:{row} 那一行的了" in ln for ln in lines), lines
 
 
 class TestACopiedCourseKeepingItsId:
@@ -739,7 +739,7 @@ class TestACopiedCourseKeepingItsId:
         second = tmp_path / "second"
         shutil.copytree(first, second)
         lines = check_lines(second, tmp_path / "h")
-        assert any(f"course.toml:2: course id 'np-bcast' is also the id of the course in {first.resolve()}" in ln for ln in lines), lines
+        assert any(f"course.toml:2: 课程 id 'np-bcast' 也是 {first.resolve()} 里那门课的 id" in ln for ln in lines), lines
         assert check_lines(first, tmp_path / "h")[-1].endswith("：0 处问题")
 
 
@@ -761,4 +761,4 @@ class TestARefusedChapterFileIsOneProblem:
         (tmp_path / "shared" / "02.md").write_text(ANATOMY_HEAD + ANATOMY_TAIL, encoding="utf-8")
         set_toml(course, 'file = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\n', 'file = "../shared/02.md"\ntitle = "U"\npromise = "q"\n')
         lines = [ln for ln in check_lines(course, tmp_path / "h") if "⚠️" not in ln]
-        assert len(lines) == 2 and "is outside the course root" in lines[0] and lines[1].endswith("：1 处问题"), lines
+        assert len(lines) == 2 and "在课程根目录" in lines[0] and "之外，不予读取" in lines[0] and lines[1].endswith("：1 处问题"), lines

@@ -44,17 +44,17 @@ def make(root: Path, toml: bytes | str, chapter: str = CHAPTER) -> Path:
 
 
 BAD = {
-    "chapters-ints": ('title = "t"\nchapters = [1, 2]\n', 2, "chapters must be [[chapters]] tables"),
-    "routes-string": ('title = "t"\nroutes = "D"\n' + GOOD_ENTRY, 2, "routes must be [[routes]] tables"),
-    "invalid-utf8": (b'title = "t"\n# \xff\xfe broken\n' + GOOD_ENTRY.encode(), 2, "not valid UTF-8"),
-    "target-minutes-text": ('title = "t"\n' + GOOD_ENTRY + '\n[[chapters]]\nid = "02"\nfile = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\ntarget_minutes = "abc"\n', 14, "target_minutes must be a positive number"),
-    "unknown-key": ('title = "t"\n' + GOOD_ENTRY + 'plannd = true\n', 7, "unknown key 'plannd' in a chapter entry (did you mean planned?)"),
-    "title-not-string": ('title = 3\n' + GOOD_ENTRY, 1, "title must be a string"),
-    "id-not-string": ('title = "t"\n[[chapters]]\nid = 1\nfile = "01.md"\ntitle = "T"\npromise = "p"\n', 3, "id must be a string"),
-    "route-chapters-string": ('title = "t"\n' + GOOD_ENTRY + '[[routes]]\nid = "A"\nname = "n"\naudience = "a"\nchapters = "01"\n', 11, "chapters must be a list of chapter ids"),
-    "outside-relative": ('title = "t"\n[[chapters]]\nid = "01"\nfile = "../../../../../../../etc/passwd"\ntitle = "T"\npromise = "p"\n', 4, "outside the course root"),
-    "outside-absolute": ('title = "t"\n[[chapters]]\nid = "01"\nfile = "/etc/passwd"\ntitle = "T"\npromise = "p"\n', 4, "outside the course root"),
-    "checkpoint-outside": ('title = "t"\n' + GOOD_ENTRY + 'checkpoint = "../../../../../etc/passwd"\n', 7, "outside the checkpoints folder"),
+    "chapters-ints": ('title = "t"\nchapters = [1, 2]\n', 2, "chapters 必须是 [[chapters]] 表"),
+    "routes-string": ('title = "t"\nroutes = "D"\n' + GOOD_ENTRY, 2, "routes 必须是 [[routes]] 表"),
+    "invalid-utf8": (b'title = "t"\n# \xff\xfe broken\n' + GOOD_ENTRY.encode(), 2, "不是合法的 UTF-8"),
+    "target-minutes-text": ('title = "t"\n' + GOOD_ENTRY + '\n[[chapters]]\nid = "02"\nfile = "02.md"\ntitle = "U"\npromise = "q"\nplanned = true\ntarget_minutes = "abc"\n', 14, "target_minutes 必须是正的分钟数"),
+    "unknown-key": ('title = "t"\n' + GOOD_ENTRY + 'plannd = true\n', 7, "章节条目里有未知的键 'plannd'（是不是想写 planned？）"),
+    "title-not-string": ('title = 3\n' + GOOD_ENTRY, 1, "title 必须是字符串"),
+    "id-not-string": ('title = "t"\n[[chapters]]\nid = 1\nfile = "01.md"\ntitle = "T"\npromise = "p"\n', 3, "id 必须是字符串"),
+    "route-chapters-string": ('title = "t"\n' + GOOD_ENTRY + '[[routes]]\nid = "A"\nname = "n"\naudience = "a"\nchapters = "01"\n', 11, "chapters 必须是章节 id（字符串）的列表"),
+    "outside-relative": ('title = "t"\n[[chapters]]\nid = "01"\nfile = "../../../../../../../etc/passwd"\ntitle = "T"\npromise = "p"\n', 4, "在课程根目录"),
+    "outside-absolute": ('title = "t"\n[[chapters]]\nid = "01"\nfile = "/etc/passwd"\ntitle = "T"\npromise = "p"\n', 4, "在课程根目录"),
+    "checkpoint-outside": ('title = "t"\n' + GOOD_ENTRY + 'checkpoint = "../../../../../etc/passwd"\n', 7, "在检查点文件夹"),
 }
 
 
@@ -89,5 +89,5 @@ def test_an_unclosed_fence_names_the_fence_line(tmp_path):
     root = make(tmp_path / "c", 'title = "t"\n' + GOOD_ENTRY, chapter)
     course = load_course(root)
     msgs = [(p.line, p.message) for p in course.problems]
-    assert any(line == 9 and "never closed" in m for line, m in msgs), msgs
-    assert not any("no break point" in m for _, m in msgs), msgs
+    assert any(line == 9 and "一直没有关闭" in m for line, m in msgs), msgs
+    assert not any("这一章没有断点" in m for _, m in msgs), msgs

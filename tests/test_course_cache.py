@@ -94,9 +94,9 @@ def test_snapshot_notices_a_checkpoint_file_appearing(tmp_path):
     chapter.checkpoint.rename(chapter.checkpoint.with_suffix(".gone"))
     _settle(root)
     missing = load_course(root, cache_dir=cache)
-    assert any("missing checkpoint" in p.message for p in missing.problems)
+    assert any("找不到检查点文件" in p.message for p in missing.problems)
     chapter.checkpoint.with_suffix(".gone").rename(chapter.checkpoint)
-    assert not any("missing checkpoint" in p.message for p in load_course(root, cache_dir=cache).problems)
+    assert not any("找不到检查点文件" in p.message for p in load_course(root, cache_dir=cache).problems)
 
 
 def test_lazy_load_parses_a_chapter_on_first_use_and_reports_its_problems_then(tmp_path):
@@ -111,12 +111,12 @@ def test_lazy_load_parses_a_chapter_on_first_use_and_reports_its_problems_then(t
     text = broken.file.read_text(encoding="utf-8")
     broken.file.write_text(text + "\n```python {#never-closed}\nprint(1)\n", encoding="utf-8")
     eager = load_course(root)
-    assert any("never closed" in p.message for p in eager.problems)
+    assert any("一直没有关闭" in p.message for p in eager.problems)
 
     lazy = load_course(root, cache_dir=tmp_path / "cache", lazy=True)
     assert not any(c.parsed for c in lazy.chapters if c.available)
     assert [(c.id, c.minutes, c.reading_chars) for c in lazy.chapters] == [(c.id, c.minutes, c.reading_chars) for c in eager.chapters]
-    assert not any("never closed" in p.message for p in lazy.problems)  # not parsed yet
+    assert not any("一直没有关闭" in p.message for p in lazy.problems)  # not parsed yet
     first = next(c for c in lazy.chapters if c.available)
     assert first.id != broken.id
     assert [s.id for s in first.snippets] == [s.id for s in eager.chapter(first.id).snippets]  # parsed on use

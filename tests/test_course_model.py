@@ -202,16 +202,16 @@ def test_a_link_to_a_missing_anchor_in_another_written_chapter_is_a_problem(tmp_
         "# 二 {#two}\n\n正文。\n",
     )
     course = load_course(root)
-    assert [str(p) for p in all_problems(course) if "link (" in p.message] == [
-        f"{root / '01.md'}:7: link (02#tow): chapter 02 has no section or snippet #tow; nearest: #two"
+    assert [str(p) for p in all_problems(course) if "链接 (" in p.message] == [
+        f"{root / '01.md'}:7: 链接 (02#tow)：第 02 章没有小节或代码块 #tow；最接近的：#two"
     ]
 
 
 def test_an_empty_chapter_file_is_reported_at_line_1(tmp_path):
     root = _two_chapter_course(tmp_path / "c", "", "# 二 {#two}\n\n正文。\n")
     problems = [str(p) for p in load_course(root).problems if p.file == root / "01.md"]
-    assert f"{root / '01.md'}:1: no '## ✅ 检查点' heading (the checkpoint)" in problems, problems
-    assert f"{root / '01.md'}:1: no '## ⚡ 走神救援' heading (the recap)" in problems, problems
+    assert f"{root / '01.md'}:1: 没有 '## ✅ 检查点' 标题（检查点）" in problems, problems
+    assert f"{root / '01.md'}:1: 没有 '## ⚡ 走神救援' 标题（回顾）" in problems, problems
 
 
 def test_parts_sections_and_snippets_of_a_fixture_chapter():
@@ -245,33 +245,33 @@ def problems_by_message(course, needle: str):
 
 def test_unknown_chapter_in_a_route(bad):
     toml = FIX / "badcourse" / "course.toml"
-    assert problems_by_message(bad, "route A: unknown chapter '99'") == [(toml, line_of(toml, 'chapters = ["01", "99", "03"]'))]
+    assert problems_by_message(bad, "路线 A：未知的章节 '99'") == [(toml, line_of(toml, 'chapters = ["01", "99", "03"]'))]
     assert bad.route("A").chapters == ["01", "03"]
 
 
 def test_missing_chapter_file(bad):
     toml = FIX / "badcourse" / "course.toml"
     header = line_of(toml, "[[chapters]]", nth=2)  # the entry of chapter 02
-    assert problems_by_message(bad, "chapter 02: missing file") == [(toml, header)]
+    assert problems_by_message(bad, "第 02 章：找不到文件") == [(toml, header)]
     assert bad.chapter("02").available is False
     assert problems_by_message(bad, "chapter 03") == []  # planned: no file needed
 
 
 def test_runnable_snippet_without_expected_output(bad):
     md = FIX / "badcourse" / "01-bad.md"
-    assert problems_by_message(bad, "snippet #lonely has no ```output block") == [(md, line_of(md, "```python {#lonely}"))]
+    assert problems_by_message(bad, "代码块 #lonely 后面没有 ```output 块") == [(md, line_of(md, "```python {#lonely}"))]
 
 
 def test_duplicate_snippet_id(bad):
     md = FIX / "badcourse" / "01-bad.md"
     first, second = line_of(md, "```python {#twice}"), line_of(md, "```python {#twice}", nth=2)
-    assert problems_by_message(bad, "duplicate snippet id #twice") == [(md, second)]
-    assert f"first at line {first}" in next(p.message for p in bad.problems if "#twice" in p.message)
+    assert problems_by_message(bad, "代码块 id #twice 重复了") == [(md, second)]
+    assert f"第一次出现在第 {first} 行" in next(p.message for p in bad.problems if "#twice" in p.message)
 
 
 def test_unknown_fence_attribute(bad):
     md = FIX / "badcourse" / "01-bad.md"
-    assert problems_by_message(bad, "unknown fence attribute 'fast'") == [(md, line_of(md, "```python {#fast-one fast}"))]
+    assert problems_by_message(bad, "未知的围栏属性 'fast'") == [(md, line_of(md, "```python {#fast-one fast}"))]
 
 
 def test_bad_course_has_exactly_these_problems(bad):
@@ -284,11 +284,11 @@ def test_long_chapter_without_enough_break_points():
     course = load_course(FIX / "longcourse")
     one = course.chapter("01")
     assert one.minutes > 55 and one.break_points == 1
-    assert problems_by_message(course, "(> 55) but has 1 break point") == [(one.file, 1)]
+    assert problems_by_message(course, "（> 55），却只有 1 个断点") == [(one.file, 1)]
     assert course.chapter("02").minutes > 55 and course.chapter("02").break_points == 2
     very = course.chapter("03")
     assert very.minutes >= 110 and very.break_points == 2
-    assert problems_by_message(course, "(>= 110) but has 2 break point") == [(very.file, 1)]
+    assert problems_by_message(course, "（>= 110），却只有 2 个断点") == [(very.file, 1)]
     assert len(course.problems) == 2
 
 
@@ -330,7 +330,7 @@ def test_chinese_paragraph_broken_across_lines_is_reported_with_its_line(tmp_pat
         "# 标题\n\nEnglish\nwrapped is fine.\n\n第一行中文\n接着写第二行。\n\n🎯 y\n\n## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n", encoding="utf-8"
     )
     problems = [str(p) for p in load_course(tmp_path).problems]
-    assert problems == [f"{tmp_path / 'a.md'}:6: Chinese paragraph broken across lines (renders as a space between characters); join the lines"]
+    assert problems == [f"{tmp_path / 'a.md'}:6: 中文段落被断成了多行（显示时两个字之间会多出一个空格）；把这几行接起来"]
 
 
 def test_a_wrong_reading_time_line_names_the_courses_own_reading_speed(tmp_path):
@@ -338,7 +338,7 @@ def test_a_wrong_reading_time_line_names_the_courses_own_reading_speed(tmp_path)
     message named 170 characters a minute whatever course.toml said)."""
     root = _two_chapter_course(tmp_path / "c", "# 一\n\n⏱ 9 分钟\n\n正文。\n", "# 二 {#two}\n\n正文。\n")
     one = root / "01.md"
-    assert f"{one}:3: the ⏱ line says 9 分钟 but the chapter reads 2 min (computed, 4 characters a minute): the reader shows the computed badge; fix or remove the number" in [
+    assert f"{one}:3: ⏱ 行写的是 9 分钟，但算出来这一章读 2 分钟（每分钟 4 字）：阅读器显示的是算出来的时长；改正或删掉这个数字" in [
         str(p) for p in load_course(root).problems]
 
 

@@ -89,16 +89,16 @@ def test_fence_attributes_at_their_bounds_are_taken(tmp_path):
 
 def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(tmp_path):
     cases = {
-        "t2": ("timeout=1=2", "attribute timeout= needs a number of seconds above 0 and at most 600, got '1=2'"),
-        "t0": ("timeout=0", "attribute timeout= needs a number of seconds above 0 and at most 600, got '0'"),
-        "e0": ("exit=0", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '0'"),
-        "e256": ("exit=256", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '256'"),
-        "ex": ("exit=x", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got 'x'"),
-        "e12": ("exit=1=2", "attribute exit= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got '1=2'"),
-        "r1": ("raises=1Bad", "attribute raises= needs an exception class name such as RuntimeError, got '1Bad'"),
-        "r2": ("raises=A=B", "attribute raises= needs an exception class name such as RuntimeError, got 'A=B'"),
-        "u1": ("label=x", "unknown fence attribute 'label=x' (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
-        "u2": ("timout=5", "unknown fence attribute 'timout=5'; did you mean 'timeout=5'? (known: #id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName)"),
+        "t2": ("timeout=1=2", "属性 timeout= 要写秒数：大于 0、最多 600，这里是 '1=2'"),
+        "t0": ("timeout=0", "属性 timeout= 要写秒数：大于 0、最多 600，这里是 '0'"),
+        "e0": ("exit=0", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 '0'"),
+        "e256": ("exit=256", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 '256'"),
+        "ex": ("exit=x", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 'x'"),
+        "e12": ("exit=1=2", "属性 exit= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 '1=2'"),
+        "r1": ("raises=1Bad", "属性 raises= 要写异常类名，如 RuntimeError，这里是 '1Bad'"),
+        "r2": ("raises=A=B", "属性 raises= 要写异常类名，如 RuntimeError，这里是 'A=B'"),
+        "u1": ("label=x", "未知的围栏属性 'label=x'（已知的：#id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName）"),
+        "u2": ("timout=5", "未知的围栏属性 'timout=5'；是不是想写 'timeout=5'？（已知的：#id, cold, gpu, norun, proof, exit=N, timeout=N, raises=ExceptionName）"),
     }
     body = "".join(snippet_block(attrs, sid) for sid, (attrs, _) in cases.items())
     course, text = load(tmp_path, body)
@@ -114,7 +114,7 @@ def test_fence_attributes_out_of_bounds_or_malformed_are_problems_at_the_fence(t
 
 def test_a_python_fence_with_words_after_it_is_a_snippet_without_an_id(tmp_path):
     course, text = load(tmp_path, "```python extra words\nprint(1)\n```\n\n```output\n1\n```\n\n")
-    assert problems(course) == [(line_of(text, "```python extra"), "python snippet without an id: write ```python {#some-id}")]
+    assert problems(course) == [(line_of(text, "```python extra"), "python 代码块没有 id：写成 ```python {#some-id}")]
     [snip] = course.chapter("01").snippets
     assert snip.code == "print(1)\n"
 
@@ -129,7 +129,7 @@ def test_a_comment_at_the_edge_of_looking_like_a_break_is_reported(tmp_path):
     # "brisk" is as near to "break" as the rule allows (a similarity of exactly 0.6)
     # only a comment's first six letters are compared: "outbreak" is an author's note
     course, text = load(tmp_path, "一段话。\n\n<!-- brisk -->\n\n<!-- 作者的备注 -->\n\n<!-- outbreak of errors -->\n\n")
-    assert problems(course) == [(line_of(text, "brisk"), "'<!-- brisk -->' looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line")]
+    assert problems(course) == [(line_of(text, "brisk"), "'<!-- brisk -->' 看起来像断点标记，但不是：单独一行写 <!-- break --> 或 <!-- break: 标签 -->（小写，标签前加冒号）")]
 
 
 # ----------------------------------------------------------------------------- blocks
@@ -142,17 +142,17 @@ def test_an_output_block_needs_its_snippet_right_before_it(tmp_path):
     lines = text.splitlines()
     outputs = [i for i, ln in enumerate(lines, 1) if ln == "```output"]
     assert problems(course) == [
-        (outputs[0], "```output block does not follow a ```python snippet"),
-        (line_of(text, "{#s}"), "snippet #s has no ```output block after it"),
-        (outputs[1], "```output block does not follow a ```python snippet"),
-        (line_of(text, "{#t}"), "snippet #t has no ```output block after it"),
-        (outputs[2], "```output block does not follow a ```python snippet"),
+        (outputs[0], "```output 块没有紧跟在 ```python 代码块后面"),
+        (line_of(text, "{#s}"), "代码块 #s 后面没有 ```output 块"),
+        (outputs[1], "```output 块没有紧跟在 ```python 代码块后面"),
+        (line_of(text, "{#t}"), "代码块 #t 后面没有 ```output 块"),
+        (outputs[2], "```output 块没有紧跟在 ```python 代码块后面"),
     ]
 
 
 def test_only_python_aliases_with_braces_are_refused(tmp_path):
     course, text = load(tmp_path, "```py\nprint(1)\n```\n\n```py {#alias}\nprint(1)\n```\n\n")
-    assert problems(course) == [(line_of(text, "```py {#alias}"), "```py {#alias}: only ```python fences are snippets (run, verified, accepted); write ```python {#alias} — or drop the braces if it is display-only code")]
+    assert problems(course) == [(line_of(text, "```py {#alias}"), "```py {#alias}：只有 ```python 围栏才是代码块（会运行、验证、接受输出）；写成 ```python {#alias}；如果只是展示的代码，就去掉花括号")]
 
 
 def test_callouts_are_found_by_their_first_text_and_nested_quotes_are_skipped(tmp_path):
@@ -168,10 +168,10 @@ def test_callouts_are_found_by_their_first_text_and_nested_quotes_are_skipped(tm
 def test_an_unclosed_fence_is_named_at_its_line(tmp_path):
     course, text = load(tmp_path, "```python {#open}\nprint(1)\n", tail="")
     assert problems(course) == [
-        (line_of(text, "{#open}"), "code fence '```python {#open}' opened here is never closed: everything after it is code (add a closing ```)"),
-        (line_of(text, "{#open}"), "snippet #open has no ```output block after it"),
-        (len(text.splitlines()), "no '## ✅ 检查点' heading (the checkpoint)"),
-        (len(text.splitlines()), "no '## ⚡ 走神救援' heading (the recap)"),
+        (line_of(text, "{#open}"), "代码围栏 '```python {#open}' 在这里打开后一直没有关闭：后面的全部内容都成了代码（补上收尾的 ```）"),
+        (line_of(text, "{#open}"), "代码块 #open 后面没有 ```output 块"),
+        (len(text.splitlines()), "没有 '## ✅ 检查点' 标题（检查点）"),
+        (len(text.splitlines()), "没有 '## ⚡ 走神救援' 标题（回顾）"),
     ]
     longer, _ = load(tmp_path / "b", "````python {#four}\nprint(1)\n```\n````\n\n```output\n1\n```\n\n")
     assert problems(longer) == []  # ```` closes ````, ``` inside it is code
@@ -180,7 +180,7 @@ def test_an_unclosed_fence_is_named_at_its_line(tmp_path):
 def test_duplicate_anchors_name_the_first_line_and_parts_cover_the_file(tmp_path):
     body = "## 甲 {#same}\n\n一。\n\n<!-- break: 中间 -->\n\n## 乙 {#same}\n\n二。\n\n"
     course, text = load(tmp_path, body, tail="## ✅ 检查点\n\n<!-- break -->\n\n## ⚡ 走神救援\n\n回顾。\n")
-    assert problems(course) == [(line_of(text, "## 乙"), f"duplicate section anchor 'same' (first at line {line_of(text, '## 甲')})")]
+    assert problems(course) == [(line_of(text, "## 乙"), f"小节锚点 'same' 重复了（第一次出现在第 {line_of(text, '## 甲')} 行）")]
     ch = course.chapter("01")
     n = len(text.splitlines())
     mid, end = line_of(text, "break: 中间"), line_of(text, "<!-- break -->")
@@ -190,18 +190,18 @@ def test_duplicate_anchors_name_the_first_line_and_parts_cover_the_file(tmp_path
 
 def test_a_chinese_line_break_is_named_at_the_second_line(tmp_path):
     course, text = load(tmp_path, "第一行的中文\n接着第二行。\n\n")
-    assert problems(course) == [(line_of(text, "第一行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+    assert problems(course) == [(line_of(text, "第一行的中文"), "中文段落被断成了多行（显示时两个字之间会多出一个空格）；把这几行接起来")]
 
 
 def test_a_section_anchor_that_is_a_snippet_id_elsewhere(tmp_path):
     body = "```python {#clash}\nprint(1)\n```\n\n```output\n1\n```\n\n## 别处 {#clash}\n\n正文。\n\n"
     course, text = load(tmp_path, body)
-    assert problems(course) == [(line_of(text, "## 别处"), f"section anchor #clash is also the id of the snippet at line {line_of(text, '{#clash}')}, which is not in this section: a link #clash leads here, never to the snippet; rename one of them")]
+    assert problems(course) == [(line_of(text, "## 别处"), f"小节锚点 #clash 也是第 {line_of(text, '{#clash}')} 行那个代码块的 id，而那个代码块不在这个小节里：链接 #clash 只会跳到这里，到不了那个代码块；把其中一个改名")]
 
 
 def test_a_chapter_without_a_break_point(tmp_path):
     course, text = load(tmp_path, "", tail="## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n")
-    assert (len(text.splitlines()), "chapter has no break point; it must end with <!-- break --> after its checkpoint") in problems(course)
+    assert (len(text.splitlines()), "这一章没有断点；检查点之后必须以 <!-- break --> 结尾") in problems(course)
 
 
 def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_link(tmp_path):
@@ -210,7 +210,7 @@ def test_links_in_a_tilde_fence_are_code_and_a_relative_path_is_not_a_course_lin
     from torchcourse.course.links import link_problems
 
     assert [(p.line, p.message) for p in link_problems(course)] == [
-        (line_of(text, "../a.md"), "link (../a.md) is neither a course link (02, 02#anchor, #anchor) nor a web address")]
+        (line_of(text, "../a.md"), "链接 (../a.md) 既不是课程内链接（02、02#anchor、#anchor），也不是网址")]
 
 
 # ----------------------------------------------------------------------------- course.toml
@@ -230,12 +230,12 @@ def course_problems(tmp_path, toml: str | bytes):
 def test_course_toml_values_of_the_wrong_type_or_range_are_named_at_their_line(tmp_path):
     base = COURSE_TOML
     cases = [
-        (base.replace('title = "课程模型测试"', "title = 3"), [(1, "title must be a string, got 3"), (1, "course.toml needs a title")]),
-        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = "bad id"'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 'bad id'")]),
-        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = 7'), [(2, "course id must be 1-64 letters, digits, '.', '-' or '_', got 7")]),
-        (base.replace("chars_per_minute = 170", "chars_per_minute = 0"), [(2, "chars_per_minute must be a positive integer, got 0")]),
-        (base.replace("chars_per_minute = 170", "chars_per_minute = true"), [(2, "chars_per_minute must be a positive integer, got True")]),
-        (base.replace("chars_per_minute = 170", "chars_per_minute = 170\ncheckpoints = 5"), [(3, "checkpoints must be a folder name (a string), got 5")]),
+        (base.replace('title = "课程模型测试"', "title = 3"), [(1, "title 必须是字符串，这里是 3"), (1, "course.toml 缺少 title（课程的标题）")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = "bad id"'), [(2, "课程 id 必须是 1 到 64 个字母、数字、'.'、'-' 或 '_'，这里是 'bad id'")]),
+        (base.replace('title = "课程模型测试"', 'title = "课程模型测试"\nid = 7'), [(2, "课程 id 必须是 1 到 64 个字母、数字、'.'、'-' 或 '_'，这里是 7")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 0"), [(2, "chars_per_minute 必须是正整数，这里是 0")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = true"), [(2, "chars_per_minute 必须是正整数，这里是 True")]),
+        (base.replace("chars_per_minute = 170", "chars_per_minute = 170\ncheckpoints = 5"), [(3, "checkpoints 必须是一个文件夹名（字符串），这里是 5")]),
     ]
     for n, (toml, expected) in enumerate(cases):
         course, got = course_problems(tmp_path / str(n), toml)
@@ -247,15 +247,15 @@ def test_course_toml_values_of_the_wrong_type_or_range_are_named_at_their_line(t
 def test_a_chapter_file_outside_the_course_root_is_refused(tmp_path):
     course, got = course_problems(tmp_path, COURSE_TOML.replace('file = "01-one.md"', 'file = "../one.md"'))
     base = (tmp_path / "course").resolve()
-    assert got[0] == (6, f"chapter 01: file '../one.md' is outside the course root {base}; refused")
-    assert not any("missing file" in m for _, m in got)  # refused, never looked for
+    assert got[0] == (6, f"第 01 章：file '../one.md' 在课程根目录 {base} 之外，不予读取")
+    assert not any("找不到文件" in m for _, m in got)  # refused, never looked for
     assert course.chapters == []
 
 
 def test_course_toml_that_is_not_utf8_or_not_toml(tmp_path):
     _, got = course_problems(tmp_path / "a", COURSE_TOML.encode("utf-8").replace("课程模型测试".encode("utf-8"), b"\xff\xfe"))
     offset = COURSE_TOML.encode("utf-8").index("课程模型测试".encode("utf-8"))
-    assert got == [(1, f"course.toml is not valid UTF-8 (byte 0xff at offset {offset}); save it as UTF-8")]
+    assert got == [(1, f"course.toml 不是合法的 UTF-8（偏移 {offset} 处的字节 0xff）；把它存成 UTF-8")]
     _, got = course_problems(tmp_path / "b", 'title = "x"\nchars_per_minute = = 3\n')
     assert len(got) == 1 and got[0][0] == 2 and got[0][1].startswith("TOML 写法有误：")
 
@@ -269,7 +269,7 @@ def test_a_chapter_file_with_a_byte_order_mark_or_a_bad_byte(tmp_path):
     md.write_bytes(md.read_bytes().replace("正文。".encode("utf-8"), b"ab\xffcd"))
     course = load_course(md.parent)
     text = md.read_bytes().decode("utf-8", "replace")
-    assert problems(course) == [(line_of(text, "ab"), "not valid UTF-8 (byte 0xff at column 3); save the file as UTF-8")]
+    assert problems(course) == [(line_of(text, "ab"), "不是合法的 UTF-8（第 3 列的字节 0xff）；把文件存成 UTF-8")]
 
 
 def test_the_course_id_the_progress_commands_use(tmp_path):
@@ -289,24 +289,24 @@ def test_chapter_and_route_entries_that_are_wrong_are_named_at_their_line(tmp_pa
     route = '[[routes]]\nid = "A"\nname = "全部"\naudience = "测试"\nchapters = ["01"]\n'
     top = 'title = "课程模型测试"\n\n'
     cases = [
-        (top + "chapters = [1]\n", [(3, "chapters must be [[chapters]] tables, got [1]")]),
-        (top + route, [(1, "course.toml lists no [[chapters]]"), (7, "route A: unknown chapter '01' (chapters: )"),
-                       (3, "route A: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read")]),
-        (top + chapter.replace("title =", "titel =") + route, [(6, "unknown key 'titel' in a chapter entry (did you mean title?) (known: id, file, title, promise, kind, planned, target_minutes, checkpoint)"),
-                                                               (3, "chapter entry lacks title")]),
-        (top + chapter.replace('file = "01-one.md"', "file = 1") + route, [(5, "chapter entry: file must be a string, got 1")]),
-        (top + chapter.replace('title = "第一章"', "title = 1") + route, [(6, "chapter 01: title must be a string, got 1")]),
-        (top + chapter.replace("target_minutes = 1", "target_minutes = 100000") + route, [(8, "chapter 01: target_minutes must be a positive number of minutes, got 100000")]),
-        (top + chapter + 'checkpoint = "../x.toml"\n' + route, [(9, f"chapter 01: checkpoint '../x.toml' is outside the checkpoints folder {(tmp_path / 'c6' / 'course' / 'checkpoints').resolve()}; refused")]),
-        (top + chapter + route.replace("[\"01\"]", "[\"01\", \"01\"]"), [(13, "route A: chapter '01' is listed twice; a route reads each chapter once")]),
-        (top + chapter + route.replace('name = "全部"\n', ""), [(9, "route entry lacks name")]),
-        (top + 'preload = ["bad name"]\n' + chapter + route, [(3, 'preload must be a list of module names the warm runner imports first (preload = ["torch"], or [] for none), got [\'bad name\']')]),
-        (top + 'not_covered = 3\n' + chapter + route, [(3, "not_covered must be a string (what the error lookup suggests for an error the course does not cover), got 3")]),
+        (top + "chapters = [1]\n", [(3, "chapters 必须是 [[chapters]] 表，这里是 [1]")]),
+        (top + route, [(1, "course.toml 里没有 [[chapters]]"), (7, "路线 A：未知的章节 '01'（现有章节：）"),
+                       (3, "路线 A：没有一章可用（每一章要么不予读取，要么未知）；选这条路线的读者没有东西可读")]),
+        (top + chapter.replace("title =", "titel =") + route, [(6, "章节条目里有未知的键 'titel'（是不是想写 title？）（已知的：id, file, title, promise, kind, planned, target_minutes, checkpoint）"),
+                                                               (3, "章节条目缺少 title")]),
+        (top + chapter.replace('file = "01-one.md"', "file = 1") + route, [(5, "章节条目：file 必须是字符串，这里是 1")]),
+        (top + chapter.replace('title = "第一章"', "title = 1") + route, [(6, "第 01 章：title 必须是字符串，这里是 1")]),
+        (top + chapter.replace("target_minutes = 1", "target_minutes = 100000") + route, [(8, "第 01 章：target_minutes 必须是正的分钟数，这里是 100000")]),
+        (top + chapter + 'checkpoint = "../x.toml"\n' + route, [(9, f"第 01 章：checkpoint '../x.toml' 在检查点文件夹 {(tmp_path / 'c6' / 'course' / 'checkpoints').resolve()} 之外，不予读取")]),
+        (top + chapter + route.replace("[\"01\"]", "[\"01\", \"01\"]"), [(13, "路线 A：章节 '01' 列了两次；一条路线每一章只读一次")]),
+        (top + chapter + route.replace('name = "全部"\n', ""), [(9, "路线条目缺少 name")]),
+        (top + 'preload = ["bad name"]\n' + chapter + route, [(3, 'preload 必须是预热运行器先导入的模块名列表（preload = ["torch"]；什么都不预先导入就写 []），这里是 [\'bad name\']')]),
+        (top + 'not_covered = 3\n' + chapter + route, [(3, "not_covered 必须是字符串（报错反查遇到课程没讲的报错时给出的建议），这里是 3")]),
     ]
     for n, (toml, expected) in enumerate(cases):
         course, got = course_problems(tmp_path / f"c{n}", toml)
         assert set(expected) <= set(got), (n, got)
-        assert all("no chapter of it is usable" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
+        assert all("没有一章可用" in m for m in {m for _, m in got} - {m for _, m in expected}), (n, got)
     course, _ = course_problems(tmp_path / "c6b", cases[6][0])
     assert course.chapter("01").checkpoint is None
     from torchcourse.course.loader import DEFAULT_PRELOAD
@@ -324,7 +324,7 @@ def test_checkpoints_may_live_beside_the_course_root_but_not_further(tmp_path):
     course, got = course_problems(tmp_path / "a", toml)
     assert got == [] and course.checkpoints_dir == (tmp_path / "a").resolve()
     course, got = course_problems(tmp_path / "b", toml.replace('checkpoints = ".."', 'checkpoints = "../.."'))
-    assert got == [(3, "checkpoints folder '../..' is outside the course root and the folder around it; refused")]
+    assert got == [(3, "checkpoints 文件夹 '../..' 既不在课程根目录里，也不在它的上一级目录里，不予读取")]
     assert course.checkpoints_dir == (tmp_path / "b" / "course" / "checkpoints").resolve()
 
 
@@ -336,7 +336,7 @@ def test_reload_reads_the_edited_chapter_and_minutes_follow(tmp_path):
     before = ch.minutes
     ch.file.write_text(text.replace("正文。", "正文。" + "很长的一段话" * 300 + "\n\n```python {#new}\nprint(1)\n```\n"), encoding="utf-8")
     found = reload_chapter(course, "01")
-    assert [(p.line, p.message) for p in found] == [(line_of(ch.file.read_text(encoding="utf-8"), "{#new}"), "snippet #new has no ```output block after it")]
+    assert [(p.line, p.message) for p in found] == [(line_of(ch.file.read_text(encoding="utf-8"), "{#new}"), "代码块 #new 后面没有 ```output 块")]
     assert course.problems == found and ch.snippet("new") is not None
     assert ch.minutes > before and course.routes[0].minutes == ch.minutes == chapter_minutes(ch)
     assert reload_chapter(course, "99") is None and chapter_minutes(None) == 0
@@ -351,7 +351,7 @@ def test_fences_closed_on_the_last_line_or_empty_are_closed_and_a_lone_opener_is
     course, _ = load(tmp_path / "a", "```text\n```\n\n", tail=TAIL + "\n```text\n代码\n```")
     assert problems(course) == []  # an empty block, and a block closed on the file's last line
     course, text = load(tmp_path / "b", "", tail=TAIL + "\n```")
-    assert problems(course) == [(len(text.splitlines()), "code fence '```' opened here is never closed: everything after it is code (add a closing ```)")]
+    assert problems(course) == [(len(text.splitlines()), "代码围栏 '```' 在这里打开后一直没有关闭：后面的全部内容都成了代码（补上收尾的 ```）")]
 
 
 def test_a_chapter_of_one_line_or_none_is_one_part(tmp_path):
@@ -364,8 +364,8 @@ def test_sections_with_one_title_and_no_anchor(tmp_path):
     course, text = load(tmp_path, "## 例子\n\n一。\n\n## 例子\n\n二。\n\n## 例子\n\n三。\n\n")
     lines = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "## 例子"]
     assert problems(course) == [
-        (lines[1], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
-        (lines[2], f"section title '例子' repeats the one at line {lines[0]} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## 例子 {{#some-anchor}}"),
+        (lines[1], f"小节标题 '例子' 和第 {lines[0]} 行的重复了，两个都没有锚点：链接、测验和报错反查都分不清它们；给其中一个加锚点：## 例子 {{#some-anchor}}"),
+        (lines[2], f"小节标题 '例子' 和第 {lines[0]} 行的重复了，两个都没有锚点：链接、测验和报错反查都分不清它们；给其中一个加锚点：## 例子 {{#some-anchor}}"),
     ]
     assert [s.anchor for s in course.chapter("01").sections if s.title == "例子"] == ["例子", "例子-2", "例子-3"]
 
@@ -373,8 +373,8 @@ def test_sections_with_one_title_and_no_anchor(tmp_path):
 def test_a_comment_between_a_snippet_and_its_output_parts_them_in_this_order(tmp_path):
     course, text = load(tmp_path, "```python {#s}\nprint(1)\n```\n\n<!-- 作者的备注 -->\n\n```output\n1\n```\n\n")
     # the output is refused where it stands; the snippet is found without one when the next block closes it
-    assert problems(course) == [(line_of(text, "```output"), "```output block does not follow a ```python snippet"),
-                                (line_of(text, "{#s}"), "snippet #s has no ```output block after it")]
+    assert problems(course) == [(line_of(text, "```output"), "```output 块没有紧跟在 ```python 代码块后面"),
+                                (line_of(text, "{#s}"), "代码块 #s 后面没有 ```output 块")]
 
 
 # ----------------------------------------------------------------------------- the loader's edges
@@ -393,10 +393,10 @@ def test_a_planned_chapter_with_a_wrong_target_has_no_minutes_on_its_route(tmp_p
     the bad value (a text would even stop the route's sum)."""
     toml = COURSE_TOML.replace("target_minutes = 1", 'target_minutes = "30"\nplanned = true')
     course, got = course_problems(tmp_path / "text", toml)
-    assert got == [(9, "chapter 01: target_minutes must be a positive number of minutes, got '30'")]
+    assert got == [(9, "第 01 章：target_minutes 必须是正的分钟数，这里是 '30'")]
     assert course.chapter("01").target_minutes is None and course.routes[0].minutes == 0
     course, got = course_problems(tmp_path / "negative", toml.replace('"30"', "-5"))
-    assert got == [(9, "chapter 01: target_minutes must be a positive number of minutes, got -5")]
+    assert got == [(9, "第 01 章：target_minutes 必须是正的分钟数，这里是 -5")]
     assert course.chapter("01").target_minutes is None and course.routes[0].minutes == 0
 
 
@@ -404,13 +404,13 @@ def test_routes_that_are_not_tables_or_are_inline_tables(tmp_path):
     top = COURSE_TOML.split("[[routes]]")[0]
     # routes = "A": a text, not tables: one problem, no route, no crash
     course, got = course_problems(tmp_path / "text", 'routes = "A"\n' + top)
-    assert got == [(1, "routes must be [[routes]] tables, got 'A'")] and course.routes == []
+    assert got == [(1, "routes 必须是 [[routes]] 表，这里是 'A'")] and course.routes == []
     course, got = course_problems(tmp_path / "ints", 'routes = [1, 2]\n' + top)
-    assert got == [(1, "routes must be [[routes]] tables, got [1, 2]")] and course.routes == []
+    assert got == [(1, "routes 必须是 [[routes]] 表，这里是 [1, 2]")] and course.routes == []
     # inline tables (no [[routes]] header to point at): the entry's problem is at line 1
     inline = 'routes = [{id = "A", name = "全部", chapters = ["01"]}, {id = "B", name = "又一条", audience = "测试", chapters = ["01"]}]\n'
     course, got = course_problems(tmp_path / "inline", inline + top)
-    assert got == [(1, "route entry lacks audience")]
+    assert got == [(1, "路线条目缺少 audience")]
     assert [(r.id, r.chapters) for r in course.routes] == [("B", ["01"])]
 
 
@@ -420,7 +420,7 @@ def test_a_route_value_of_the_wrong_type_is_named_at_its_own_line(tmp_path):
     for key, bad in (("name", "5"), ("audience", "[1]")):
         toml = top + "[[routes]]" + route.replace(f'{key} = "', f"{key} = {bad}\n#", 1)
         course, got = course_problems(tmp_path / key, toml)
-        assert got == [(line_of(toml, f"{key} = {bad}"), f"route entry: {key} must be a string, got {bad}")], got
+        assert got == [(line_of(toml, f"{key} = {bad}"), f"路线条目：{key} 必须是字符串，这里是 {bad}")], got
         assert course.routes == []
 
 
@@ -463,7 +463,7 @@ def test_a_chapter_file_that_cannot_be_read_is_a_problem_at_its_line_1_and_not_a
     assert "Traceback" not in r.stderr, r.stderr
     shape = json.loads(r.stdout)
     assert [(c["id"], c["available"]) for c in shape["chapters"]] == [("01", False)]
-    assert f"{md}:1: cannot read chapter: [Errno 13] Permission denied: '{md}'" in shape["problems"], shape["problems"]
+    assert f"{md}:1: 读不了这一章的文件：[Errno 13] Permission denied: '{md}'" in shape["problems"], shape["problems"]
 
 
 def test_a_course_toml_that_cannot_be_read_is_a_problem_at_its_line_1(tmp_path):
@@ -475,7 +475,7 @@ def test_a_course_toml_that_cannot_be_read_is_a_problem_at_its_line_1(tmp_path):
     assert "Traceback" not in r.stderr, r.stderr
     shape = json.loads(r.stdout)
     assert shape["chapters"] == []
-    assert shape["problems"] == [f"{toml}:1: cannot read course.toml: [Errno 13] Permission denied: '{toml}'"]
+    assert shape["problems"] == [f"{toml}:1: 读不了 course.toml：[Errno 13] Permission denied: '{toml}'"]
 
 
 def test_a_chapters_stamp_follows_its_file_and_is_none_when_it_is_gone(tmp_path):
@@ -574,7 +574,7 @@ def test_reloading_a_chapter_forgets_what_was_derived_from_it_and_only_that(tmp_
     assert course_segments(course, one, 0) is not old_one
     assert course_segments(course, two, 0) is old_two
     cp = checkpoint_for(course, "01")
-    assert any("snippet 'add' is not a snippet of chapter 01" in p.message for p in cp.problems), [p.message for p in cp.problems]
+    assert any("snippet 'add' 不是第 01 章" in p.message for p in cp.problems), [p.message for p in cp.problems]
     parse_pending(course)
     assert _served_from_snapshot(load_course(root, cache_dir=cache, lazy=True))
 
@@ -594,8 +594,8 @@ def test_a_lazy_chapter_reloaded_before_its_first_use_is_parsed_from_its_new_tex
     found = reload_chapter(course, "02")
     assert two.parsed
     line = len(text.splitlines()) + 2
-    expected = [f"{two.file}:{line}: python snippet without an id: write ```python {{#some-id}}",
-                f"{two.file}:{line}: snippet #line{line} has no ```output block after it"]
+    expected = [f"{two.file}:{line}: python 代码块没有 id：写成 ```python {{#some-id}}",
+                f"{two.file}:{line}: 代码块 #line{line} 后面没有 ```output 块"]
     assert [str(p) for p in found] == expected
     assert parse_pending(course) == 0  # chapter 01 has no problem, 02's are not counted twice
     assert [str(p) for p in course.problems] == expected
@@ -625,7 +625,7 @@ def test_reloading_a_chapter_lets_the_error_lookup_see_its_new_outputs(tmp_path)
 
 def test_a_goal_line_without_the_promise_is_named_at_its_own_line(tmp_path):
     course, text = load(tmp_path, "正文。\n\n", head=HEAD.replace("🎯 只为测试课程模型", "🎯 别的承诺"))
-    assert problems(course) == [(line_of(text, "🎯"), "the 🎯 line must start with the chapter's promise in course.toml: '只为测试课程模型'")]
+    assert problems(course) == [(line_of(text, "🎯"), "🎯 行必须以 course.toml 里这一章的 promise 开头：'只为测试课程模型'")]
 
 
 def test_a_break_marker_inside_a_code_block_is_code_not_a_break_point(tmp_path):
@@ -638,7 +638,7 @@ def test_a_break_marker_inside_a_code_block_is_code_not_a_break_point(tmp_path):
 def test_a_recap_before_the_final_break_point_is_named_at_the_recap(tmp_path):
     tail = "\n## ✅ 检查点\n\n## ⚡ 走神救援\n\n回顾。\n\n<!-- break -->\n"
     course, text = load(tmp_path, "正文。\n\n", tail=tail)
-    assert problems(course) == [(line_of(text, "## ⚡"), f"the ⚡ recap must come after the final break point (line {line_of(text, '<!-- break -->')})")]
+    assert problems(course) == [(line_of(text, "## ⚡"), f"⚡ 回顾必须在最后一个断点（第 {line_of(text, '<!-- break -->')} 行）之后")]
 
 
 def test_a_line_break_only_python_sees_is_read_as_a_space_and_reported(tmp_path):
@@ -655,8 +655,8 @@ def test_a_line_break_only_python_sees_is_read_as_a_space_and_reported(tmp_path)
         return next(n for n, ln in enumerate(text.split("\n"), 1) if needle in ln)
 
     assert problems(course) == [
-        (at("a\u2028b"), "U+2028 at column 2 is a line break for some tools and not for others (line numbers would disagree); it is read as a space: remove it, or use a newline"),
-        (at("你\x0c好"), "U+000C at column 2 is a line break for some tools and not for others (line numbers would disagree); it is read as a space: remove it, or use a newline"),
+        (at("a\u2028b"), "第 2 列的 U+2028 在有的工具里算换行、有的不算（行号会对不上）；这里把它当空格读：删掉它，或换成普通换行"),
+        (at("你\x0c好"), "第 2 列的 U+000C 在有的工具里算换行、有的不算（行号会对不上）；这里把它当空格读：删掉它，或换成普通换行"),
     ]
     assert "a b" in ch.source and "\u2028" not in ch.source
     assert [str(p) for p in reload_chapter(course, "01")] == [str(p) for p in course.problems]
@@ -677,35 +677,35 @@ def test_accepting_a_new_output_replaces_the_block_the_loader_found(tmp_path):
 
 def test_a_snippet_followed_straight_by_another_is_reported_without_its_output(tmp_path):
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n```python {#b}\nprint(2)\n```\n\n```output\n2\n```\n\n")
-    assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it")]
+    assert problems(course) == [(line_of(text, "{#a}"), "代码块 #a 后面没有 ```output 块")]
     assert [(s.id, s.expected) for s in course.chapter("01").snippets] == [("a", None), ("b", "2\n")]
 
 
 def test_a_second_output_block_after_one_snippet_is_refused(tmp_path):
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n```output\n1\n```\n\n```output\n2\n```\n\n")
     second = [n for n, ln in enumerate(text.splitlines(), 1) if ln == "```output"][1]
-    assert problems(course) == [(second, "```output block does not follow a ```python snippet")]
+    assert problems(course) == [(second, "```output 块没有紧跟在 ```python 代码块后面")]
     assert course.chapter("01").snippet("a").expected == "1\n"
 
 
 def test_a_snippet_id_with_a_dot_is_named_at_its_fence(tmp_path):
     course, text = load(tmp_path, snippet_block("", sid="bad.id").replace(" }", "}"))
-    assert problems(course) == [(line_of(text, "{#bad.id"), "snippet id 'bad.id' may use only letters, digits, '-' and '_'")]
+    assert problems(course) == [(line_of(text, "{#bad.id"), "代码块 id 'bad.id' 只能用字母、数字、'-' 和 '_'")]
 
 
 def test_a_chapter_that_opens_with_a_snippet_keeps_its_output(tmp_path):
     """The snippet is the file's first token: its output block (the second token) still follows it."""
     course, text = load(tmp_path, "", head="```python {#a}\nprint(1)\n```\n\n```output\n1\n```\n\n# 第一章\n\n🎯 只为测试课程模型\n\n")
     assert course.chapter("01").snippet("a").expected == "1\n"
-    assert not any("does not follow" in m for _, m in problems(course)), problems(course)
+    assert not any("没有紧跟在" in m for _, m in problems(course)), problems(course)
 
 
 def test_a_quote_between_a_snippet_and_an_output_block_is_reported_in_file_order(tmp_path):
     """The quote ends the snippet (no output), and the output block after it belongs to nothing:
     check lists the two problems in the order of the file."""
     course, text = load(tmp_path, "```python {#a}\nprint(1)\n```\n\n> 引用\n\n```output\n1\n```\n\n")
-    assert problems(course) == [(line_of(text, "{#a}"), "snippet #a has no ```output block after it"),
-                                (line_of(text, "```output"), "```output block does not follow a ```python snippet")]
+    assert problems(course) == [(line_of(text, "{#a}"), "代码块 #a 后面没有 ```output 块"),
+                                (line_of(text, "```output"), "```output 块没有紧跟在 ```python 代码块后面")]
 
 
 def test_web_and_mail_links_are_not_course_links(tmp_path):
@@ -737,7 +737,7 @@ def test_a_wrong_value_in_an_inline_route_table_is_named_at_line_1(tmp_path):
     top = COURSE_TOML.split("[[routes]]")[0]
     inline = 'routes = [{id = "A", name = 5, audience = "测试", chapters = ["01"]}]\n'
     course, got = course_problems(tmp_path, inline + top)
-    assert got == [(1, "route entry: name must be a string, got 5")]
+    assert got == [(1, "路线条目：name 必须是字符串，这里是 5")]
 
 
 def test_a_snapshot_is_written_for_files_settled_longer_than_two_seconds(tmp_path):
@@ -838,7 +838,7 @@ def test_a_reading_speed_of_one_character_a_minute_is_taken(tmp_path):
 def test_inline_chapter_tables_are_named_at_line_1(tmp_path):
     top = 'title = "课程模型测试"\nchapters = [{id = "01", file = "01-one.md", title = "第一章", promise = "只为测试课程模型"}, {id = "02", title = "缺文件"}]\n'
     course, got = course_problems(tmp_path, top)
-    assert got == [(1, "chapter entry lacks file, promise")]
+    assert got == [(1, "章节条目缺少 file, promise")]
     assert [c.id for c in course.chapters] == ["01"]
 
 
@@ -846,9 +846,9 @@ def test_wrong_chapter_values_fall_back_to_their_defaults(tmp_path):
     chapter = COURSE_TOML.split("[[routes]]")[0]
     route = "[[routes]]" + COURSE_TOML.split("[[routes]]")[1]
     cases = [
-        ('title = "第一章"', "title = 1", "chapter 01: title must be a string, got 1", lambda c: c.title == "1"),
-        ("target_minutes = 1", 'target_minutes = 1\nplanned = "yes"', "chapter 01: planned must be true or false, got 'yes'", lambda c: not c.planned and c.available),
-        ("target_minutes = 1", 'target_minutes = 1\nkind = "lesson"', "chapter 01: kind must be 'chapter' or 'appendix', got 'lesson'", lambda c: c.kind == "chapter"),
+        ('title = "第一章"', "title = 1", "第 01 章：title 必须是字符串，这里是 1", lambda c: c.title == "1"),
+        ("target_minutes = 1", 'target_minutes = 1\nplanned = "yes"', "第 01 章：planned 必须是 true 或 false，这里是 'yes'", lambda c: not c.planned and c.available),
+        ("target_minutes = 1", 'target_minutes = 1\nkind = "lesson"', "第 01 章：kind 必须是 'chapter' 或 'appendix'，这里是 'lesson'", lambda c: c.kind == "chapter"),
     ]
     for n, (old, new, message, holds) in enumerate(cases):
         toml = chapter.replace(old, new) + route
@@ -859,14 +859,14 @@ def test_wrong_chapter_values_fall_back_to_their_defaults(tmp_path):
 
 def test_a_chinese_line_break_further_down_a_paragraph_is_named_at_its_line(tmp_path):
     course, text = load(tmp_path, "abc\n第二行的中文\n接着第三行。\n\n")
-    assert problems(course) == [(line_of(text, "第二行的中文"), "Chinese paragraph broken across lines (renders as a space between characters); join the lines")]
+    assert problems(course) == [(line_of(text, "第二行的中文"), "中文段落被断成了多行（显示时两个字之间会多出一个空格）；把这几行接起来")]
 
 
 def test_a_routes_chapters_given_as_one_text_is_refused(tmp_path):
     for n, bad, shown in ((0, '"01"', "'01'"), (1, "[1]", "[1]")):
         toml = COURSE_TOML.replace('chapters = ["01"]', f"chapters = {bad}")
         course, got = course_problems(tmp_path / str(n), toml)
-        assert got == [(line_of(toml, f"chapters = {bad}"), f"route entry: chapters must be a list of chapter ids (strings), got {shown}")], got
+        assert got == [(line_of(toml, f"chapters = {bad}"), f"路线条目：chapters 必须是章节 id（字符串）的列表，这里是 {shown}")], got
         assert course.routes == []
 
 
@@ -909,4 +909,4 @@ def test_a_target_of_no_minutes_or_out_of_range_is_one_problem(tmp_path, bad):
     at = next(i for i, ln in enumerate(toml.read_text(encoding="utf-8").splitlines(), 1) if f"target_minutes = {bad}" in ln)
     found = [str(p) for p in all_problems(load_course(root))]
     shown = {"true": "True"}.get(bad, bad)
-    assert found == [f"{toml}:{at}: chapter 01: target_minutes must be a positive number of minutes, got {shown}"], found
+    assert found == [f"{toml}:{at}: 第 01 章：target_minutes 必须是正的分钟数，这里是 {shown}"], found

@@ -160,9 +160,9 @@ def test_appendix_problems_name_file_and_line(tmp_path):
     course = load_course(root)
     got = [(p.file, p.line, p.message) for p in sorted(appendix_problems(course) + excerpt_problems(course), key=lambda p: p.line)]
     assert [(f, ln) for f, ln, _ in got] == [(appendix, n + k) for k in range(1, 6)]
-    assert "needs a link" in got[0][2] and "unknown chapter '09'" in got[1][2] and "#no-such-anchor" in got[2][2]
-    assert "needs 4 cells" in got[3][2]
-    assert "occurs in no snippet's expected output" in got[4][2] and "vector outputs" in got[4][2]
+    assert "需要一个链接" in got[0][2] and "未知章节 '09'" in got[1][2] and "#no-such-anchor" in got[2][2]
+    assert "需要 4 个单元格" in got[3][2]
+    assert "没有出现在任何代码块的期望输出里" in got[4][2] and "vector outputs" in got[4][2]
     assert appendix_problems(load_course(FIXTURE)) == [] and excerpt_problems(load_course(FIXTURE)) == []
 
 
@@ -278,9 +278,9 @@ def test_check_reports_bad_appendix_rows(tmp_path):
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 1
     n = len(text.splitlines())
-    assert f"{appendix}:{n + 1}: 报错原文 'RuntimeError: y' occurs in no snippet's expected output" in r.stdout
+    assert f"{appendix}:{n + 1}: 报错原文 'RuntimeError: y' 没有出现在任何代码块的期望输出里" in r.stdout
     # the broken 讲解 link is reported once, as a link (34 L6: it was also "link to unknown section")
-    assert f"{appendix}:{n + 2}: link (02#no-such-anchor): chapter 02 has no section or snippet #no-such-anchor" in r.stdout
+    assert f"{appendix}:{n + 2}: 链接 (02#no-such-anchor)：第 02 章没有小节或代码块 #no-such-anchor" in r.stdout
     assert len([ln for ln in r.stdout.splitlines() if "no-such-anchor" in ln]) == 1
     assert f"{appendix}:{n + 2}: 报错原文" not in r.stdout
 

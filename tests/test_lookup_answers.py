@@ -1137,7 +1137,7 @@ def variant_problems_of(tmp_path: Path, text: str) -> list[tuple[int, str]]:
     from torchcourse.check import variant_problems
 
     root = fixture_copy(tmp_path, text)
-    return [(p.line, p.message.split(":")[0].split(" (")[0]) for p in variant_problems(load_course(root))
+    return [(p.line, re.split(r"[:：]| \(|（", p.message)[0]) for p in variant_problems(load_course(root))
             if p.file.name == "A-variants.toml"]
 
 
@@ -1151,20 +1151,20 @@ def test_check_names_each_bad_variant_at_its_own_line(tmp_path):
         + "\n[[variant]]\n" + f'row = "{SHAPES_ROW}"\ntext = "mat1 and mat2 shapes"\nsource = "torch/x.py"\n'  # line 23
     )
     assert variant_problems_of(tmp_path, text) == [
-        (1, "unknown top-level keys"),
-        (8, "[[variant]] needs source"),
-        (12, "[[variant]] has unknown keys"),
-        (18, "row 'no such row' is no 报错原文 of A-lookup.md"),
-        (18, "source 'somewhere' must be torch/<path>"),
-        (23, "text is already part of the row's own 报错原文"),
+        (1, "未知的顶层键"),
+        (8, "[[variant]] 需要 source"),
+        (12, "[[variant]] 有未知的键"),
+        (18, "row 'no such row' 不是 A-lookup.md 里任何一行的 报错原文"),
+        (18, "source 'somewhere' 必须是 torch/<path>"),
+        (23, "text 已经是这一行自己的 报错原文 的一部分"),
     ]
 
 
 @pytest.mark.parametrize("text, expected", [
-    pytest.param("[[variant]]\nrow = 3\n[[variant\n", [(3, "not valid TOML")], id="not-toml-at-its-line"),
-    pytest.param("variant = 3\n", [(1, "expected [[variant]] tables")], id="no-array"),
-    pytest.param("variant = [3]\n", [(1, "a [[variant]] must be a table")], id="an-item-no-table"),
-    pytest.param("\n\n[[variant]]\nrow = \"x\"\n", [(3, "[[variant]] needs text, source")], id="second-field-missing"),
+    pytest.param("[[variant]]\nrow = 3\n[[variant\n", [(3, "不是合法的 TOML")], id="not-toml-at-its-line"),
+    pytest.param("variant = 3\n", [(1, "这里应该是 [[variant]] 表")], id="no-array"),
+    pytest.param("variant = [3]\n", [(1, "[[variant]] 必须是一个表")], id="an-item-no-table"),
+    pytest.param("\n\n[[variant]]\nrow = \"x\"\n", [(3, "[[variant]] 需要 text, source")], id="second-field-missing"),
 ])
 def test_check_names_a_broken_variants_file_at_its_line(tmp_path, text, expected):
     assert variant_problems_of(tmp_path, text) == expected

@@ -213,10 +213,10 @@ def test_check_fails_on_an_error_a_snippet_prints_without_a_row(tmp_path):
     variants.write_text(variants.read_text(encoding="utf-8") + '\n[[variant]]\nrow = "no such row"\ntext = "x y z"\nsource = "somewhere"\n',
                         encoding="utf-8")
     problems = [str(p) for p in all_problems(load_course(root))]
-    assert any("snippet A:collate-ragged ends in an error that no row of A-error-lookup.md quotes" in p
+    assert any("代码块 A:collate-ragged 以一个报错结束，A-error-lookup.md 里却没有哪一行引用它" in p
                and "stack expects each tensor" in p for p in problems), problems
-    assert any("A-variants.toml" in p and "is no 报错原文" in p for p in problems), problems
-    assert any("A-variants.toml" in p and "must be torch/<path>" in p for p in problems), problems
+    assert any("A-variants.toml" in p and "里任何一行的 报错原文" in p for p in problems), problems
+    assert any("A-variants.toml" in p and "必须是 torch/<path>" in p for p in problems), problems
     assert all_problems(load_course(CONTENT)) == []
 
 

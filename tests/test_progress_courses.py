@@ -151,7 +151,7 @@ def test_a_course_without_an_id_gets_one_from_its_folder(tmp_path):
     assert load_course(tmp_path / "one").id == one.id  # stable
     assert load_course(ROOT / "content").id == "torchcourse"
     bad = _other_course(tmp_path / "bad", "has space")
-    assert any("course id must be" in p.message for p in load_course(bad).problems)
+    assert any("课程 id 必须是 1 到 64 个" in p.message for p in load_course(bad).problems)
 
 
 def test_store_rows_written_before_v3_count_as_the_shipped_course_in_a_fresh_v3_file(tmp_path):

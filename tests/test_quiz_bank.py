@@ -36,18 +36,18 @@ def has(problems, name, line, *words):
 
 def test_each_mistake_is_reported_at_its_line():
     ps = _problems()
-    has(ps, "01.toml", 13, "duplicate question id 'ok'", "first at line 3")
-    has(ps, "01.toml", 23, "unknown kind 'essay'")
-    has(ps, "01.toml", 33, "answer 3 is out of range", "3 choices")
-    has(ps, "01.toml", 42, "answer 5 is out of range")
-    has(ps, "01.toml", 49, "snippet 'missing-snippet'", "not a snippet of chapter 01")
-    has(ps, "01.toml", 61, "section 'nowhere'", "not an anchor")
-    has(ps, "01.toml", 63, "'no-explain'", "missing explain")
-    has(ps, "01.toml", 70, "'no-prompt'", "missing prompt")
-    has(ps, "01.toml", 81, "unknown key 'acept'")
-    has(ps, "02.toml", 6, "malformed TOML")
-    has(ps, "03.toml", 1, "chapter = '01' does not match", "'03'")
-    has(ps, "99.toml", 1, "not used by any chapter")
+    has(ps, "01.toml", 13, "题目 id 'ok' 重复了", "第一次出现在第 3 行")
+    has(ps, "01.toml", 23, "未知的题型 'essay'")
+    has(ps, "01.toml", 33, "answer 3 超出范围", "共 3 个选项")
+    has(ps, "01.toml", 42, "answer 5 超出范围")
+    has(ps, "01.toml", 49, "snippet 'missing-snippet'", "不是第 01 章（")
+    has(ps, "01.toml", 61, "section 'nowhere'", "的锚点")
+    has(ps, "01.toml", 63, "'no-explain'", "缺少 explain")
+    has(ps, "01.toml", 70, "'no-prompt'", "缺少 prompt")
+    has(ps, "01.toml", 81, "未知的键 'acept'")
+    has(ps, "02.toml", 6, "TOML 写法有误")
+    has(ps, "03.toml", 1, "chapter = '01' 和使用这个文件的章节 '03' 对不上")
+    has(ps, "99.toml", 1, "检查点文件没有被 course.toml 里的任何一章使用")
     # the correct first question produced no problem
     assert not any(f == "01.toml" and ln < 13 for f, ln, _ in ps)
 
@@ -61,7 +61,7 @@ def test_check_command_reports_checkpoint_problems(tmp_path):
         capture_output=True, text=True, cwd=Path(__file__).parent.parent, env={**__import__("os").environ, "TORCHCOURSE_HOME": str(tmp_path)},
     )
     assert proc.returncode == 1
-    assert f"{FIXTURE / 'bad' / 'checkpoints' / '01.toml'}:23: question 'bad-kind': unknown kind 'essay'" in proc.stdout
+    assert f"{FIXTURE / 'bad' / 'checkpoints' / '01.toml'}:23: 题目 'bad-kind'：未知的题型 'essay'" in proc.stdout
 
 
 def test_unusable_questions_are_left_out_but_good_ones_load():
@@ -100,8 +100,8 @@ def test_predict_needs_a_runnable_snippet_and_kind_specific_keys(tmp_path):
     )
     cp = load_checkpoint(path, chapter)
     msgs = [(p.line, p.message) for p in cp.problems]
-    assert (3, "question 'p': a predict question needs choices + answer, or accept") in msgs
-    assert (16, "question 'f': choices does not apply to a fill question") in msgs
+    assert (3, "题目 'p'：predict 题要写 choices + answer，或者 accept") in msgs
+    assert (16, "题目 'f'：fill 题不用写 choices") in msgs
 
 
 def test_quiz_core_never_imports_textual_or_torch_and_the_screen_never_imports_torch():

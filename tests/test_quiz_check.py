@@ -76,9 +76,9 @@ def test_a_typed_predict_key_contradicting_the_output_fails_check_with_file_and_
     proc = check(root)
     assert proc.returncode == 1, proc.stdout
     line = line_of(root, 'accept = ["(2, 5, 4)"]')
-    where = f"{root / 'checkpoints' / '01.toml'}:{line}: question 'predict-shape': accept '(2, 5, 4)'"
+    where = f"{root / 'checkpoints' / '01.toml'}:{line}: 题目 'predict-shape'：accept '(2, 5, 4)'"
     assert where in proc.stdout, proc.stdout
-    assert "never prints it" in proc.stdout and "1 处问题" in proc.stdout
+    assert "从没打印过它" in proc.stdout and "1 处问题" in proc.stdout
     assert "Traceback" not in proc.stderr
 
 
@@ -115,7 +115,7 @@ section = "shape"
 """)
     proc = check(root)
     assert proc.returncode == 1
-    assert f"01.toml:{line_of(root, 'answer = 0')}: question 'predict-which-line': choices 0: '(2, 4, 5)'、1: 'done' are all lines" in proc.stdout
+    assert f"01.toml:{line_of(root, 'answer = 0')}: 题目 'predict-which-line'：选项 0: '(2, 4, 5)'、1: 'done' 都是代码块期望输出里的整行" in proc.stdout
 
 
 def _single(qid: str, choices: list[str], answer: int, prompt: str = "哪个对？") -> str:
@@ -160,7 +160,7 @@ def test_a_key_that_alone_repeats_the_prompt_is_flagged(tmp_path):
     assert echoed_by_key(q) == ["retain_graph"]
     proc = check(root)
     assert proc.returncode == 0
-    assert f"01.toml:{q.line}: ⚠️ question 'echo': 只有答案重复了题干里的 「retain_graph」" in proc.stdout
+    assert f"01.toml:{q.line}: ⚠️ 题目 'echo'：只有答案重复了题干里的 「retain_graph」" in proc.stdout
     # a distractor with the same word: no tell
     cp = root / "checkpoints" / "01.toml"
     cp.write_text(cp.read_text(encoding="utf-8").replace('"换一个优化器"', '"retain_graph 没用，换一个优化器"'), encoding="utf-8")
@@ -224,7 +224,7 @@ class TestRenamedQuestionKeepsItsAnswers:
         from torchcourse.course import load_course
 
         course = self.make(tmp_path, "new-name", 'was = "new-name"\n')
-        assert any("was lists the question's own id" in str(p) for p in all_problems(load_course(course)))
+        assert any("was 里列了这道题现在的 id" in str(p) for p in all_problems(load_course(course)))
 
 
 class TestQuizChoicesThatGiveAwayOrMislead:
@@ -245,11 +245,11 @@ class TestQuizChoicesThatGiveAwayOrMislead:
 
     def test_every_choice_is_the_key(self, tmp_path):
         lines = self.make(tmp_path, 'kind = "multi"\nprompt = "哪些？"\nchoices = ["a", "b", "c"]\nanswer = [0, 1, 2]\n')
-        assert any("01.toml:3: ⚠️ question 'q': 多选题的答案是全部选项" in ln for ln in lines), lines
+        assert any("01.toml:3: ⚠️ 题目 'q'：多选题的答案是全部选项" in ln for ln in lines), lines
 
     def test_a_blank_accept_entry_is_named(self, tmp_path):
         lines = self.make(tmp_path, 'kind = "fill"\nprompt = "填？"\naccept = ["", "　"]\n')
-        assert any("accept entry 0 ('') is blank" in ln for ln in lines), lines
+        assert any("accept 里序号 0 的答案（''）只有空格" in ln for ln in lines), lines
 
 
 class TestPredictOfAnotherChaptersSnippet:
@@ -268,4 +268,4 @@ class TestPredictOfAnotherChaptersSnippet:
         (course / "cp" / "01.toml").write_text('chapter = "01"\n\n[[questions]]\nid = "elsewhere"\nkind = "predict"\nsnippet = "fancy-copy"\n'
                                                'prompt = "打印什么？"\naccept = ["1"]\nexplain = "e"\nsection = "one"\n', encoding="utf-8")
         problems = [str(p) for p in all_problems(load_course(course))]
-        assert any("'fancy-copy' is a snippet of chapter 02" in p for p in problems), problems
+        assert any("'fancy-copy' 是第 02 章的代码块" in p for p in problems), problems

@@ -117,20 +117,20 @@ def test_a_bad_key_on_the_first_or_last_line_of_its_question_is_reported_there(t
     second_answer = lines.index("answer = 9") + 1
     assert second_answer == len(lines)  # the file's last line
     assert lines[first_answer] == "[[questions]]"  # right before the next question's header
-    assert (first_answer, "question 'first': answer 7 is out of range: 2 choices, indexes 0..1") in msgs
-    assert (second_answer, "question 'second': answer 9 is out of range: 2 choices, indexes 0..1") in msgs
+    assert (first_answer, "题目 'first'：answer 7 超出范围：共 2 个选项，序号是 0..1") in msgs
+    assert (second_answer, "题目 'second'：answer 9 超出范围：共 2 个选项，序号是 0..1") in msgs
 
 
 def test_a_bad_id_right_below_its_header_is_reported_at_its_line(tmp_path):
     text = 'chapter = "01"\n\n' + GOOD.format(id="bad id!", answer=0)
     _, msgs = problems_of(tmp_path, text)
-    assert msgs == [(4, "question id 'bad id!' may use only letters, digits, '-' and '_'")]
+    assert msgs == [(4, "题目 id 'bad id!' 只能用字母、数字、'-' 和 '_'")]
 
 
 def test_a_misplaced_top_level_key_on_line_one_is_reported_on_line_one(tmp_path):
     text = 'section = "sum"\nchapter = "01"\n\n' + GOOD.format(id="ok", answer=0)
     _, msgs = problems_of(tmp_path, text)
-    assert msgs == [(1, "unknown top-level key 'section' (known: chapter, [[questions]])")]
+    assert msgs == [(1, "未知的顶层键 'section'（已知的：chapter, [[questions]]）")]
 
 
 def test_a_key_written_quoted_is_reported_at_its_question(tmp_path):
@@ -138,17 +138,17 @@ def test_a_key_written_quoted_is_reported_at_its_question(tmp_path):
     text = ('chapter = "01"\n\n' + GOOD.format(id="quoted", answer=0).replace("answer = 0", '"answer" = 9')
             + "[[questions]]\nanswer = 0\n" + GOOD.format(id="next", answer=0).split("\n", 1)[1].replace("answer = 0\n", ""))
     _, msgs = problems_of(tmp_path, text)
-    assert msgs == [(3, "question 'quoted': answer 9 is out of range: 2 choices, indexes 0..1")]
+    assert msgs == [(3, "题目 'quoted'：answer 9 超出范围：共 2 个选项，序号是 0..1")]
 
 
 def test_malformed_toml_at_the_end_of_a_one_line_file_is_line_one(tmp_path):
     _, msgs = problems_of(tmp_path, 'chapter =')
-    assert len(msgs) == 1 and msgs[0][0] == 1 and msgs[0][1].startswith("malformed TOML")
+    assert len(msgs) == 1 and msgs[0][0] == 1 and msgs[0][1].startswith("TOML 写法有误：")
 
 
 def test_a_missing_file_is_one_problem_at_line_one(tmp_path):
     cp = load_checkpoint(tmp_path / "nowhere.toml", _chapter())
-    assert [(p.line, p.message) for p in cp.problems] == [(1, "checkpoint file not found")]
+    assert [(p.line, p.message) for p in cp.problems] == [(1, "找不到检查点文件")]
     assert cp.questions == []
 
 
@@ -160,7 +160,7 @@ def test_the_chapter_id_comes_from_the_chapter_then_the_argument_then_the_file_n
     cp, msgs = problems_of(tmp_path, text, name="quiz-two.toml", chapter=False, chapter_id="01")
     assert msgs == [] and [x.chapter_id for x in cp.questions] == ["01"]
     cp, msgs = problems_of(tmp_path, text, name="07.toml", chapter=False)
-    assert msgs == [(1, "chapter = '01' does not match the chapter '07' that uses this file")]
+    assert msgs == [(1, "chapter = '01' 和使用这个文件的章节 '07' 对不上")]
     # a str path is a path
     cp = load_checkpoint(str(tmp_path / "quiz-one.toml"), _chapter())
     assert cp.problems == [] and cp.path == tmp_path / "quiz-one.toml"
@@ -168,36 +168,36 @@ def test_the_chapter_id_comes_from_the_chapter_then_the_argument_then_the_file_n
 
 def test_a_file_without_questions_or_with_questions_of_the_wrong_shape(tmp_path):
     _, msgs = problems_of(tmp_path, 'chapter = "01"\n')
-    assert msgs == [(1, "no [[questions]] in this file")]
+    assert msgs == [(1, "这个文件里没有 [[questions]]")]
     _, msgs = problems_of(tmp_path, 'chapter = "01"\nquestions = []\n')
-    assert msgs == [(1, "no [[questions]] in this file")]
+    assert msgs == [(1, "这个文件里没有 [[questions]]")]
     _, msgs = problems_of(tmp_path, 'chapter = "01"\n\nquestions = 3\n')
-    assert msgs == [(3, "questions must be an array of tables: write each one as [[questions]]")]
+    assert msgs == [(3, "questions 必须是表的数组：每道题写成一个 [[questions]]")]
     _, msgs = problems_of(tmp_path, 'questions = 3\nchapter = "01"\n')
-    assert msgs == [(1, "questions must be an array of tables: write each one as [[questions]]")]
+    assert msgs == [(1, "questions 必须是表的数组：每道题写成一个 [[questions]]")]
     _, msgs = problems_of(tmp_path, 'chapter = "01"\n\nquestions = ["a"]\n')
-    assert msgs == [(3, "questions must be an array of tables: write each one as [[questions]]")]
+    assert msgs == [(3, "questions 必须是表的数组：每道题写成一个 [[questions]]")]
     cp, msgs = problems_of(tmp_path, GOOD.format(id="ok", answer=0))
-    assert msgs == [(1, 'missing top-level chapter = "01"')] and [x.id for x in cp.questions] == ["ok"]
+    assert msgs == [(1, '缺少顶层的 chapter = "01"（这个文件属于哪一章）')] and [x.id for x in cp.questions] == ["ok"]
 
 
 def test_unreadable_and_undecodable_files_are_one_problem_each(tmp_path):
     (tmp_path / "dir.toml").mkdir()
     cp = load_checkpoint(tmp_path / "dir.toml", _chapter())
     [(line, message)] = [(p.line, p.message) for p in cp.problems]
-    assert line == 1 and message.startswith("cannot read checkpoint file: ") and "dir.toml" in message
+    assert line == 1 and message.startswith("读不了检查点文件：") and "dir.toml" in message
     path = tmp_path / "01.toml"
     path.write_bytes(('chapter = "01"\n\n' + GOOD.format(id="ok", answer=0)).encode("utf-8").replace(b'prompt = "?"', b'prompt = "\xff"'))
     cp = load_checkpoint(path, _chapter())
     [(line, message)] = [(p.line, p.message) for p in cp.problems]
-    assert line == 6 and message.startswith("not valid UTF-8 (") and message.endswith("); save the file as UTF-8")
+    assert line == 6 and message.startswith("不是合法的 UTF-8（第 ") and message.endswith("列的字节 0xff）；把文件存成 UTF-8")
     assert cp.questions == []
 
 
 def test_questions_written_inline_are_reported_at_line_one(tmp_path):
     text = 'questions = [{ id = "x", kind = "essay", prompt = "?", explain = "!", section = "sum" }]\nchapter = "01"\n'
     cp, msgs = problems_of(tmp_path, text)
-    assert msgs == [(1, "question 'x': unknown kind 'essay' (one of: single | multi | fill | predict | open)")]
+    assert msgs == [(1, "题目 'x'：未知的题型 'essay'（只能是 single | multi | fill | predict | open）")]
     assert cp.questions == []
 
 
@@ -220,7 +220,7 @@ def test_a_question_without_a_usable_id_is_named_by_its_number(tmp_path):
         text = 'chapter = "01"\n\n' + question(id='id = "first"\n') + "\n" + question(id=bad_id)
         cp, msgs = problems_of(tmp_path, text, name=f"01-{n}.toml", chapter_id="01", chapter=False)
         header = text.splitlines().index("[[questions]]", 3) + 1
-        assert msgs == [(header, 'question 2 has no id (a stable name like id = "stride-after-t")')], bad_id
+        assert msgs == [(header, '第 2 题没有 id（起一个稳定的名字，如 id = "stride-after-t"）')], bad_id
         assert [x.id for x in cp.questions] == ["first"]
 
 
@@ -229,20 +229,20 @@ def test_each_text_field_is_one_problem_when_missing_blank_or_not_text(tmp_path)
     cp, msgs = problems_of(tmp_path, text)
     lines = text.splitlines()
     assert msgs == [
-        (lines.index('explain = "   "') + 1, "question 'q': explain must be non-empty text"),
-        (lines.index("prompt = 3") + 1, "question 'p': prompt must be non-empty text"),
-        (lines.index('id = "s"') , "question 's': missing section"),
+        (lines.index('explain = "   "') + 1, "题目 'q'：explain 必须是非空的文字"),
+        (lines.index("prompt = 3") + 1, "题目 'p'：prompt 必须是非空的文字"),
+        (lines.index('id = "s"') , "题目 's'：缺少 section"),
     ]
     assert [x.id for x in cp.questions] == ["q", "s"]  # no prompt: unusable; the others load
     text = 'chapter = "01"\n\n' + question().replace('explain = "!"\n', "")
     _, msgs = problems_of(tmp_path, text)
-    assert msgs == [(3, "question 'q': missing explain")]
+    assert msgs == [(3, "题目 'q'：缺少 explain")]
 
 
 def test_an_unknown_kind_is_one_problem_and_the_question_is_left_out(tmp_path):
     text = 'chapter = "01"\n\n' + question().replace('kind = "single"', 'kind = "essay"')
     cp, msgs = problems_of(tmp_path, text)
-    assert msgs == [(5, "question 'q': unknown kind 'essay' (one of: single | multi | fill | predict | open)")]
+    assert msgs == [(5, "题目 'q'：未知的题型 'essay'（只能是 single | multi | fill | predict | open）")]
     assert cp.questions == []
 
 
@@ -263,45 +263,45 @@ def test_an_unknown_section_names_the_three_nearest_anchors(tmp_path):
     path = chapter.checkpoint
     path.write_text('chapter = "01"\n\n' + question(section='section = "view-x"'), encoding="utf-8")
     [p] = load_checkpoint(path, chapter).problems
-    assert (p.line, p.message) == (10, "question 'q': section 'view-x' is not an anchor of chapter 01 (01-mini.md); nearest: view-d, view-c, view-b")
+    assert (p.line, p.message) == (10, "题目 'q'：section 'view-x' 不是第 01 章（01-mini.md）的锚点；最接近的：view-d, view-c, view-b")
 
 
 def test_an_unknown_section_with_nothing_near_lists_the_first_twelve_anchors(tmp_path):
     names = ["alpha", "bravo", "delta", "gamma", "kilo", "lima", "mike", "oscar", "papa"]
     chapter = chapter_with_sections(tmp_path / "nine", names)  # + the title, checkpoint and recap: 12 anchors
     [p] = load_checkpoint(chapter.checkpoint, chapter).problems
-    assert p.message == ("question 'q': section 'zzz' is not an anchor of chapter 01 (01-mini.md); anchors: "
+    assert p.message == ("题目 'q'：section 'zzz' 不是第 01 章（01-mini.md）的锚点；现有锚点："
                          "迷你章节, alpha, bravo, delta, gamma, kilo, lima, mike, oscar, papa, checkpoint, recap")
     chapter = chapter_with_sections(tmp_path / "ten", names + ["romeo"])  # 13 anchors
     [p] = load_checkpoint(chapter.checkpoint, chapter).problems
-    assert p.message.endswith("anchors: 迷你章节, alpha, bravo, delta, gamma, kilo, lima, mike, oscar, papa, romeo, checkpoint …")
+    assert p.message.endswith("现有锚点：迷你章节, alpha, bravo, delta, gamma, kilo, lima, mike, oscar, papa, romeo, checkpoint …")
 
 
 BASE = 'prompt = "?"\nexplain = "!"\nsection = "sum"\n'
 CASES = [
     # (kind and keys, the key whose line the problem names or None for the header, message, question kept)
-    ('kind = "single"\nanswer = 0\n', None, "question 'q': missing choices", False),
-    ('kind = "single"\nchoices = "5, 6"\nanswer = 0\n', "choices", "question 'q': choices must be a list of non-empty strings", False),
-    ('kind = "single"\nchoices = ["5", " "]\nanswer = 0\n', "choices", "question 'q': choices must be a list of non-empty strings", False),
-    ('kind = "single"\nchoices = ["5", 6]\nanswer = 0\n', "choices", "question 'q': choices must be a list of non-empty strings", False),
-    ('kind = "single"\nchoices = ["5"]\nanswer = 0\n', "choices", "question 'q': needs at least 2 choices, got 1", False),
-    ('kind = "single"\nchoices = ["5", "5"]\nanswer = 0\n', "choices", "question 'q': two choices have the same text", True),
-    ('kind = "single"\nchoices = ["5", "6"]\n', None, "question 'q': missing answer", False),
-    ('kind = "single"\nchoices = ["5", "6"]\nanswer = true\n', "answer", "question 'q': answer must be a choice index from 0, got True", False),
-    ('kind = "single"\nchoices = ["5", "6"]\nanswer = "1"\n', "answer", "question 'q': answer must be a choice index from 0, got '1'", False),
-    ('kind = "single"\nchoices = ["5", "6"]\nanswer = -1\n', "answer", "question 'q': answer -1 is out of range: 2 choices, indexes 0..1", False),
-    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = 1\n', "answer", "question 'q': a multi answer is a non-empty list of indexes from 0, like [0, 2]", False),
-    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = []\n', "answer", "question 'q': a multi answer is a non-empty list of indexes from 0, like [0, 2]", False),
-    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [0, 2]\n', "answer", "question 'q': answer 2 is out of range: 2 choices, indexes 0..1", False),
-    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [1, 1]\n', "answer", "question 'q': answer lists an index twice", False),
-    ('kind = "fill"\naccept = []\n', "accept", "question 'q': accept must be a non-empty list of accepted answers", False),
-    ('kind = "fill"\naccept = ["x", " "]\n', "accept", "question 'q': accept entry 1 (' ') is blank (only spaces): every accepted answer needs some text", False),
-    ('kind = "fill"\n', None, "question 'q': accept must be a non-empty list of accepted answers", False),
-    ('kind = "predict"\nsnippet = "add"\n', None, "question 'q': a predict question needs choices + answer, or accept", False),
-    ('kind = "predict"\nsnippet = "add"\nchoices = ["6", "7"]\nanswer = 0\naccept = ["6"]\n', "accept", "question 'q': give either choices + answer or accept, not both", True),
-    ('kind = "predict"\naccept = ["6"]\n', None, "question 'q': missing snippet", False),
-    ('kind = "predict"\nsnippet = "nope"\naccept = ["6"]\n', "snippet", "question 'q': snippet 'nope' is not a snippet of chapter 01 (01-mini.md)", True),
-    ('kind = "open"\n', None, "question 'q': missing reference", False),
+    ('kind = "single"\nanswer = 0\n', None, "题目 'q'：缺少 choices", False),
+    ('kind = "single"\nchoices = "5, 6"\nanswer = 0\n', "choices", "题目 'q'：choices 必须是非空字符串的列表", False),
+    ('kind = "single"\nchoices = ["5", " "]\nanswer = 0\n', "choices", "题目 'q'：choices 必须是非空字符串的列表", False),
+    ('kind = "single"\nchoices = ["5", 6]\nanswer = 0\n', "choices", "题目 'q'：choices 必须是非空字符串的列表", False),
+    ('kind = "single"\nchoices = ["5"]\nanswer = 0\n', "choices", "题目 'q'：至少要 2 个选项，这里只有 1 个", False),
+    ('kind = "single"\nchoices = ["5", "5"]\nanswer = 0\n', "choices", "题目 'q'：有两个选项的文字相同", True),
+    ('kind = "single"\nchoices = ["5", "6"]\n', None, "题目 'q'：缺少 answer", False),
+    ('kind = "single"\nchoices = ["5", "6"]\nanswer = true\n', "answer", "题目 'q'：answer 必须是选项的序号（从 0 数起），这里是 True", False),
+    ('kind = "single"\nchoices = ["5", "6"]\nanswer = "1"\n', "answer", "题目 'q'：answer 必须是选项的序号（从 0 数起），这里是 '1'", False),
+    ('kind = "single"\nchoices = ["5", "6"]\nanswer = -1\n', "answer", "题目 'q'：answer -1 超出范围：共 2 个选项，序号是 0..1", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = 1\n', "answer", "题目 'q'：multi 题的 answer 是非空的序号列表（从 0 数起），如 [0, 2]", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = []\n', "answer", "题目 'q'：multi 题的 answer 是非空的序号列表（从 0 数起），如 [0, 2]", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [0, 2]\n', "answer", "题目 'q'：answer 2 超出范围：共 2 个选项，序号是 0..1", False),
+    ('kind = "multi"\nchoices = ["5", "6"]\nanswer = [1, 1]\n', "answer", "题目 'q'：answer 把同一个序号写了两次", False),
+    ('kind = "fill"\naccept = []\n', "accept", "题目 'q'：accept 必须是非空的可接受答案列表", False),
+    ('kind = "fill"\naccept = ["x", " "]\n', "accept", "题目 'q'：accept 里序号 1 的答案（' '）只有空格：每个可接受的答案都要有文字", False),
+    ('kind = "fill"\n', None, "题目 'q'：accept 必须是非空的可接受答案列表", False),
+    ('kind = "predict"\nsnippet = "add"\n', None, "题目 'q'：predict 题要写 choices + answer，或者 accept", False),
+    ('kind = "predict"\nsnippet = "add"\nchoices = ["6", "7"]\nanswer = 0\naccept = ["6"]\n', "accept", "题目 'q'：choices + answer 和 accept 只能写一种，不能都写", True),
+    ('kind = "predict"\naccept = ["6"]\n', None, "题目 'q'：缺少 snippet", False),
+    ('kind = "predict"\nsnippet = "nope"\naccept = ["6"]\n', "snippet", "题目 'q'：snippet 'nope' 不是第 01 章（01-mini.md）的代码块", True),
+    ('kind = "open"\n', None, "题目 'q'：缺少 reference", False),
 ]
 
 
@@ -325,7 +325,7 @@ def test_a_predict_question_on_a_snippet_that_does_not_run_here(tmp_path):
         path.write_text(text, encoding="utf-8")
         cp = load_checkpoint(path, chapter)
         assert [(p.line, p.message) for p in cp.problems] == [
-            (6, f"question 'q': snippet 'add' is marked {flag}; a predict question needs a snippet that runs here")]
+            (6, f"题目 'q'：snippet 'add' 标了 {flag}；predict 题要用在这里能运行的代码块")]
         setattr(chapter.snippet("add"), flag, False)
 
 
@@ -349,7 +349,7 @@ def test_a_missing_checkpoint_file_is_a_checkpoint_with_its_problem(tmp_path):
     shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("bad"))
     (root / "checkpoints" / "01.toml").unlink()
     cp = checkpoint_for(load_course(root), "01")
-    assert [(p.line, p.message) for p in cp.problems] == [(1, "checkpoint file not found")] and cp.questions == []
+    assert [(p.line, p.message) for p in cp.problems] == [(1, "找不到检查点文件")] and cp.questions == []
 
 
 def test_a_course_without_chapters_reports_no_stray_checkpoint(tmp_path):
@@ -366,12 +366,12 @@ def test_a_course_without_chapters_reports_no_stray_checkpoint(tmp_path):
 def test_the_predict_key_rules_one_by_one():
     from torchcourse.quiz.bank import predict_key_contradiction as why
 
-    assert why(["5", "6"], 0, "6\n") == "the key is choice 0 ('5'), but the snippet's expected output prints choice 1: '6' as a line, not the key"
+    assert why(["5", "6"], 0, "6\n") == "答案是选项 0（'5'），可代码块的期望输出里整行打印出来的是选项 1: '6'，不是答案"
     assert why(["5", "6"], 1, "6\n") is None
-    never = "written as printed output, but the snippet's expected output never prints it"
+    never = "写成了打印输出的样子，可代码块的期望输出里从没打印过它"
     for key, output in [("tensor([1.])", "x\n"), ("Parameter containing", "x\n"), ("torch.Size([2])", "x\n"), ("True", "False\n"),
                         ("None", "x\n"), ("-1.5", "2.5\n"), ("12", "3\n")]:
-        assert why([key, "别的"], 0, output) == f"the key is choice 0 ({key!r}), {never}", key
+        assert why([key, "别的"], 0, output) == f"答案是选项 0（{key!r}），{never}", key
     for key, output in [("tensor([1.])", "tensor([1.])\n"), ("1.2.3", "x\n"), ("tensor 的形状", "x\n"), ("大约 3", "x\n"), ("1.5", "a 1.5 b\n")]:
         assert why([key, "别的"], 0, output) is None, key
 
@@ -379,10 +379,10 @@ def test_the_predict_key_rules_one_by_one():
 def test_the_predict_accept_message_shows_what_the_snippet_prints():
     from torchcourse.quiz.bank import predict_accept_contradiction as why
 
-    tail = "a learner who types the real output is told they are wrong"
-    assert why(["True"], "False\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints False): {tail}"
-    assert why(["True"], "a\nb\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints 2 lines, first 'a'): {tail}"
-    assert why(["True"], "\n") == f"accept 'True' is written as printed output, but the snippet's expected output never prints it (it prints nothing): {tail}"
+    tail = "照真实输出填写的读者会被判错"
+    assert why(["True"], "False\n") == f"accept 'True' 写成了打印输出的样子，可代码块的期望输出里从没打印过它（它打印的是 False）：{tail}"
+    assert why(["True"], "a\nb\n") == f"accept 'True' 写成了打印输出的样子，可代码块的期望输出里从没打印过它（它打印了 2 行，第一行是 'a'）：{tail}"
+    assert why(["True"], "\n") == f"accept 'True' 写成了打印输出的样子，可代码块的期望输出里从没打印过它（它什么也没打印）：{tail}"
 
 
 # ----------------------------------------------------------------------------- review and order

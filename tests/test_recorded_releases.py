@@ -155,12 +155,12 @@ class TestRecordedReleasesInCourseToml:
         course = load_course(root)
         lines = (root / "course.toml").read_text(encoding="utf-8").splitlines()
         line = next(i for i, ln in enumerate(lines, 1) if ln.startswith("numpy ="))
-        assert any(p.line == line and p.file == root / "course.toml" and "does not preload" in p.message for p in course.problems), course.problems
+        assert any(p.line == line and p.file == root / "course.toml" and "可课程没有预先导入它" in p.message for p in course.problems), course.problems
         assert course.recorded == {}
 
     def test_a_release_that_is_no_version_number_is_refused(self, tmp_path):
         course = load_course(_course(tmp_path, recorded='mylib = ["1.0", "latest"]'))
-        assert any("'latest' is not a release number" in p.message for p in course.problems)
+        assert any("'latest' 不是 2.13.0 这样的版本号" in p.message for p in course.problems)
 
 
 class TestAlternativeBlocks:
@@ -180,23 +180,23 @@ class TestAlternativeBlocks:
         path.write_text(text, encoding="utf-8")
         line = text.splitlines().index("```output {mylib==2.0}") + 1
         out = _check(course, tmp_path)
-        assert f"01-first.md:{line}: ```output {{mylib==2.0}} of #lib has no reference ```output block" in out.stdout, out.stdout
+        assert f"01-first.md:{line}: #lib 的 ```output {{mylib==2.0}} 前面没有参考 ```output 块" in out.stdout, out.stdout
 
     def test_an_alternative_for_an_undeclared_module_or_release_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "numpy==2.0", "hello 2")
         _add_alternative(course, "graph.py:979", "mylib==9.0", "x")
         lines = _chapter(course).splitlines()
         out = _check(course, tmp_path)
-        assert f"01-first.md:{lines.index('```output {numpy==2.0}') + 1}: output alternative {{numpy==2.0}} of #lib: course.toml records no releases of 'numpy'" in out.stdout, out.stdout
-        assert f"01-first.md:{lines.index('```output {mylib==9.0}') + 1}: output alternative {{mylib==9.0}} of #literal selects none of the recorded mylib releases" in out.stdout
+        assert f"01-first.md:{lines.index('```output {numpy==2.0}') + 1}: #lib 的输出替代块 {{numpy==2.0}}：course.toml 没有记录 'numpy' 的任何版本" in out.stdout, out.stdout
+        assert f"01-first.md:{lines.index('```output {mylib==9.0}') + 1}: #literal 的输出替代块 {{mylib==9.0}} 没有选中任何一个记录过的 mylib 版本" in out.stdout
 
     def test_an_alternative_selecting_the_reference_release_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "mylib>=1.0", "hello 2")
-        assert "selects the reference release mylib 1.0" in _check(course, tmp_path).stdout
+        assert "选中了参考版本 mylib 1.0" in _check(course, tmp_path).stdout
 
     def test_a_malformed_specifier_is_refused(self, course, tmp_path):
         _add_alternative(course, "hello 1", "mylib=2.0", "hello 2")
-        assert "an output alternative is written ```output {MODULE SPEC}" in _check(course, tmp_path).stdout
+        assert "输出替代块要写成 ```output {模块 版本条件}，如 ```output {torch==2.15.0}，这里是 {mylib=2.0}" in _check(course, tmp_path).stdout
 
 
 class TestReadingTimeCountsOneOutput:

@@ -208,7 +208,7 @@ def test_malformed_course_toml_is_named_instead_of_unknown_chapters(tmp_path):
         out = tc("--content", str(root), *cmd, home=tmp_path / "h")
         assert out.returncode == 2, (cmd, out.stderr)
         assert f"{root / 'course.toml'}:2: TOML 写法有误" in out.stderr, (cmd, out.stderr)
-        assert "unknown chapter" not in out.stderr and "没有这一章" not in out.stderr and "Traceback" not in out.stderr
+        assert "unknown chapter" not in out.stderr and "未知的章节" not in out.stderr and "没有这一章" not in out.stderr and "Traceback" not in out.stderr
 
 
 def test_doctor_reports_versions_paths_and_latency(tmp_path):

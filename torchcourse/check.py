@@ -32,7 +32,7 @@ def all_problems(course: Course) -> list[Problem]:
     return _with_suggestions(course, _without_cascades(course, _without_repeats(problems)))
 
 
-_REFUSED_RE = re.compile(r"^chapter (?P<id>[A-Za-z0-9]+): file '.*' is outside the course root .*; refused")
+_REFUSED_RE = re.compile(r"^第 (?P<id>[A-Za-z0-9]+) 章：file '.*' 在课程根目录 .* 之外，不予读取")
 
 
 def _without_cascades(course: Course, problems: list[Problem]) -> list[Problem]:
@@ -47,12 +47,12 @@ def _without_cascades(course: Course, problems: list[Problem]) -> list[Problem]:
     for p in problems:
         msg = p.message
         if p in refused.values():
-            p = Problem(p.file, p.line, msg + " (links to it, its checkpoint and the appendix rows of its errors are checked once the file is inside the course)")
-        elif any(f"there is no chapter '{cid}'" in msg for cid in refused):
+            p = Problem(p.file, p.line, msg + "（指向它的链接、它的检查点和附录里它的报错所在的行，要等文件放进课程目录后才检查）")
+        elif any(f"没有 id 为 '{cid}' 的章节" in msg for cid in refused):
             continue
-        elif msg.startswith("checkpoint file is not used by any chapter") and re.search(r"checkpoint\s*=\s*[\"']" + re.escape(Path(p.file).name) + r"[\"']", text):
+        elif msg.startswith("检查点文件没有被 course.toml 里的任何一章使用") and re.search(r"checkpoint\s*=\s*[\"']" + re.escape(Path(p.file).name) + r"[\"']", text):
             continue
-        elif "occurs in no snippet's expected output" in msg:
+        elif "没有出现在任何代码块的期望输出里" in msg:
             continue
         out.append(p)
     return out
@@ -120,14 +120,14 @@ def alternative_problems(course: Course) -> list[Problem]:
             for alt in snip.alternatives:
                 releases = course.recorded.get(alt.module)
                 if not releases:
-                    declared = ", ".join(f"{m} {list(r)}" for m, r in course.recorded.items()) or "none"
-                    out.append(Problem(ch.file, alt.line, f"output alternative {{{alt.label}}} of #{snip.id}: course.toml records no releases of {alt.module!r} (declared in [recorded]: {declared}); only verify --accept run under a recorded release writes an alternative"))
+                    declared = ", ".join(f"{m} {list(r)}" for m, r in course.recorded.items()) or "无"
+                    out.append(Problem(ch.file, alt.line, f"#{snip.id} 的输出替代块 {{{alt.label}}}：course.toml 没有记录 {alt.module!r} 的任何版本（[recorded] 里声明的：{declared}）；只有在记录过的版本下运行 verify --accept 才会写出替代输出"))
                     continue
                 chosen = [r for r in releases if spec_matches(alt.spec, r)]
                 if not chosen:
-                    out.append(Problem(ch.file, alt.line, f"output alternative {{{alt.label}}} of #{snip.id} selects none of the recorded {alt.module} releases {list(releases)} (course.toml [recorded])"))
+                    out.append(Problem(ch.file, alt.line, f"#{snip.id} 的输出替代块 {{{alt.label}}} 没有选中任何一个记录过的 {alt.module} 版本 {list(releases)}（course.toml [recorded]）"))
                 elif releases[0] in chosen:
-                    out.append(Problem(ch.file, alt.line, f"output alternative {{{alt.label}}} of #{snip.id} selects the reference release {alt.module} {releases[0]}, whose output is the block above it"))
+                    out.append(Problem(ch.file, alt.line, f"#{snip.id} 的输出替代块 {{{alt.label}}} 选中了参考版本 {alt.module} {releases[0]}，而参考版本的输出就是它上面那个块"))
     return out
 
 
@@ -173,8 +173,8 @@ def excerpt_problems(course: Course) -> list[Problem]:
                 short = excerpt if len(excerpt) <= 80 else excerpt[:77] + "..."
                 problems.append(Problem(
                     ch.file, row.line,
-                    f"报错原文 {short!r} occurs in no snippet's expected output: copy it from an output block "
-                    "that verify --accept wrote (whitespace may differ, nothing else)",
+                    f"报错原文 {short!r} 没有出现在任何代码块的期望输出里：从 verify --accept 写出的输出块里复制它"
+                    "（只有空白可以不同，其余都要一样）",
                 ))
     return problems
 
@@ -184,11 +184,11 @@ def excerpt_problems(course: Course) -> list[Problem]:
 def _without_repeats(problems: list[Problem]) -> list[Problem]:
     """One message per broken link: an appendix row's 讲解 link is checked as a link and as a row;
     the row's "link to unknown …" goes when the link check already reported that line."""
-    links = {(p.file, p.line) for p in problems if p.message.startswith("link (")}
+    links = {(p.file, p.line) for p in problems if p.message.startswith("链接 (")}
     seen: set[tuple] = set()
     out = []
     for p in problems:
-        if p.message.startswith("link to unknown") and (p.file, p.line) in links:
+        if p.message.startswith("链接指向未知") and (p.file, p.line) in links:
             continue
         if tuple(p) in seen:
             continue
@@ -207,8 +207,8 @@ def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
 
     global _UNKNOWN_SNIPPET_RE
     if _UNKNOWN_SNIPPET_RE is None:
-        _UNKNOWN_SNIPPET_RE = (re.compile(r"snippet '([^']*)' is not a snippet of chapter (\S+)"),
-                               re.compile(r"unknown key '([^']*)' \(known: ([^)]*)\)"))
+        _UNKNOWN_SNIPPET_RE = (re.compile(r"snippet '([^']*)' 不是第 (\S+) 章"),
+                               re.compile(r"未知的键 '([^']*)'（已知的：([^）]*)）"))
     snippet_re, key_re = _UNKNOWN_SNIPPET_RE
     out = []
     for p in problems:
@@ -221,13 +221,13 @@ def _with_suggestions(course: Course, problems: list[Problem]) -> list[Problem]:
             m = key_re.search(p.message)
             if m is not None:
                 guess = difflib.get_close_matches(m.group(1), [k.strip() for k in m.group(2).split(",")], n=1, cutoff=0.6)
-        if guess and "did you mean" not in p.message:
-            p = Problem(p.file, p.line, f"{p.message}; did you mean {guess[0]!r}?")
+        if guess and "是不是想写" not in p.message:
+            p = Problem(p.file, p.line, f"{p.message}；是不是想写 {guess[0]!r}？")
         elif m is not None and snippet_re.search(p.message):
             sid = m.group(1).split(":", 1)[-1]
             home = next((c for c in course.chapters if c.available and c.id != m.group(2) and c.snippet(sid) is not None), None)
             if home is not None:
-                p = Problem(p.file, p.line, f"{p.message}; {sid!r} is a snippet of chapter {home.id}: a predict question asks about its own chapter's snippets")
+                p = Problem(p.file, p.line, f"{p.message}；{sid!r} 是第 {home.id} 章的代码块：predict 题只问本章的代码块")
         out.append(p)
     return out
 
@@ -247,7 +247,7 @@ def completion_problems(course: Course) -> list[Problem]:
         if not ch.available:
             continue
         if ch.break_points == 0 and ch.kind != "chapter":  # a chapter's own rule already says it
-            out.append(Problem(ch.file, max(1, len(ch.source.splitlines())), f"{ch.label} has no break point, so a learner can never complete it (completion is recorded when the last break point is reached) and every route through it stays unfinished: end it with <!-- break -->"))
+            out.append(Problem(ch.file, max(1, len(ch.source.splitlines())), f"{ch.label}没有断点，读者永远读不完它（读到最后一个断点才记为完成），经过它的每条路线也都一直读不完：在末尾写 <!-- break -->"))
     return out
 
 
@@ -293,17 +293,17 @@ def appendix_table_problems(course: Course) -> list[Problem]:
             close = difflib.get_close_matches(" | ".join(cells), known, n=1, cutoff=0.6)
             if close or (cells and ("报错" in cells[0] or "原文" in cells[0])):
                 want = "| " + (close[0] if close else known[1]) + " |"
-                out.append(Problem(ch.file, i + 1, f"table header {ln.strip()!r} is not an error-lookup header, so the lookup ignores this whole table; write it exactly {want}"))
+                out.append(Problem(ch.file, i + 1, f"表头 {ln.strip()!r} 不是报错反查的表头，反查会忽略这整张表；照原样写成 {want}"))
         for row in appendix_rows(ch):
             if len(row.cells) != row.columns:
                 continue
             cell = row.cells[0].strip()
             if cell and not cell.startswith("`"):
-                out.append(Problem(ch.file, row.line, f"报错原文 {cell[:60]!r} is not in backticks: write it as `…` (double backticks when it holds a backtick), so Markdown shows it exactly as printed"))
+                out.append(Problem(ch.file, row.line, f"报错原文 {cell[:60]!r} 没有放在反引号里：写成 `…`（内容里有反引号时用双反引号），Markdown 才会按打印的原样显示"))
             key = flat(strip_code(cell))
             if key and key in first:
-                where = f"line {first[key][1]}" if first[key][0] == ch.file else f"{first[key][0].name}:{first[key][1]}"
-                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} is already the row at {where}: one error, one row (merge the two)"))
+                where = f"第 {first[key][1]} 行" if first[key][0] == ch.file else f"{first[key][0].name}:{first[key][1]}"
+                out.append(Problem(ch.file, row.line, f"报错原文 {key[:60]!r} 已经是 {where} 那一行的了：一个报错只写一行（把这两行合并）"))
             elif key:
                 first[key] = (ch.file, row.line)
     return out
@@ -490,8 +490,8 @@ def uncovered_error_problems(course: Course) -> list[Problem]:
                     short = message if len(message) <= 90 else message[:87] + "..."
                     problems.append(Problem(
                         ch.file, snip.line,
-                        f"snippet {snip.key} ends in an error that no row of {apps[0].file.name} quotes: {short!r} "
-                        "(add a row whose 报错原文 is a stable part of it)",
+                        f"代码块 {snip.key} 以一个报错结束，{apps[0].file.name} 里却没有哪一行引用它：{short!r}"
+                        "（加一行，报错原文 写这个报错里稳定不变的一部分）",
                     ))
     return problems
 
@@ -520,32 +520,32 @@ def variant_problems(course: Course) -> list[Problem]:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
-        return [Problem(path, int(m.group(1)) if m else 1, f"not valid TOML: {exc}")]
+        return [Problem(path, int(m.group(1)) if m else 1, f"不是合法的 TOML：{exc}")]
     rows = {strip_code(r.cells[0]) for ch in apps for r in appendix_rows(ch) if len(r.cells) == r.columns}
     starts = [i for i, ln in enumerate(raw.splitlines(), start=1) if ln.strip() == "[[variant]]"]
     items = data.get("variant", [])
     extra = sorted(set(data) - {"variant"})
-    problems = [Problem(path, 1, f"unknown top-level keys: {', '.join(extra)} (only [[variant]] tables)")] if extra else []
+    problems = [Problem(path, 1, f"未知的顶层键：{', '.join(extra)}（只能有 [[variant]] 表）")] if extra else []
     if not isinstance(items, list):
-        return problems + [Problem(path, 1, "expected [[variant]] tables")]
+        return problems + [Problem(path, 1, "这里应该是 [[variant]] 表")]
     for k, item in enumerate(items):
         line = starts[k] if k < len(starts) else 1
         if not isinstance(item, dict):
-            problems.append(Problem(path, line, "a [[variant]] must be a table"))
+            problems.append(Problem(path, line, "[[variant]] 必须是一个表"))
             continue
         missing = [f for f in ("row", "text", "source") if not isinstance(item.get(f), str) or not item[f].strip()]
         if missing:
-            problems.append(Problem(path, line, f"[[variant]] needs {', '.join(missing)} (non-empty strings)"))
+            problems.append(Problem(path, line, f"[[variant]] 需要 {', '.join(missing)}（非空字符串）"))
             continue
         unknown = sorted(set(item) - {"row", "text", "source"})
         if unknown:
-            problems.append(Problem(path, line, f"[[variant]] has unknown keys: {', '.join(unknown)}"))
+            problems.append(Problem(path, line, f"[[variant]] 有未知的键：{', '.join(unknown)}"))
         if item["row"].strip() not in rows:
-            problems.append(Problem(path, line, f"row {item['row'][:60]!r} is no 报错原文 of {apps[0].file.name} (copy it exactly)"))
+            problems.append(Problem(path, line, f"row {item['row'][:60]!r} 不是 {apps[0].file.name} 里任何一行的 报错原文（照原样复制）"))
         if not _VARIANT_SOURCE_RE.match(item["source"].strip()):
-            problems.append(Problem(path, line, f"source {item['source']!r} must be torch/<path> (a template in the installed torch) or an https:// link to the report that quotes it"))
+            problems.append(Problem(path, line, f"source {item['source']!r} 必须是 torch/<path>（已安装的 torch 里的一个模板），或引用这段报错的报告的 https:// 链接"))
         if " ".join(item["text"].split()) in " ".join(item["row"].split()):
-            problems.append(Problem(path, line, "text is already part of the row's own 报错原文: no variant needed"))
+            problems.append(Problem(path, line, "text 已经是这一行自己的 报错原文 的一部分：不需要 variant"))
     return problems
 
 
@@ -598,10 +598,10 @@ def preload_problems(course: Course) -> list[Problem]:
             if r >= 0.7:
                 scored.append((r, k not in sys.stdlib_module_names, k))
         guess = [max(scored)[2]] if scored else []
-        hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+        hint = f"（是不是想写 {guess[0]!r}？）" if guess else ""
         out.append(Problem(Path(course.root) / "course.toml", _preload_line(text),
-                           f"preload module {name!r} is not importable here{hint}: fix the name in preload = [...], "
-                           "or install the library the course is about into this environment"))
+                           f"preload 模块 {name!r} 在这里导入不了{hint}：改正 preload = [...] 里的名字，"
+                           "或把课程讲的库装进这个环境"))
     return out
 
 

@@ -63,8 +63,8 @@ def _same_id_elsewhere(course) -> list:
         text = ""
     m = re.search(r"^\s*id\s*=", text, re.M)
     line = text.count("\n", 0, m.start()) + 1 if m else 1
-    return [Problem(toml, line, f"course id {course.id!r} is also the id of the course in {other} (opened with torchcourse before): "
-                                "progress is kept by id, so the two courses' learners would share it; give this course its own id")]
+    return [Problem(toml, line, f"课程 id {course.id!r} 也是 {other} 里那门课的 id（之前用 torchcourse 打开过）："
+                                "进度按 id 保存，两门课的读者会共用同一份进度；给这门课一个自己的 id")]
 
 
 def cmd_locate(args) -> int:

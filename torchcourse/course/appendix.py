@@ -147,20 +147,20 @@ def appendix_problems(course: Course) -> list[Problem]:
             cells = row.cells
             header = "| 报错原文 | 原因 | 先查 | 讲解 |" if row.columns == 4 else "| 报错原文 | 原因 | 讲解 |"
             if len(cells) != row.columns:
-                problems.append(Problem(ch.file, row.line, f"error table row needs {row.columns} cells ({header}), got {len(cells)}"))
+                problems.append(Problem(ch.file, row.line, f"报错表的这一行需要 {row.columns} 个单元格（{header}），这里有 {len(cells)} 个"))
                 continue
             if not strip_code(cells[0]):
-                problems.append(Problem(ch.file, row.line, "error table row has an empty 报错原文 cell"))
+                problems.append(Problem(ch.file, row.line, "报错表的这一行的 报错原文 单元格是空的"))
             m = LINK_RE.search(cells[-1])
             if m is None:
-                problems.append(Problem(ch.file, row.line, f"讲解 cell needs a link like [03 §标题](03#anchor), got {cells[-1]!r}"))
+                problems.append(Problem(ch.file, row.line, f"讲解 单元格需要一个链接，如 [03 §标题](03#anchor)，这里是 {cells[-1]!r}"))
                 continue
             target_id = m.group("chapter") or ch.id
             target = course.chapter(target_id)
             if target is None:
-                problems.append(Problem(ch.file, row.line, f"link to unknown chapter {target_id!r}"))
+                problems.append(Problem(ch.file, row.line, f"链接指向未知章节 {target_id!r}"))
             elif target.available and target.section(m.group("anchor")) is None:
-                problems.append(Problem(ch.file, row.line, f"link to unknown section #{m.group('anchor')} of chapter {target_id}"))
+                problems.append(Problem(ch.file, row.line, f"链接指向未知小节：第 {target_id} 章没有 #{m.group('anchor')}"))
     return problems
 
 

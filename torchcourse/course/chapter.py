@@ -182,27 +182,27 @@ def parse_attrs(attrs: str | None, where: tuple[Path, int], problems: list[Probl
                     raise ValueError
                 out[key] = number
             except ValueError:
-                problems.append(Problem(where[0], where[1], f"attribute {key}= needs a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {value!r}"))
+                problems.append(Problem(where[0], where[1], f"属性 {key}= 要写秒数：大于 0、最多 {MAX_TIMEOUT:g}，这里是 {value!r}"))
                 out.setdefault("bad_attrs", []).append(tok)
         elif "=" in tok and tok.split("=", 1)[0] in INT_ATTRS:
             key, value = tok.split("=", 1)
             if value.isdigit() and 1 <= int(value) <= 255:
                 out["exit_code"] = int(value)
             else:
-                problems.append(Problem(where[0], where[1], f"attribute {key}= needs the exit status the snippet ends with, 1 to 255 (as sys.exit(3) gives 3), got {value!r}"))
+                problems.append(Problem(where[0], where[1], f"属性 {key}= 要写代码块结束时的退出码，1 到 255（sys.exit(3) 的退出码是 3），这里是 {value!r}"))
                 out.setdefault("bad_attrs", []).append(tok)
         elif "=" in tok and tok.split("=", 1)[0] in NAME_ATTRS:
             key, value = tok.split("=", 1)
             if EXC_NAME_RE.match(value):
                 out[key] = value
             else:
-                problems.append(Problem(where[0], where[1], f"attribute {key}= needs an exception class name such as RuntimeError, got {value!r}"))
+                problems.append(Problem(where[0], where[1], f"属性 {key}= 要写异常类名，如 RuntimeError，这里是 {value!r}"))
                 out.setdefault("bad_attrs", []).append(tok)
         else:
             known = [*sorted(FLAG_ATTRS), *(f"{v}=N" for v in sorted(VALUE_ATTRS | INT_ATTRS)), *(f"{v}=ExceptionName" for v in sorted(NAME_ATTRS))]
             guess = suggest_attr(tok)
-            hint = f"; did you mean {guess!r}?" if guess else ""
-            problems.append(Problem(where[0], where[1], f"unknown fence attribute {tok!r}{hint} (known: #id, {', '.join(known)})"))
+            hint = f"；是不是想写 {guess!r}？" if guess else ""
+            problems.append(Problem(where[0], where[1], f"未知的围栏属性 {tok!r}{hint}（已知的：#id, {', '.join(known)}）"))
             out.setdefault("bad_attrs", []).append(tok)
     return out
 
@@ -238,29 +238,29 @@ def _anatomy(chapter: Chapter, lines: list[str], fence_lines: set[int], breaks: 
     prose = [(i, ln) for i, ln in enumerate(lines) if i not in fence_lines]
     headings = [(i, ln) for i, ln in prose if ln.startswith("#")]
     if not headings or not headings[0][1].startswith("# "):
-        out.append(Problem(path, 1, "a chapter starts with its title: '# 标题'"))
+        out.append(Problem(path, 1, "一章要以标题开头：'# 标题'"))
     first_section = next((i for i, ln in headings if ln.startswith("## ")), len(lines))
     goal = next(((i, ln) for i, ln in prose if i < first_section and "🎯" in ln), None)
     if goal is None:
-        out.append(Problem(path, 1, "no 🎯 line (the chapter's promise) before the first ## section"))
+        out.append(Problem(path, 1, "第一个 ## 小节之前没有 🎯 行（这一章的承诺）"))
     elif chapter.promise and not _plain(goal[1].split("🎯", 1)[1]).startswith(_plain(chapter.promise)):
-        out.append(Problem(path, goal[0] + 1, f"the 🎯 line must start with the chapter's promise in course.toml: {chapter.promise!r}"))
+        out.append(Problem(path, goal[0] + 1, f"🎯 行必须以 course.toml 里这一章的 promise 开头：{chapter.promise!r}"))
     for i, ln in prose:
         m = _BADGE_RE.search(ln)
         if m and int(m.group("n")) != chapter.minutes:
-            out.append(Problem(path, i + 1, f"the ⏱ line says {m.group('n')} 分钟 but the chapter reads {chapter.minutes} min (computed, {chars_per_minute} characters a minute): the reader shows the computed badge; fix or remove the number"))
+            out.append(Problem(path, i + 1, f"⏱ 行写的是 {m.group('n')} 分钟，但算出来这一章读 {chapter.minutes} 分钟（每分钟 {chars_per_minute} 字）：阅读器显示的是算出来的时长；改正或删掉这个数字"))
     check = next((i for i, ln in headings if ln.startswith("## ") and "✅" in ln), None)
     recap = next((i for i, ln in headings if ln.startswith("## ") and "⚡" in ln), None)
     if check is None:
-        out.append(Problem(path, len(lines) or 1, "no '## ✅ 检查点' heading (the checkpoint)"))
+        out.append(Problem(path, len(lines) or 1, "没有 '## ✅ 检查点' 标题（检查点）"))
     if recap is None:
-        out.append(Problem(path, len(lines) or 1, "no '## ⚡ 走神救援' heading (the recap)"))
+        out.append(Problem(path, len(lines) or 1, "没有 '## ⚡ 走神救援' 标题（回顾）"))
     if breaks:
         final = breaks[-1][0]
         if check is not None and final < check:
-            out.append(Problem(path, final + 1, f"the final break point must come after the ✅ checkpoint heading (line {check + 1})"))
+            out.append(Problem(path, final + 1, f"最后一个断点必须在 ✅ 检查点标题（第 {check + 1} 行）之后"))
         if recap is not None and recap < final:
-            out.append(Problem(path, recap + 1, f"the ⚡ recap must come after the final break point (line {final + 1})"))
+            out.append(Problem(path, recap + 1, f"⚡ 回顾必须在最后一个断点（第 {final + 1} 行）之后"))
     return out
 
 
@@ -272,7 +272,7 @@ def _anchor_snippet_clashes(chapter: Chapter) -> list[Problem]:
     for sec in chapter.sections:
         snip = chapter.snippet(sec.anchor)
         if snip is not None and snip.section != sec.anchor:
-            out.append(Problem(chapter.file, sec.line, f"section anchor #{sec.anchor} is also the id of the snippet at line {snip.line}, which is not in this section: a link #{sec.anchor} leads here, never to the snippet; rename one of them"))
+            out.append(Problem(chapter.file, sec.line, f"小节锚点 #{sec.anchor} 也是第 {snip.line} 行那个代码块的 id，而那个代码块不在这个小节里：链接 #{sec.anchor} 只会跳到这里，到不了那个代码块；把其中一个改名"))
     return out
 
 
@@ -294,7 +294,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             closed = tok.map[1] - tok.map[0] >= 2 and last.startswith(tok.markup[0] * len(tok.markup)) and not last.strip(tok.markup[0])
             if not closed and unclosed is None:
                 unclosed = tok.map[0] + 1
-                problems.append(Problem(path, unclosed, f"code fence {lines[tok.map[0]].strip()!r} opened here is never closed: everything after it is code (add a closing {tok.markup})"))
+                problems.append(Problem(path, unclosed, f"代码围栏 {lines[tok.map[0]].strip()!r} 在这里打开后一直没有关闭：后面的全部内容都成了代码（补上收尾的 {tok.markup}）"))
     breaks: list[tuple[int, str]] = []  # (0-based line, label)
     nested_html = {tok.map[0] for tok in tokens if tok.type == "html_block" and tok.map and tok.level > 0}
     table_lines: set[int] = set()
@@ -306,13 +306,13 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             continue
         m = BREAK_RE.match(ln)
         if m and i in nested_html:
-            problems.append(Problem(path, i + 1, f"break marker {ln.strip()!r} is inside a list item: it would cut the list in two; put it after the list, unindented, with a blank line before it"))
+            problems.append(Problem(path, i + 1, f"断点标记 {ln.strip()!r} 在列表项里面：会把列表切成两半；把它放到列表之后，不缩进，前面空一行"))
         elif m and i - 1 in table_lines and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|"):
-            problems.append(Problem(path, i + 1, f"break marker {ln.strip()!r} is between two rows of a table: it would cut the table (the rows after it show as raw text); put it after the table, with a blank line before it"))
+            problems.append(Problem(path, i + 1, f"断点标记 {ln.strip()!r} 夹在表格的两行之间：会把表格切断（它后面的行会显示成原始文字）；把它放到表格之后，前面空一行"))
         elif m:
             breaks.append((i, (m.group("label") or "").strip() or "断点"))
         elif looks_like_break(ln):
-            problems.append(Problem(path, i + 1, f"{ln.strip()!r} looks like a break marker but is not one: write <!-- break --> or <!-- break: 标签 --> (lower-case, a colon before the label) alone on its line"))
+            problems.append(Problem(path, i + 1, f"{ln.strip()!r} 看起来像断点标记，但不是：单独一行写 <!-- break --> 或 <!-- break: 标签 -->（小写，标签前加冒号）"))
     parts: list[Part] = []
     start = 0
     for idx, (line_no, label) in enumerate(breaks):
@@ -340,7 +340,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
         nonlocal pending, last_output
         last_output = None
         if pending is not None and pending.expected is None and not pending.norun and not pending.gpu and pending.line not in misspelt:
-            problems.append(Problem(path, pending.line, f"snippet #{pending.id} has no ```output block after it"))
+            problems.append(Problem(path, pending.line, f"代码块 #{pending.id} 后面没有 ```output 块"))
         pending = None
 
     i = 0
@@ -359,18 +359,18 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 anchor = slugify(title)
                 bad_attr = _BAD_HEADING_ATTR_RE.search(title)
                 if bad_attr:
-                    problems.append(Problem(path, line0 + 1, f"heading anchor {{#{bad_attr.group('anchor')}}} may use only ASCII letters, digits, '-' and '_' (links name it, and a link target is ASCII): the reader would show it as text; write e.g. {{#{_ascii_guess(bad_attr.group('anchor'))}}}"))
+                    problems.append(Problem(path, line0 + 1, f"标题锚点 {{#{bad_attr.group('anchor')}}} 只能用 ASCII 字母、数字、'-' 和 '_'（链接要写出它，而链接目标只能是 ASCII）：阅读器会把它当成文字显示；写成例如 {{#{_ascii_guess(bad_attr.group('anchor'))}}}"))
                     title = title[: bad_attr.start()].rstrip()
             level = int(tok.tag[1])
             if not m and level >= 2:
                 twin = derived.get(title.strip())
                 if twin is not None:
-                    problems.append(Problem(path, line0 + 1, f"section title {title.strip()!r} repeats the one at line {twin} and neither has an anchor: links, quizzes and the lookup could not tell them apart; give one an anchor: ## {title.strip()} {{#some-anchor}}"))
+                    problems.append(Problem(path, line0 + 1, f"小节标题 {title.strip()!r} 和第 {twin} 行的重复了，两个都没有锚点：链接、测验和报错反查都分不清它们；给其中一个加锚点：## {title.strip()} {{#some-anchor}}"))
                 else:
                     derived[title.strip()] = line0 + 1
             if anchor in anchors:
                 if m:
-                    problems.append(Problem(path, line0 + 1, f"duplicate section anchor {anchor!r} (first at line {anchors[anchor]})"))
+                    problems.append(Problem(path, line0 + 1, f"小节锚点 {anchor!r} 重复了（第一次出现在第 {anchors[anchor]} 行）"))
                 else:
                     n = 2
                     while f"{anchor}-{n}" in anchors:
@@ -389,12 +389,12 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 a = parse_attrs(attrs, (path, line0 + 1), problems)
                 sid = a["id"]
                 if not sid:
-                    problems.append(Problem(path, line0 + 1, "python snippet without an id: write ```python {#some-id}"))
+                    problems.append(Problem(path, line0 + 1, "python 代码块没有 id：写成 ```python {#some-id}"))
                     sid = f"line{line0 + 1}"
                 elif not ID_RE.match(sid):
-                    problems.append(Problem(path, line0 + 1, f"snippet id {sid!r} may use only letters, digits, '-' and '_'"))
+                    problems.append(Problem(path, line0 + 1, f"代码块 id {sid!r} 只能用字母、数字、'-' 和 '_'"))
                 if sid in seen_ids:
-                    problems.append(Problem(path, line0 + 1, f"duplicate snippet id #{sid} (first at line {seen_ids[sid]})"))
+                    problems.append(Problem(path, line0 + 1, f"代码块 id #{sid} 重复了（第一次出现在第 {seen_ids[sid]} 行）"))
                 seen_ids.setdefault(sid, line0 + 1)
                 snip = Snippet(
                     id=sid,
@@ -423,9 +423,9 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
                 if isinstance(parsed, str):
                     problems.append(Problem(path, line0 + 1, parsed))
                 elif pending is not None and prev_lang == SNIPPET_LANG:
-                    problems.append(Problem(path, line0 + 1, f"```output {{{attrs}}} of #{pending.id} has no reference ```output block before it: the reference output (the course's first recorded release) comes first, alternatives after it"))
+                    problems.append(Problem(path, line0 + 1, f"#{pending.id} 的 ```output {{{attrs}}} 前面没有参考 ```output 块：参考输出（课程记录的第一个版本）在前，替代输出在后"))
                 elif last_output is None or prev_lang != OUTPUT_LANG:
-                    problems.append(Problem(path, line0 + 1, f"```output {{{attrs}}} does not follow a snippet's ```output block"))
+                    problems.append(Problem(path, line0 + 1, f"```output {{{attrs}}} 没有紧跟在某个代码块的 ```output 块后面"))
                 else:
                     last_output.alternatives = (*last_output.alternatives, OutputAlternative(parsed[0], parsed[1], tok.content, line0 + 1))
                 i += 1
@@ -433,23 +433,23 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
             elif lang == OUTPUT_LANG:
                 prev = tokens[i - 1] if i > 0 else None
                 if pending is None or prev is None or prev.type != "fence" or parse_fence_info(prev.info)[0] != SNIPPET_LANG:
-                    problems.append(Problem(path, line0 + 1, "```output block does not follow a ```python snippet"))
+                    problems.append(Problem(path, line0 + 1, "```output 块没有紧跟在 ```python 代码块后面"))
                 else:
                     if attrs:
-                        problems.append(Problem(path, line0 + 1, f"```output takes no attributes, got {{{attrs}}}"))
+                        problems.append(Problem(path, line0 + 1, f"```output 不带属性，这里写了 {{{attrs}}}"))
                     if pending.norun:
-                        problems.append(Problem(path, line0 + 1, f"snippet #{pending.id} is norun: it never runs, so it cannot have an ```output block (the reader would show it as a real output); remove the block or the norun"))
+                        problems.append(Problem(path, line0 + 1, f"代码块 #{pending.id} 标了 norun：它从不运行，就不能有 ```output 块（阅读器会把它当成真实输出显示）；删掉这个块，或删掉 norun"))
                     if tok.content.strip() and all(ln.strip() == "..." for ln in tok.content.split("\n") if ln.strip()):
-                        problems.append(Problem(path, line0 + 1, f"the ```output block of #{pending.id} is only the wildcard '...', which matches any output: verify could never fail; let verify --accept write the real output"))
+                        problems.append(Problem(path, line0 + 1, f"#{pending.id} 的 ```output 块只有通配符 '...'，它匹配任何输出：verify 永远不会失败；让 verify --accept 写出真实输出"))
                     pending.expected = tok.content
                     pending.expected_line = line0 + 1
                     last_output = pending
                     pending = None
             else:
                 if lang.lower() in PYTHON_ALIASES and attrs is not None:
-                    problems.append(Problem(path, line0 + 1, f"```{lang} {{{attrs}}}: only ```python fences are snippets (run, verified, accepted); write ```python {{{attrs}}} — or drop the braces if it is display-only code"))
+                    problems.append(Problem(path, line0 + 1, f"```{lang} {{{attrs}}}：只有 ```python 围栏才是代码块（会运行、验证、接受输出）；写成 ```python {{{attrs}}}；如果只是展示的代码，就去掉花括号"))
                 elif pending is not None and lang and _misspelt_output(lang):
-                    problems.append(Problem(path, line0 + 1, f"```{lang} after snippet #{pending.id} looks like a misspelt ```output fence: write ```output (verify compares only an ```output block; this one is shown as plain text)"))
+                    problems.append(Problem(path, line0 + 1, f"代码块 #{pending.id} 后面的 ```{lang} 像是拼错的 ```output 围栏：写成 ```output（verify 只比较 ```output 块；这个块会显示成普通文字）"))
                     misspelt.add(pending.line)
                 close_pending()
             i += 1
@@ -490,7 +490,7 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
         if tok.type == "inline" and tok.map and "\n" in tok.content:
             for k, (left, right) in enumerate(zip(tok.content.split("\n"), tok.content.split("\n")[1:])):
                 if left and right and _CJK_RE.match(left[-1]) and _CJK_RE.match(right[0]):
-                    problems.append(Problem(path, tok.map[0] + k + 1, "Chinese paragraph broken across lines (renders as a space between characters); join the lines"))
+                    problems.append(Problem(path, tok.map[0] + k + 1, "中文段落被断成了多行（显示时两个字之间会多出一个空格）；把这几行接起来"))
 
     problems.extend(_anchor_snippet_clashes(chapter))
 
@@ -499,10 +499,10 @@ def parse_chapter(chapter: Chapter, source: str, chars_per_minute: int) -> list[
     if chapter.kind == "chapter":
         problems.extend(_anatomy(chapter, lines, fence_lines, breaks, chars_per_minute))
     if chapter.kind == "chapter" and not breaks and unclosed is None:  # an unclosed fence hid them
-        problems.append(Problem(path, len(lines) or 1, "chapter has no break point; it must end with <!-- break --> after its checkpoint"))
+        problems.append(Problem(path, len(lines) or 1, "这一章没有断点；检查点之后必须以 <!-- break --> 结尾"))
     elif chapter.minutes >= 110 and len(breaks) < 3:  # one message, the stricter rule
-        problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (>= 110) but has {len(breaks)} break point(s); it needs two in the body and one after the checkpoint"))
+        problems.append(Problem(path, 1, f"这一章要读 {chapter.minutes} 分钟（>= 110），却只有 {len(breaks)} 个断点；需要正文里两个、检查点之后一个"))
     elif chapter.minutes > 55 and len(breaks) < 2:
         # one in the middle, one after the checkpoint
-        problems.append(Problem(path, 1, f"chapter reads {chapter.minutes} min (> 55) but has {len(breaks)} break point(s); it needs one in the middle and one after the checkpoint"))
+        problems.append(Problem(path, 1, f"这一章要读 {chapter.minutes} 分钟（> 55），却只有 {len(breaks)} 个断点；需要中间一个、检查点之后一个"))
     return problems

@@ -73,41 +73,41 @@ def link_problems(course: Course) -> list[Problem]:
         for line, href in _links(chapter):
             if isinstance(href, tuple):  # a reference-style link [文字][label]: its definition must exist
                 if href[1].lower() not in defs:
-                    problems.append(Problem(chapter.file, line, f"reference link [{href[1]}] has no definition ([{href[1]}]: 02#anchor on a line of its own); the reader would show it as raw text"))
+                    problems.append(Problem(chapter.file, line, f"引用式链接 [{href[1]}] 没有定义（要单独一行写 [{href[1]}]: 02#anchor）；阅读器会把它原样显示成文字"))
                 continue
             if "://" in href or href.startswith(("mailto:", IMAGE_MARK + "http")):
                 if href.startswith(IMAGE_MARK):
-                    problems.append(Problem(chapter.file, line, f"image ({href[len(IMAGE_MARK):]}): images are not supported (the course is read in a terminal); describe it in words, or draw it as text in a ```text block"))
+                    problems.append(Problem(chapter.file, line, f"图片 ({href[len(IMAGE_MARK):]})：不支持图片（课程在终端里阅读）；用文字描述它，或在 ```text 块里用字符画出来"))
                 continue
             m = COURSE_LINK_RE.match(href)
             if m is None and href.startswith(IMAGE_MARK):
-                problems.append(Problem(chapter.file, line, f"image ({href[len(IMAGE_MARK):]}): images are not supported (the course is read in a terminal); describe it in words, or draw it as text in a ```text block"))
+                problems.append(Problem(chapter.file, line, f"图片 ({href[len(IMAGE_MARK):]})：不支持图片（课程在终端里阅读）；用文字描述它，或在 ```text 块里用字符画出来"))
                 continue
             if m is None and "#" in href and COURSE_LINK_RE.match(href.split("#", 1)[0] or ""):
                 target_id, anchor = href.split("#", 1)
                 target = chapter if not target_id else course.chapter(target_id)
                 section = next((s for s in target.sections if s.anchor == anchor), None) if target is not None and target.available else None
-                fix = (f"give the heading at line {section.line} an explicit anchor (## {section.title} {{#some-name}}) and link to that"
-                       if section is not None else "anchors in links use only ASCII letters, digits, '-' and '_'")
-                problems.append(Problem(chapter.file, line, f"link ({href}): a link's anchor must be ASCII (letters, digits, '-', '_'): {fix}"))
+                fix = (f"给第 {section.line} 行的标题加一个显式锚点（## {section.title} {{#some-name}}），再链接到它"
+                       if section is not None else "链接里的锚点只能用 ASCII 字母、数字、'-' 和 '_'")
+                problems.append(Problem(chapter.file, line, f"链接 ({href})：链接的锚点必须是 ASCII（字母、数字、'-'、'_'）：{fix}"))
                 continue
             if m is None or not href:
-                problems.append(Problem(chapter.file, line, f"link ({href}) is neither a course link (02, 02#anchor, #anchor) nor a web address"))
+                problems.append(Problem(chapter.file, line, f"链接 ({href}) 既不是课程内链接（02、02#anchor、#anchor），也不是网址"))
                 continue
             target_id, anchor = m.group("chapter"), m.group("anchor")
             target = chapter if target_id is None else course.chapter(target_id)
             if target is None:
-                problems.append(Problem(chapter.file, line, f"link ({href}): there is no chapter {target_id!r} (chapters: {', '.join(ids)})"))
+                problems.append(Problem(chapter.file, line, f"链接 ({href})：没有 id 为 {target_id!r} 的章节（现有章节：{', '.join(ids)}）"))
                 continue
             if anchor is None:
                 continue
             if not target.available:
-                problems.append(Problem(chapter.file, line, f"link ({href}): chapter {target.id} is not written yet, so its anchors cannot be checked; link to the chapter only ({target.id})"))
+                problems.append(Problem(chapter.file, line, f"链接 ({href})：第 {target.id} 章还没写，无法检查它的锚点；只链接到这一章（{target.id}）"))
                 continue
             known = anchors_of(target)
             if anchor not in known:
                 near = difflib.get_close_matches(anchor, known, n=3, cutoff=0.6)  # 0.4 offered #slow-loop for #no-copy (34 L6)
-                hint = f"; nearest: {', '.join('#' + a for a in near)}" if near else ""
-                where = "this chapter" if target is chapter else f"chapter {target.id}"
-                problems.append(Problem(chapter.file, line, f"link ({href}): {where} has no section or snippet #{anchor}{hint}"))
+                hint = f"；最接近的：{'、'.join('#' + a for a in near)}" if near else ""
+                where = "本章" if target is chapter else f"第 {target.id} 章"
+                problems.append(Problem(chapter.file, line, f"链接 ({href})：{where}没有小节或代码块 #{anchor}{hint}"))
     return problems

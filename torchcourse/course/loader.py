@@ -150,7 +150,7 @@ def decode_text(raw: bytes) -> tuple[str, list[tuple[int, str]]]:
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            bad.append((n, f"byte 0x{line[exc.start]:02x} at column {len(line[: exc.start].decode('utf-8', 'replace')) + 1}"))
+            bad.append((n, f"第 {len(line[: exc.start].decode('utf-8', 'replace')) + 1} 列的字节 0x{line[exc.start]:02x}"))
     return raw.decode("utf-8", errors="replace"), bad
 
 
@@ -169,7 +169,7 @@ def odd_line_breaks(source: str) -> tuple[str, list[tuple[int, str]]]:
     for n, line in enumerate(re.split(r"\r\n|\r|\n", source), 1):
         m = _ODD_BREAK_RE.search(line)
         if m:
-            found.append((n, f"U+{ord(m.group()):04X} at column {m.start() + 1}"))
+            found.append((n, f"第 {m.start() + 1} 列的 U+{ord(m.group()):04X}"))
     return _ODD_BREAK_RE.sub(" ", source), found
 
 
@@ -179,9 +179,9 @@ def read_chapter_source(path: Path) -> tuple[str, list[Problem]]:
     it cannot be read."""
     source, bad_bytes = decode_text(path.read_bytes())
     source, odd = odd_line_breaks(source)
-    return source, [Problem(path, n, f"not valid UTF-8 ({what}); save the file as UTF-8") for n, what in bad_bytes] + [
-        Problem(path, n, f"{what} is a line break for some tools and not for others (line numbers would disagree); "
-                         "it is read as a space: remove it, or use a newline") for n, what in odd]
+    return source, [Problem(path, n, f"不是合法的 UTF-8（{what}）；把文件存成 UTF-8") for n, what in bad_bytes] + [
+        Problem(path, n, f"{what} 在有的工具里算换行、有的不算（行号会对不上）；"
+                         "这里把它当空格读：删掉它，或换成普通换行") for n, what in odd]
 
 
 def derived_course_id(root: Path) -> str:
@@ -230,12 +230,12 @@ def _shipped_id_problems(root: Path, course_id: str, toml_path: Path, text: str)
             return []
     except OSError:
         return []
-    taken = {"my-course": "the template of torchcourse new"}
+    taken = {"my-course": "torchcourse new 的模板"}
     if course_id_of(shipped) == course_id:
-        taken[course_id] = "the course shipped with torchcourse"
+        taken[course_id] = "torchcourse 自带的课程"
     if course_id not in taken:
         return []
-    return [Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"course id {course_id!r} is the id of {taken[course_id]}: progress is kept by id, so learners would see that course's progress here; give this course its own id (e.g. {course_id}-{Path(root).resolve().name[:20]})")]
+    return [Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"课程 id {course_id!r} 是 {taken[course_id]}的 id：进度按 id 保存，读者会在这里看到那门课的进度；给这门课一个自己的 id（例如 {course_id}-{Path(root).resolve().name[:20]}）")]
 
 
 def _data_files(value, root: Path, toml_path: Path, line: int, problems: list[Problem]) -> tuple[str, ...]:
@@ -244,7 +244,7 @@ def _data_files(value, root: Path, toml_path: Path, line: int, problems: list[Pr
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        problems.append(Problem(toml_path, line, f"data must be a list of files in the course folder (data = [\"heights.csv\"]), got {value!r}"))
+        problems.append(Problem(toml_path, line, f"data 必须是课程目录里的文件列表（data = [\"heights.csv\"]），这里是 {value!r}"))
         return ()
     out: list[str] = []
     names: dict[str, str] = {}
@@ -253,11 +253,11 @@ def _data_files(value, root: Path, toml_path: Path, line: int, problems: list[Pr
         path = (Path(root) / rel).resolve()
         name = path.name
         if base not in path.parents:
-            problems.append(Problem(toml_path, line, f"data file {rel!r} is outside the course folder; refused"))
+            problems.append(Problem(toml_path, line, f"data 文件 {rel!r} 在课程目录之外，不予读取"))
         elif not path.is_file():
-            problems.append(Problem(toml_path, line, f"data file {rel!r} does not exist (or is not a file) in {base}"))
+            problems.append(Problem(toml_path, line, f"data 文件 {rel!r} 在 {base} 里不存在（或不是文件）"))
         elif name == "snippet.py" or name in names:
-            problems.append(Problem(toml_path, line, f"data file {rel!r}: a run directory already holds a file {name!r} ({names.get(name, 'the snippet itself')}); rename it"))
+            problems.append(Problem(toml_path, line, f"data 文件 {rel!r}：运行目录里已经有一个叫 {name!r} 的文件了（{names.get(name, '代码块本身')}）；给它改个名"))
         else:
             names[name] = rel
             out.append(str(path))
@@ -271,9 +271,9 @@ def alias_problems(data: dict, text: str, toml_path: Path, course_id: str) -> li
     m = re.search(r"^\s*aliases\s*=", text, re.M)
     line = text.count("\n", 0, m.start()) + 1 if m else 1
     if not isinstance(value, list) or not all(isinstance(v, str) and COURSE_ID_RE.match(v) for v in value):
-        return [Problem(toml_path, line, f"aliases must be a list of the course's former ids (aliases = [\"old-id\"]), got {value!r}")]
+        return [Problem(toml_path, line, f"aliases 必须是这门课以前用过的 id 的列表（aliases = [\"old-id\"]），这里是 {value!r}")]
     if course_id in value:
-        return [Problem(toml_path, line, f"aliases lists the course's own id {course_id!r}: list only former ids")]
+        return [Problem(toml_path, line, f"aliases 里列了这门课现在的 id {course_id!r}：只列以前用过的 id")]
     return []
 
 
@@ -454,7 +454,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     try:
         raw_bytes = toml_path.read_bytes()
     except OSError as exc:
-        problems.append(Problem(toml_path, 1, f"cannot read course.toml: {exc}"))
+        problems.append(Problem(toml_path, 1, f"读不了 course.toml：{exc}"))
         return empty
     if raw_bytes.startswith(b"\xef\xbb\xbf"):
         raw_bytes = raw_bytes[3:]  # a UTF-8 byte-order mark (some editors write one): accepted
@@ -462,7 +462,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw_bytes[: exc.start].count(b"\n") + 1
-        problems.append(Problem(toml_path, line, f"course.toml is not valid UTF-8 (byte 0x{raw_bytes[exc.start]:02x} at offset {exc.start}); save it as UTF-8"))
+        problems.append(Problem(toml_path, line, f"course.toml 不是合法的 UTF-8（偏移 {exc.start} 处的字节 0x{raw_bytes[exc.start]:02x}）；把它存成 UTF-8"))
         return empty
     try:
         data = tomllib.loads(text)
@@ -479,35 +479,35 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         target = (root / rel).resolve()
         base = root.resolve()
         if target != base and base not in target.parents:
-            problems.append(Problem(toml_path, line, f"{what} {rel!r} is outside the course root {base}; refused"))
+            problems.append(Problem(toml_path, line, f"{what} {rel!r} 在课程根目录 {base} 之外，不予读取"))
             return None
         return target
 
     title = data.get("title", "")
     if not isinstance(title, str):
-        problems.append(Problem(toml_path, key_line("title"), f"title must be a string, got {title!r}"))
+        problems.append(Problem(toml_path, key_line("title"), f"title 必须是字符串，这里是 {title!r}"))
         title = ""
     if not title:
-        problems.append(Problem(toml_path, 1, "course.toml needs a title"))
+        problems.append(Problem(toml_path, 1, "course.toml 缺少 title（课程的标题）"))
     course_id = data.get("id")
     if course_id is None:
         course_id = derived_course_id(root)
     elif not isinstance(course_id, str) or not COURSE_ID_RE.match(course_id):
-        problems.append(Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"course id must be 1-64 letters, digits, '.', '-' or '_', got {course_id!r}"))
+        problems.append(Problem(toml_path, _line_of(text, r"^\s*id\s*="), f"课程 id 必须是 1 到 64 个字母、数字、'.'、'-' 或 '_'，这里是 {course_id!r}"))
         course_id = derived_course_id(root)
     cpm = data.get("chars_per_minute", DEFAULT_CPM)
     if not isinstance(cpm, int) or isinstance(cpm, bool) or cpm <= 0:
-        problems.append(Problem(toml_path, _line_of(text, r"^\s*chars_per_minute"), f"chars_per_minute must be a positive integer, got {cpm!r}"))
+        problems.append(Problem(toml_path, _line_of(text, r"^\s*chars_per_minute"), f"chars_per_minute 必须是正整数，这里是 {cpm!r}"))
         cpm = DEFAULT_CPM
     cp_rel = data.get("checkpoints", "checkpoints")
     if not isinstance(cp_rel, str):
-        problems.append(Problem(toml_path, key_line("checkpoints"), f"checkpoints must be a folder name (a string), got {cp_rel!r}"))
+        problems.append(Problem(toml_path, key_line("checkpoints"), f"checkpoints 必须是一个文件夹名（字符串），这里是 {cp_rel!r}"))
         cp_rel = "checkpoints"
     # the checkpoints folder lives inside the course root or beside it (the shipped course keeps
     # content/ and checkpoints/ side by side); each checkpoint file must be inside that folder
     checkpoints_dir = (root / cp_rel).resolve()
     if not (checkpoints_dir == root.resolve().parent or root.resolve().parent in checkpoints_dir.parents):
-        problems.append(Problem(toml_path, key_line("checkpoints"), f"checkpoints folder {cp_rel!r} is outside the course root and the folder around it; refused"))
+        problems.append(Problem(toml_path, key_line("checkpoints"), f"checkpoints 文件夹 {cp_rel!r} 既不在课程根目录里，也不在它的上一级目录里，不予读取"))
         checkpoints_dir = (root / "checkpoints").resolve()
 
     chapters: list[Chapter] = []
@@ -515,9 +515,9 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     raw_chapters = data.get("chapters", [])
     if not isinstance(raw_chapters, list) or not raw_chapters or not all(isinstance(r, dict) for r in raw_chapters):
         if isinstance(raw_chapters, list) and raw_chapters:
-            problems.append(Problem(toml_path, key_line("chapters"), f"chapters must be [[chapters]] tables, got {raw_chapters!r:.80}"))
+            problems.append(Problem(toml_path, key_line("chapters"), f"chapters 必须是 [[chapters]] 表，这里是 {raw_chapters!r:.80}"))
         else:
-            problems.append(Problem(toml_path, 1, "course.toml lists no [[chapters]]"))
+            problems.append(Problem(toml_path, 1, "course.toml 里没有 [[chapters]]"))
         raw_chapters = []
     for n, raw in enumerate(raw_chapters):
         line = chapter_lines[n] if n < len(chapter_lines) else 1
@@ -526,62 +526,62 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
             import difflib
 
             guess = difflib.get_close_matches(key, CHAPTER_KEYS, n=1)
-            hint = f" (did you mean {guess[0]}?)" if guess else ""
-            problems.append(Problem(toml_path, key_line(key, line), f"unknown key {key!r} in a chapter entry{hint} (known: {', '.join(CHAPTER_KEYS)})"))
+            hint = f"（是不是想写 {guess[0]}？）" if guess else ""
+            problems.append(Problem(toml_path, key_line(key, line), f"章节条目里有未知的键 {key!r}{hint}（已知的：{', '.join(CHAPTER_KEYS)}）"))
         missing = [k for k in ("id", "file", "title", "promise") if not raw.get(k)]
         if missing:
-            problems.append(Problem(toml_path, line, f"chapter entry lacks {', '.join(missing)}"))
+            problems.append(Problem(toml_path, line, f"章节条目缺少 {', '.join(missing)}"))
             continue
         # A wrong id or file drops the entry (nothing can name or read it); a wrong value of any
         # other key is reported once and replaced by its default, so that the chapter stays in
         # the course and one typo does not cascade into its routes, links and checkpoint.
-        wrong = [f"{k} must be a string, got {raw[k]!r}" for k in ("id", "file") if not isinstance(raw[k], str)]
+        wrong = [f"{k} 必须是字符串，这里是 {raw[k]!r}" for k in ("id", "file") if not isinstance(raw[k], str)]
         if wrong:
             for w in wrong:
-                problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"chapter entry: {w}"))
+                problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"章节条目：{w}"))
             continue
         cid = raw["id"]
 
         def lenient(key: str, message: str, default):
-            problems.append(Problem(toml_path, key_line(key, line), f"chapter {cid}: {message}"))
+            problems.append(Problem(toml_path, key_line(key, line), f"第 {cid} 章：{message}"))
             raw[key] = default
 
         for k in ("title", "promise", "kind", "checkpoint"):
             if k in raw and not isinstance(raw[k], str):
-                lenient(k, f"{k} must be a string, got {raw[k]!r}", str(raw[k]) if k in ("title", "promise") else None)
+                lenient(k, f"{k} 必须是字符串，这里是 {raw[k]!r}", str(raw[k]) if k in ("title", "promise") else None)
         if "planned" in raw and not isinstance(raw["planned"], bool):
-            lenient("planned", f"planned must be true or false, got {raw['planned']!r}", False)
+            lenient("planned", f"planned 必须是 true 或 false，这里是 {raw['planned']!r}", False)
         tm = raw.get("target_minutes")
         if tm is not None and (isinstance(tm, bool) or not isinstance(tm, (int, float)) or not (0 < tm < 100_000)):
-            lenient("target_minutes", f"target_minutes must be a positive number of minutes, got {tm!r}", None)
+            lenient("target_minutes", f"target_minutes 必须是正的分钟数，这里是 {tm!r}", None)
             tm = None
         if not CHAPTER_ID_RE.match(cid):
-            problems.append(Problem(toml_path, key_line("id", line), f"chapter id {cid!r} may use only ASCII letters and digits (at most 32: 01, A, basics): links ([文字](02#anchor)) and 'torchcourse run 02:id' cannot address another id"))
+            problems.append(Problem(toml_path, key_line("id", line), f"章节 id {cid!r} 只能用 ASCII 字母和数字（最多 32 个，如 01、A、basics）：链接（[文字](02#anchor)）和 'torchcourse run 02:id' 都指不到别的 id"))
             continue
         if any(c.id == cid for c in chapters):
-            problems.append(Problem(toml_path, line, f"duplicate chapter id {cid!r}"))
+            problems.append(Problem(toml_path, line, f"章节 id {cid!r} 重复了"))
             continue
         twin = next((c for c in chapters if c.id.lower() == cid.lower()), None)
         if twin is not None:
-            problems.append(Problem(toml_path, key_line("id", line), f"chapter id {cid!r} differs from chapter {twin.id!r} only by case: links, 'torchcourse run' and a case-insensitive file system cannot tell them apart; rename one"))
+            problems.append(Problem(toml_path, key_line("id", line), f"章节 id {cid!r} 和章节 {twin.id!r} 只差大小写：链接、'torchcourse run' 和不分大小写的文件系统都分不清它们；把其中一个改名"))
         kind = raw.get("kind") or "chapter"
         if kind not in ("chapter", "appendix"):
-            problems.append(Problem(toml_path, line, f"chapter {cid}: kind must be 'chapter' or 'appendix', got {kind!r}"))
+            problems.append(Problem(toml_path, line, f"第 {cid} 章：kind 必须是 'chapter' 或 'appendix'，这里是 {kind!r}"))
             kind = "chapter"
         planned = raw.get("planned", False)
-        file = inside_root(raw["file"], f"chapter {cid}: file", key_line("file", line))
+        file = inside_root(raw["file"], f"第 {cid} 章：file", key_line("file", line))
         if file is None:
             continue
         same = next((c for c in chapters if c.file == file), None)
         if same is not None:
-            problems.append(Problem(toml_path, key_line("file", line), f"chapter {cid}: file {raw['file']!r} is already chapter {same.id}'s: one file, one chapter (the chapter map would list it twice and verify run it twice)"))
+            problems.append(Problem(toml_path, key_line("file", line), f"第 {cid} 章：file {raw['file']!r} 已经是第 {same.id} 章的文件了：一个文件只能是一章（否则章节地图会列出两次，verify 也会运行两次）"))
             planned = True  # kept (its routes and links name it), never read twice
         checkpoint = raw.get("checkpoint")
         cp_path = None
         if checkpoint:
             cp_path = (checkpoints_dir / checkpoint).resolve()
             if checkpoints_dir not in cp_path.parents:
-                problems.append(Problem(toml_path, key_line("checkpoint", line), f"chapter {cid}: checkpoint {checkpoint!r} is outside the checkpoints folder {checkpoints_dir}; refused"))
+                problems.append(Problem(toml_path, key_line("checkpoint", line), f"第 {cid} 章：checkpoint {checkpoint!r} 在检查点文件夹 {checkpoints_dir} 之外，不予读取"))
                 cp_path = None
         chapter = Chapter(
             id=cid,
@@ -598,26 +598,26 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         if planned:
             continue
         if not file.is_file():
-            problems.append(Problem(toml_path, line, f"chapter {cid}: missing file {file} (mark it planned = true until it is written)"))
+            problems.append(Problem(toml_path, line, f"第 {cid} 章：找不到文件 {file}（还没写好之前，给它标上 planned = true）"))
             chapter.available = False
             continue
         try:
             source, found = read_chapter_source(file)
         except OSError as exc:
-            problems.append(Problem(file, 1, f"cannot read chapter: {exc}"))
+            problems.append(Problem(file, 1, f"读不了这一章的文件：{exc}"))
             chapter.available = False
             continue
         problems.extend(found)
         problems.extend(_parse_cached(chapter, source, cpm, cache_dir, problems if lazy else None))
         if chapter.checkpoint is not None and not chapter.checkpoint.is_file():
-            problems.append(Problem(toml_path, line, f"chapter {cid}: missing checkpoint file {chapter.checkpoint}"))
+            problems.append(Problem(toml_path, line, f"第 {cid} 章：找不到检查点文件 {chapter.checkpoint}"))
 
     routes: list[Route] = []
     route_lines = _table_lines(text, "routes")
     ids = {c.id for c in chapters}
     raw_routes = data.get("routes", [])
     if not isinstance(raw_routes, list) or not all(isinstance(r, dict) for r in raw_routes):
-        problems.append(Problem(toml_path, key_line("routes"), f"routes must be [[routes]] tables, got {raw_routes!r:.80}"))
+        problems.append(Problem(toml_path, key_line("routes"), f"routes 必须是 [[routes]] 表，这里是 {raw_routes!r:.80}"))
         raw_routes = []
     refused = {c.get("id") for c in raw_chapters if isinstance(c.get("id"), str)} - ids
     route_ids: dict[str, int] = {}
@@ -625,18 +625,18 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         line = route_lines[n] if n < len(route_lines) else 1
         missing = [k for k in ("id", "name", "audience", "chapters") if not raw.get(k)]
         if missing:
-            problems.append(Problem(toml_path, line, f"route entry lacks {', '.join(missing)}"))
+            problems.append(Problem(toml_path, line, f"路线条目缺少 {', '.join(missing)}"))
             continue
-        wrong = [f"{k} must be a string, got {raw[k]!r}" for k in ("id", "name", "audience") if not isinstance(raw[k], str)]
+        wrong = [f"{k} 必须是字符串，这里是 {raw[k]!r}" for k in ("id", "name", "audience") if not isinstance(raw[k], str)]
         if not isinstance(raw["chapters"], list) or not all(isinstance(x, str) for x in raw["chapters"]):
-            wrong.append(f"chapters must be a list of chapter ids (strings), got {raw['chapters']!r}")
+            wrong.append(f"chapters 必须是章节 id（字符串）的列表，这里是 {raw['chapters']!r}")
         if wrong:
             for w in wrong:
-                problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"route entry: {w}"))
+                problems.append(Problem(toml_path, key_line(w.split(" ", 1)[0], line), f"路线条目：{w}"))
             continue
         rid = raw["id"]
         if rid in route_ids:  # the home screen lists routes by id: two of one id cannot both show
-            problems.append(Problem(toml_path, key_line("id", line), f"duplicate route id {rid!r} (first at line {route_ids[rid]}); the second route is left out"))
+            problems.append(Problem(toml_path, key_line("id", line), f"路线 id {rid!r} 重复了（第一次出现在第 {route_ids[rid]} 行）；后一条路线不予采用"))
             continue
         route_ids[rid] = key_line("id", line)
         seq = list(raw["chapters"])
@@ -644,28 +644,28 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
         kept: list[str] = []
         for cid in seq:
             if cid in kept:
-                problems.append(Problem(toml_path, chapters_line, f"route {rid}: chapter {cid!r} is listed twice; a route reads each chapter once"))
+                problems.append(Problem(toml_path, chapters_line, f"路线 {rid}：章节 {cid!r} 列了两次；一条路线每一章只读一次"))
             elif cid in ids:
                 kept.append(cid)
             elif cid in refused:
                 pass  # its chapter entry was refused above (that problem names why)
             else:
-                problems.append(Problem(toml_path, chapters_line, f"route {rid}: unknown chapter {cid!r} (chapters: {', '.join(sorted(ids))})"))
+                problems.append(Problem(toml_path, chapters_line, f"路线 {rid}：未知的章节 {cid!r}（现有章节：{', '.join(sorted(ids))}）"))
         if not kept:
-            problems.append(Problem(toml_path, line, f"route {rid}: no chapter of it is usable (each was refused or is unknown); a learner on it would have nothing to read"))
+            problems.append(Problem(toml_path, line, f"路线 {rid}：没有一章可用（每一章要么不予读取，要么未知）；选这条路线的读者没有东西可读"))
         default = raw.get("default", False)
         if not isinstance(default, bool):
-            problems.append(Problem(toml_path, key_line("default", line), f"route {rid}: default must be true or false, got {default!r}"))
+            problems.append(Problem(toml_path, key_line("default", line), f"路线 {rid}：default 必须是 true 或 false，这里是 {default!r}"))
             default = False
         elif default and any(r.default for r in routes):
             first = next(r for r in routes if r.default)
-            problems.append(Problem(toml_path, key_line("default", line), f"route {rid}: default = true, but route {first.id} already is the default: a new learner follows one route"))
+            problems.append(Problem(toml_path, key_line("default", line), f"路线 {rid}：default = true，可路线 {first.id} 已经是默认路线了：新读者只跟一条路线"))
             default = False
         routes.append(Route(rid, raw["name"], raw["audience"], kept, default=default))
 
     preload = data.get("preload", list(DEFAULT_PRELOAD))
     if not isinstance(preload, list) or not all(isinstance(m, str) and PRELOAD_RE.match(m) for m in preload):
-        problems.append(Problem(toml_path, key_line("preload"), f"preload must be a list of module names the warm runner imports first (preload = [\"torch\"], or [] for none), got {preload!r}"))
+        problems.append(Problem(toml_path, key_line("preload"), f"preload 必须是预热运行器先导入的模块名列表（preload = [\"torch\"]；什么都不预先导入就写 []），这里是 {preload!r}"))
         # still a problem; meanwhile do what the author plainly meant (preload = "numpy"), not torch
         preload = [preload] if isinstance(preload, str) and PRELOAD_RE.match(preload) else list(DEFAULT_PRELOAD)
     problems.extend(alias_problems(data, text, toml_path, course_id))
@@ -673,7 +673,7 @@ def _load_course(root: Path, cache_dir: Path | None, lazy: bool = False) -> Cour
     problems.extend(_shipped_id_problems(root, course_id, toml_path, text))
     not_covered = data.get("not_covered", "")
     if not isinstance(not_covered, str):
-        problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered must be a string (what the error lookup suggests for an error the course does not cover), got {not_covered!r}"))
+        problems.append(Problem(toml_path, key_line("not_covered"), f"not_covered 必须是字符串（报错反查遇到课程没讲的报错时给出的建议），这里是 {not_covered!r}"))
         not_covered = ""
     recorded = _recorded(data, text, toml_path, tuple(dict.fromkeys(preload)), problems)
     course = Course(title, root, cpm, chapters, routes, checkpoints_dir, problems, id=course_id,
@@ -692,24 +692,24 @@ def _recorded(data: dict, text: str, toml_path: Path, preload: tuple[str, ...], 
     raw = data.get("recorded", {})
     table_line = _line_of(text, r"^\s*\[recorded\]", 0)
     if not isinstance(raw, dict):
-        problems.append(Problem(toml_path, _line_of(text, r"^\s*recorded\s*=", 0), f"recorded must be a table, [recorded] with one line a module: torch = [\"2.13.0\", \"2.14.1\"] (the first is the reference release), got {raw!r:.80}"))
+        problems.append(Problem(toml_path, _line_of(text, r"^\s*recorded\s*=", 0), f"recorded 必须是一个表：[recorded] 下每个模块一行，如 torch = [\"2.13.0\", \"2.14.1\"]（第一个是参考版本），这里是 {raw!r:.80}"))
         return {}
     out: dict[str, tuple[str, ...]] = {}
     for module, releases in raw.items():
         line = _line_of(text, r"^\s*" + re.escape(module) + r"\s*=", table_line)
         if module not in preload:
-            problems.append(Problem(toml_path, line, f"[recorded] names {module!r}, which the course does not preload (preload = {list(preload)!r}): only a preloaded module's releases are recorded"))
+            problems.append(Problem(toml_path, line, f"[recorded] 里写了 {module!r}，可课程没有预先导入它（preload = {list(preload)!r}）：只记录预先导入的模块的版本"))
             continue
         if not isinstance(releases, list) or not releases or not all(isinstance(v, str) for v in releases):
-            problems.append(Problem(toml_path, line, f"[recorded] {module} must be a non-empty list of release numbers, the reference first (e.g. [\"2.13.0\", \"2.14.1\"]), got {releases!r:.80}"))
+            problems.append(Problem(toml_path, line, f"[recorded] {module} 必须是非空的版本号列表，参考版本在前（如 [\"2.13.0\", \"2.14.1\"]），这里是 {releases!r:.80}"))
             continue
         bad = [v for v in releases if release_of(v) is None or "+" in v]
         if bad:
-            problems.append(Problem(toml_path, line, f"[recorded] {module}: {bad[0]!r} is not a release number such as 2.13.0"))
+            problems.append(Problem(toml_path, line, f"[recorded] {module}：{bad[0]!r} 不是 2.13.0 这样的版本号"))
             continue
         seen = [release_of(v) for v in releases]
         if len(set(seen)) != len(seen):
-            problems.append(Problem(toml_path, line, f"[recorded] {module} lists a release twice: {releases!r}"))
+            problems.append(Problem(toml_path, line, f"[recorded] {module} 把同一个版本列了两次：{releases!r}"))
             continue
         out[module] = tuple(releases)
     return out

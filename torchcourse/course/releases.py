@@ -61,11 +61,11 @@ def parse_alternative(attrs: str) -> tuple[str, str] | str:
     specifier set."""
     m = ALT_RE.match(attrs.strip())
     if not m:
-        return f"an output alternative is written ```output {{MODULE SPEC}}, e.g. ```output {{torch==2.15.0}}, got {{{attrs}}}"
+        return f"输出替代块要写成 ```output {{模块 版本条件}}，如 ```output {{torch==2.15.0}}，这里是 {{{attrs}}}"
     spec = re.sub(r"\s+", "", m.group("spec"))
     for clause in spec.split(","):
         if not SPEC_RE.match(clause) or release_of(re.sub(rf"^{_OP_RE}", "", clause).rstrip("*").rstrip(".")) is None:
-            return f"{clause!r} in {{{attrs}}} is not a version specifier such as ==2.15.0 or >=2.14,<2.16"
+            return f"{{{attrs}}} 里的 {clause!r} 不是版本条件（应该像 ==2.15.0 或 >=2.14,<2.16 这样）"
     return m.group("module"), spec
 
 

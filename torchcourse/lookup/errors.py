@@ -780,7 +780,7 @@ def excerpt_selection_problems(course: Course) -> list:
                 top = hits[0] if hits and hits[0].sure else None
                 if top is not None and any(top.entry.origin == e.origin for e in meant):
                     continue
-                answer = f"answers with the row at line {top.entry.origin.split(':', 1)[1]}" if top is not None else "finds no sure answer"
+                answer = f"给出的是第 {top.entry.origin.split(':', 1)[1]} 行" if top is not None else "找不到有把握的答案"
                 for e in meant:
                     if e.origin in reported:
                         continue
@@ -788,6 +788,6 @@ def excerpt_selection_problems(course: Course) -> list:
                     app_id, _, line = e.origin.partition(":")
                     short = err if len(err) <= 70 else err[:67] + "..."
                     problems.append(Problem(files.get(app_id, app_id), int(line) if line.isdigit() else 1,
-                                            f"报错原文 {e.text!r} does not select its own row: {snip.key} prints {short!r}, and the lookup "
-                                            f"{answer}; quote more of the message than the exception type"))
+                                            f"报错原文 {e.text!r} 选不中它自己这一行：{snip.key} 打印 {short!r}，反查却"
+                                            f"{answer}；除了异常类型，多引用一些报错信息"))
     return problems

@@ -126,22 +126,22 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        bad(1, "checkpoint file not found")
+        bad(1, "找不到检查点文件")
         return cp
     except OSError as exc:
-        bad(1, f"cannot read checkpoint file: {exc}")
+        bad(1, f"读不了检查点文件：{exc}")
         return cp
-    from torchcourse.course.loader import decode_text  # a BOM is accepted; bad bytes at their line
+    from torchcourse.course.loader import decode_text, toml_reason  # a BOM is accepted; bad bytes at their line
 
     text, undecodable = decode_text(raw)
     if undecodable:
         line, what = undecodable[0]
-        bad(line, f"not valid UTF-8 ({what}); save the file as UTF-8")
+        bad(line, f"不是合法的 UTF-8（{what}）；把文件存成 UTF-8")
         return cp
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        bad(_toml_error_line(exc, text), f"malformed TOML: {exc}")
+        bad(_toml_error_line(exc, text), f"TOML 写法有误：{toml_reason(exc)}")
         return cp
 
     lines = text.splitlines()
@@ -151,21 +151,21 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
     declared = data.get("chapter")
     chapter_line = _key_line(lines, "chapter", 1, (headers[0] if headers else end_of_file))
     if declared is None:
-        bad(1, f'missing top-level chapter = "{cid}"')
+        bad(1, f'缺少顶层的 chapter = "{cid}"（这个文件属于哪一章）')
     elif str(declared) != cid:
-        bad(chapter_line, f"chapter = {declared!r} does not match the chapter {cid!r} that uses this file")
+        bad(chapter_line, f"chapter = {declared!r} 和使用这个文件的章节 {cid!r} 对不上")
     for key in sorted(set(data) - TOP_KEYS):
-        bad(_key_line(lines, key, 1, end_of_file), f"unknown top-level key {key!r} (known: chapter, [[questions]])")
+        bad(_key_line(lines, key, 1, end_of_file), f"未知的顶层键 {key!r}（已知的：chapter, [[questions]]）")
 
     raw_questions = data.get("questions")
     if raw_questions is None:
-        bad(1, "no [[questions]] in this file")
+        bad(1, "这个文件里没有 [[questions]]")
         return cp
     if not isinstance(raw_questions, list) or not all(isinstance(q, dict) for q in raw_questions):
-        bad(_key_line(lines, "questions", 1, end_of_file), "questions must be an array of tables: write each one as [[questions]]")
+        bad(_key_line(lines, "questions", 1, end_of_file), "questions 必须是表的数组：每道题写成一个 [[questions]]")
         return cp
     if not raw_questions:
-        bad(1, "no [[questions]] in this file")
+        bad(1, "这个文件里没有 [[questions]]")
         return cp
 
     snippet_ids = {s.id: s for s in chapter.snippets} if chapter is not None else {}
@@ -181,36 +181,36 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
 
         usable = True
         qid = raw.get("id")
-        label = f"question {n + 1}"
+        label = f"第 {n + 1} 题"
         if not isinstance(qid, str) or not qid:
-            bad(start, f"{label} has no id (a stable name like id = \"stride-after-t\")")
+            bad(start, f"{label}没有 id（起一个稳定的名字，如 id = \"stride-after-t\"）")
             usable = False
             qid = f"#{n + 1}"
         else:
-            label = f"question {qid!r}"
+            label = f"题目 {qid!r}"
             if not ID_RE.match(qid):
-                bad(at("id"), f"question id {qid!r} may use only letters, digits, '-' and '_'")
+                bad(at("id"), f"题目 id {qid!r} 只能用字母、数字、'-' 和 '_'")
             if qid in seen:
-                bad(at("id"), f"duplicate question id {qid!r} (first at line {seen[qid]})")
+                bad(at("id"), f"题目 id {qid!r} 重复了（第一次出现在第 {seen[qid]} 行）")
                 usable = False
             seen.setdefault(qid, start)
 
         for key in sorted(set(raw) - QUESTION_KEYS):
-            bad(at(key), f"{label}: unknown key {key!r} (known: {', '.join(sorted(QUESTION_KEYS))})")
+            bad(at(key), f"{label}：未知的键 {key!r}（已知的：{', '.join(sorted(QUESTION_KEYS))}）")
 
         was = raw.get("was", [])
         was = [was] if isinstance(was, str) else was
         if not isinstance(was, list) or not all(isinstance(w, str) and ID_RE.match(w) for w in was):
-            bad(at("was"), f"{label}: was must be the question's former id (was = \"old-id\") or a list of them, got {raw.get('was')!r}")
+            bad(at("was"), f"{label}：was 必须是这道题以前的 id（was = \"old-id\"）或这些 id 的列表，这里是 {raw.get('was')!r}")
             was = []
         elif qid in was:
-            bad(at("was"), f"{label}: was lists the question's own id")
+            bad(at("was"), f"{label}：was 里列了这道题现在的 id")
             was = []
 
         kind = raw.get("kind")
         if kind not in KINDS:
             where = at("kind") if "kind" in raw else start
-            bad(where, f"{label}: unknown kind {kind!r} (one of: {' | '.join(KINDS)})")
+            bad(where, f"{label}：未知的题型 {kind!r}（只能是 {' | '.join(KINDS)}）")
             usable = False
             kind = None
 
@@ -218,10 +218,10 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
             value = raw.get(key)
             if value is None:
                 if required:
-                    bad(start, f"{label}: missing {key}")
+                    bad(start, f"{label}：缺少 {key}")
                 return None
             if not isinstance(value, str) or not value.strip():
-                bad(at(key), f"{label}: {key} must be non-empty text")
+                bad(at(key), f"{label}：{key} 必须是非空的文字")
                 return None
             return value
 
@@ -235,13 +235,13 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
 
             anchors = [s.anchor for s in chapter.sections]
             near = difflib.get_close_matches(section, anchors, n=3, cutoff=0.4)
-            hint = f"; nearest: {', '.join(near)}" if near else f"; anchors: {', '.join(anchors[:12])}" + (" …" if len(anchors) > 12 else "")
-            bad(at("section"), f"{label}: section {section!r} is not an anchor of chapter {cid} ({chapter.file.name}){hint}")
+            hint = f"；最接近的：{', '.join(near)}" if near else f"；现有锚点：{', '.join(anchors[:12])}" + (" …" if len(anchors) > 12 else "")
+            bad(at("section"), f"{label}：section {section!r} 不是第 {cid} 章（{chapter.file.name}）的锚点{hint}")
 
         if kind is not None:
             for key, kinds in KEY_KINDS.items():
                 if key in raw and kind not in kinds:
-                    bad(at(key), f"{label}: {key} does not apply to a {kind} question")
+                    bad(at(key), f"{label}：{kind} 题不用写 {key}")
 
         choices: list[str] = []
         answer: int | list[int] | None = None
@@ -252,24 +252,24 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
         def read_choices() -> list[str] | None:
             value = raw.get("choices")
             if value is None:
-                bad(start, f"{label}: missing choices")
+                bad(start, f"{label}：缺少 choices")
                 return None
             if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
-                bad(at("choices"), f"{label}: choices must be a list of non-empty strings")
+                bad(at("choices"), f"{label}：choices 必须是非空字符串的列表")
                 return None
             if len(value) < 2:
-                bad(at("choices"), f"{label}: needs at least 2 choices, got {len(value)}")
+                bad(at("choices"), f"{label}：至少要 2 个选项，这里只有 {len(value)} 个")
                 return None
             if len(set(value)) != len(value):
-                bad(at("choices"), f"{label}: two choices have the same text")
+                bad(at("choices"), f"{label}：有两个选项的文字相同")
             return list(value)
 
         def read_index(value, n_choices: int) -> int | None:
             if isinstance(value, bool) or not isinstance(value, int):
-                bad(at("answer"), f"{label}: answer must be a choice index from 0, got {value!r}")
+                bad(at("answer"), f"{label}：answer 必须是选项的序号（从 0 数起），这里是 {value!r}")
                 return None
             if not 0 <= value < n_choices:
-                bad(at("answer"), f"{label}: answer {value} is out of range: {n_choices} choices, indexes 0..{n_choices - 1}")
+                bad(at("answer"), f"{label}：answer {value} 超出范围：共 {n_choices} 个选项，序号是 0..{n_choices - 1}")
                 return None
             return value
 
@@ -279,10 +279,10 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
                 value = [value]
             if isinstance(value, list) and value and all(isinstance(a, str) for a in value) and not all(a.strip() for a in value):
                 blank = next(i for i, a in enumerate(value) if not a.strip())
-                bad(at("accept"), f"{label}: accept entry {blank} ({value[blank]!r}) is blank (only spaces): every accepted answer needs some text")
+                bad(at("accept"), f"{label}：accept 里序号 {blank} 的答案（{value[blank]!r}）只有空格：每个可接受的答案都要有文字")
                 return None
             if not isinstance(value, list) or not value or not all(isinstance(a, str) and a.strip() for a in value):
-                bad(at("accept") if "accept" in raw else start, f"{label}: accept must be a non-empty list of accepted answers")
+                bad(at("accept") if "accept" in raw else start, f"{label}：accept 必须是非空的可接受答案列表")
                 return None
             return list(value)
 
@@ -293,19 +293,19 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
             else:
                 choices = c
                 if "answer" not in raw:
-                    bad(start, f"{label}: missing answer")
+                    bad(start, f"{label}：缺少 answer")
                     usable = False
                 elif kind == "multi":
                     value = raw["answer"]
                     if not isinstance(value, list) or not value:
-                        bad(at("answer"), f"{label}: a multi answer is a non-empty list of indexes from 0, like [0, 2]")
+                        bad(at("answer"), f"{label}：multi 题的 answer 是非空的序号列表（从 0 数起），如 [0, 2]")
                         usable = False
                     else:
                         idx = [read_index(v, len(c)) for v in value]
                         if any(i is None for i in idx):
                             usable = False
                         elif len(set(idx)) != len(idx):
-                            bad(at("answer"), f"{label}: answer lists an index twice")
+                            bad(at("answer"), f"{label}：answer 把同一个序号写了两次")
                             usable = False
                         else:
                             answer = sorted(idx)  # type: ignore[arg-type]
@@ -315,7 +315,7 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
                         usable = False
         if kind == "fill" or (kind == "predict" and "choices" not in raw):
             if kind == "predict" and "accept" not in raw:
-                bad(start, f"{label}: a predict question needs choices + answer, or accept")
+                bad(start, f"{label}：predict 题要写 choices + answer，或者 accept")
                 usable = False
             else:
                 a = read_accept()
@@ -324,7 +324,7 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
                 else:
                     accept = a
         if kind == "predict" and "choices" in raw and "accept" in raw:
-            bad(at("accept"), f"{label}: give either choices + answer or accept, not both")
+            bad(at("accept"), f"{label}：choices + answer 和 accept 只能写一种，不能都写")
         if kind == "predict":
             snippet = text_field("snippet", True)
             if snippet is None:
@@ -332,18 +332,18 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
             elif chapter is not None:
                 snip = snippet_ids.get(snippet)
                 if snip is None:
-                    bad(at("snippet"), f"{label}: snippet {snippet!r} is not a snippet of chapter {cid} ({chapter.file.name})")
+                    bad(at("snippet"), f"{label}：snippet {snippet!r} 不是第 {cid} 章（{chapter.file.name}）的代码块")
                 elif snip.norun or snip.gpu:
                     why = "norun" if snip.norun else "gpu"
-                    bad(at("snippet"), f"{label}: snippet {snippet!r} is marked {why}; a predict question needs a snippet that runs here")
+                    bad(at("snippet"), f"{label}：snippet {snippet!r} 标了 {why}；predict 题要用在这里能运行的代码块")
                 elif snip.expected is not None and isinstance(answer, int) and choices and 0 <= answer < len(choices):
                     contradiction = predict_key_contradiction(choices, answer, snip.expected)
                     if contradiction:
-                        bad(at("answer"), f"{label}: {contradiction}")
+                        bad(at("answer"), f"{label}：{contradiction}")
                 elif snip.expected is not None and accept and not choices:
                     contradiction = predict_accept_contradiction(accept, snip.expected)
                     if contradiction:
-                        bad(at("accept"), f"{label}: {contradiction}")
+                        bad(at("accept"), f"{label}：{contradiction}")
         if kind == "open":
             reference = text_field("reference", True)
             if reference is None:
@@ -371,7 +371,7 @@ def load_checkpoint(path: Path, chapter: Chapter | None = None, chapter_id: str 
     for q in cp.questions:
         for old in q.was:
             if old in current:
-                bad(q.line, f"question {q.id!r}: was = {old!r} is the id of another question of this file: answers cannot move to both")
+                bad(q.line, f"题目 {q.id!r}：was = {old!r} 是这个文件里另一道题的 id：答案没法同时转给两道题")
     problems.sort(key=lambda p: p.line)
     return cp
 
@@ -423,14 +423,14 @@ def predict_key_contradiction(choices: list[str], answer: int, expected: str) ->
     key = _squash(choices[answer])
     if len(present) >= 2:
         shown = "、".join(f"{i}: {choices[i]!r}" for i in present)
-        return (f"choices {shown} are all lines of the snippet's expected output: a learner who ran it "
-                "cannot tell which one the key is; make every choice but the key a line it does not print")
+        return (f"选项 {shown} 都是代码块期望输出里的整行：运行过它的读者分不出哪个是答案；"
+                "除了答案，每个选项都要是它不会打印的行")
     if present and answer not in present:
         shown = "、".join(f"{i}: {choices[i]!r}" for i in present)
-        return f"the key is choice {answer} ({choices[answer]!r}), but the snippet's expected output prints choice {shown} as a line, not the key"
+        return f"答案是选项 {answer}（{choices[answer]!r}），可代码块的期望输出里整行打印出来的是选项 {shown}，不是答案"
     literal = key.startswith(("tensor(", "Parameter", "torch.Size(")) or key in ("True", "False", "None") or key.replace(".", "", 1).lstrip("-").isdigit()
     if literal and not any("\u4e00" <= ch <= "\u9fff" for ch in key) and key not in _squash(expected):
-        return f"the key is choice {answer} ({choices[answer]!r}), written as printed output, but the snippet's expected output never prints it"
+        return f"答案是选项 {answer}（{choices[answer]!r}），写成了打印输出的样子，可代码块的期望输出里从没打印过它"
     return None
 
 
@@ -470,10 +470,10 @@ def predict_accept_contradiction(accept: list[str], expected: str) -> str | None
     if any(occurs(a) for a in printed):
         return None
     lines = [ln.strip() for ln in expected.split("\n") if ln.strip()]
-    shown = lines[0] if len(lines) == 1 else f"{len(lines)} lines, first {lines[0]!r}" if lines else "nothing"
+    shown = f"它打印的是 {lines[0]}" if len(lines) == 1 else f"它打印了 {len(lines)} 行，第一行是 {lines[0]!r}" if lines else "它什么也没打印"
     spell = "、".join(repr(a) for a in printed)
-    return (f"accept {spell} is written as printed output, but the snippet's expected output never prints it "
-            f"(it prints {shown}): a learner who types the real output is told they are wrong")
+    return (f"accept {spell} 写成了打印输出的样子，可代码块的期望输出里从没打印过它"
+            f"（{shown}）：照真实输出填写的读者会被判错")
 
 
 def validate_checkpoints(course: Course) -> list[Problem]:
@@ -494,7 +494,7 @@ def validate_checkpoints(course: Course) -> list[Problem]:
     if course.chapters and course.checkpoints_dir.is_dir():  # no chapters (malformed course.toml): nothing to match against
         for path in sorted(course.checkpoints_dir.glob("*.toml")):
             if path.resolve() not in used:
-                problems.append(Problem(path, 1, "checkpoint file is not used by any chapter in course.toml (set checkpoint = \"%s\")" % path.name))
+                problems.append(Problem(path, 1, "检查点文件没有被 course.toml 里的任何一章使用（在那一章写上 checkpoint = \"%s\"）" % path.name))
     return problems
 
 

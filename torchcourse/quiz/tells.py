@@ -89,12 +89,12 @@ def quiz_warnings(course: Course) -> list[str]:
             )
         for q in choice_qs:
             if q.kind == "multi" and isinstance(q.answer, list) and len(q.choices) > 1 and sorted(q.answer) == list(range(len(q.choices))):
-                out.append(f"{cp.path}:{q.line}: ⚠️ question {q.id!r}: 多选题的答案是全部选项，全选就能答对：加一个错的选项")
+                out.append(f"{cp.path}:{q.line}: ⚠️ 题目 {q.id!r}：多选题的答案是全部选项，全选就能答对：加一个错的选项")
             echo = echoed_by_key(q)
             if echo:
                 words = "、".join(f"「{w}」" for w in echo[:3])
                 out.append(
-                    f"{cp.path}:{q.line}: ⚠️ question {q.id!r}: 只有答案重复了题干里的 {words}，"
+                    f"{cp.path}:{q.line}: ⚠️ 题目 {q.id!r}：只有答案重复了题干里的 {words}，"
                     f"照着题干找字就能蒙对：让别的选项也用上这些词，或者换掉答案里的说法"
                 )
         out.extend(render_warnings(cp))
@@ -111,7 +111,7 @@ def render_warnings(cp) -> list[str]:
         fields += [(f"choices[{i}]", c) for i, c in enumerate(q.choices or [])]
         for name, text in fields:
             for why in render_problems(text):
-                out.append(f"{cp.path}:{q.line}: ⚠️ question {q.id!r} 的 {name} 显示出来和原文不一样：{why}")
+                out.append(f"{cp.path}:{q.line}: ⚠️ 题目 {q.id!r} 的 {name} 显示出来和原文不一样：{why}")
     return out
 
 

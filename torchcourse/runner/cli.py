@@ -288,7 +288,7 @@ def _accept_blockers(course, chapters) -> list:
     """Problems of the chapters concerned that make writing outputs unsafe: every problem in their
     files except a missing output block (which ``--accept`` is there to fill)."""
     files = {ch.file for ch in chapters}
-    return [p for p in course.problems if p.file in files and "has no ```output block" not in p.message]
+    return [p for p in course.problems if p.file in files and "后面没有 ```output 块" not in p.message]
 
 
 def _gpu_origin(runner_args) -> str:
