@@ -201,6 +201,47 @@ def test_a_class_may_listen_beyond_this_machine(tmp_path, serve):
     wait_for(lambda: not alive(service[0]), "the class runner ended with serve")
 
 
+class TestAClassNamesTheKernelLimitsOneLearnerCouldUseUp:
+    """fs.file-max is one table for the whole machine: a run that maps and closes files keeps each
+    open and filled it in seconds (another learner's run hung, the host's programs could open no
+    file). Set high, only each run's own memory limit bounds it; serve says so, with the command."""
+
+    @staticmethod
+    def sysctls(tmp_path, file_max: str, pipe_hard: str = "0") -> str:
+        (tmp_path / "fs").mkdir()
+        (tmp_path / "fs" / "file-max").write_text(file_max + "\n")
+        (tmp_path / "fs" / "pipe-user-pages-hard").write_text(pipe_hard + "\n")
+        return str(tmp_path)
+
+    def test_a_low_file_max_and_a_hard_pipe_limit_are_named_with_the_fix(self, tmp_path):
+        from torchcourse.serve.classroom import kernel_limit_warnings
+
+        warnings = kernel_limit_warnings(2, self.sysctls(tmp_path, "2466252", "1024"))
+        assert len(warnings) == 2
+        assert "fs.file-max 只有 2466252" in warnings[0] and "sysctl -w fs.file-max=9223372036854775807" in warnings[0]
+        assert "fs.pipe-user-pages-hard 是 1024" in warnings[1] and "sysctl -w fs.pipe-user-pages-hard=0" in warnings[1]
+
+    def test_a_machine_set_up_for_a_class_gets_no_warning(self, tmp_path):
+        from torchcourse.serve.classroom import kernel_limit_warnings
+
+        assert kernel_limit_warnings(2, self.sysctls(tmp_path, "9223372036854775807")) == []
+
+    def test_serve_prints_this_machines_warnings_when_the_class_starts(self, tmp_path, serve):
+        from torchcourse.serve.classroom import kernel_limit_warnings
+
+        served = serve("--content", str(FIXTURE), serve_args=("--users", str(users_file(tmp_path))))
+        wait_for(lambda: "全班共用一个预热运行器" in served.log(), "the class started", state=served.log)
+        expected = kernel_limit_warnings(served_jobs(served))
+        wait_for(lambda: all(w in served.log() for w in expected), "the warnings printed", state=served.log)
+        assert ("fs.file-max" in served.log()) == any("fs.file-max" in w for w in expected)
+
+
+def served_jobs(served) -> int:
+    import re
+
+    return int(re.search(r"同时最多运行 (\d+) 个代码块", served.log()).group(1))
+
+
 # -- each learner their own progress -----------------------------------------------------------
 
 

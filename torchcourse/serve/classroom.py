@@ -14,6 +14,40 @@ import shutil
 import subprocess
 
 
+# kernel memory one open file kept by a mapping costs (a struct file and a vma): what a run's own
+# memory limit pays for each; measured, 2.4 million such files fit in ~1 GB
+FILE_COST = 450
+RUN_MEM = 2 << 30  # a run's memory limit (torchcourse.runner.sandbox.DEFAULT_MEM)
+
+
+def kernel_limit_warnings(jobs: int, sysctl_dir: str = "/proc/sys") -> list[str]:
+    """Machine-wide kernel limits that one learner's runs could use up for everyone (Chinese
+    warnings; none when the machine is set up for a class). ``fs.file-max``: a run that maps and
+    closes files keeps each open; it filled this machine's 2,466,252 in ~10 s, and meanwhile
+    another learner's run hung and the host's other programs could not open a file. Set high
+    (systemd's default is the largest value), only each run's memory limit bounds that."""
+    def read(name: str) -> int | None:
+        try:
+            with open(f"{sysctl_dir}/{name}") as fh:
+                return int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    out = []
+    file_max = read("fs/file-max")
+    needed = max(1, jobs) * RUN_MEM // FILE_COST
+    if file_max is not None and file_max < needed:
+        out.append(f"fs.file-max 只有 {file_max}：一个学员的代码块用 mmap 留住文件，几秒就能占满全机的打开文件表，"
+                   f"那时别的学员的运行会卡住，这台机器上的其他程序也打不开文件。请以 root 运行 "
+                   f"sysctl -w fs.file-max=9223372036854775807（systemd 的默认值；至少 {needed}），"
+                   "这样每次运行只受它自己的内存上限约束")
+    hard = read("fs/pipe-user-pages-hard")
+    if hard:
+        out.append(f"fs.pipe-user-pages-hard 是 {hard}：所有代码块共用一个 uid，一个学员开足够多的管道后，别的学员新建管道会失败。"
+                   "请以 root 运行 sysctl -w fs.pipe-user-pages-hard=0（默认值）")
+    return out
+
+
 def sandbox_problem() -> str | None:
     """Why snippets cannot be sandboxed on this machine (Chinese), or None when they can."""
     try:

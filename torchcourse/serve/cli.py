@@ -156,6 +156,10 @@ def cmd_serve(args) -> int:
                   f"每人的网址就是上面这行换上他的令牌（--add-user 加人时打印过）。按 Ctrl+C 停止。", flush=True)
             print(f"torchcourse serve: 全班共用一个预热运行器（沙箱里，同时最多运行 {class_runner.jobs} 个代码块，"
                   "其余按学员轮流排队）。", flush=True)
+            from torchcourse.serve.classroom import kernel_limit_warnings
+
+            for warning in kernel_limit_warnings(class_runner.jobs):
+                print(f"torchcourse serve: 注意：{warning}", file=sys.stderr, flush=True)
             return
         secret = f"${TOKEN_ENV}" if from_env else token  # a token from the environment is never printed
         print(f"    {where}?token={secret}", flush=True)
