@@ -6,14 +6,18 @@
   request or an open websocket is not waiting and is never cut). An idle keep-alive connection
   between two requests closes after the same time; the browser simply opens another.
 - **Connections per address**: at most ``MAX_CONNECTIONS_PER_ADDRESS`` open TCP connections from
-  one address. One more is answered ``503`` and closed before any of it is read. A classroom
-  behind one NAT shares an address: 60 learners with two tabs each hold about 200. A Unix
-  socket (``serve --hub``, one learner's server behind JupyterHub's proxy) has no address and
-  no cap.
+  one address. At the cap, the address's oldest connection with no request running (one that
+  sent nothing yet, trickles a head, or idles between requests) is closed to make room: a
+  browser simply opens another when it needs one, and a client that holds connections without
+  using them can no longer lock a whole classroom behind one NAT out. Only when every one of
+  them is running a request (an open websocket is one) is the next answered ``503`` and closed
+  before any of it is read. 60 learners with two tabs each hold about 200. A Unix socket
+  (``serve --hub``, one learner's server behind JupyterHub's proxy) has no address and no cap.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 
@@ -39,7 +43,7 @@ class ConnectionCap:
     def __init__(self, server, limit: int = MAX_CONNECTIONS_PER_ADDRESS) -> None:
         self.limit = limit
         self.open: Counter[str] = Counter()
-        self._address_of: dict[object, str] = {}
+        self._address_of: dict[object, str] = {}  # handler -> its address, in the order they came
         self._said: set[str] = set()  # addresses at the cap whose refusal is in the log already
         self._made, self._lost = server.connection_made, server.connection_lost
         server.connection_made = self.connection_made
@@ -52,21 +56,35 @@ class ConnectionCap:
             return
         address = str(peer[0])
         if self.open[address] >= self.limit:
-            if address not in self._said:
-                self._said.add(address)
-                log.info("地址 %s 同时打开的连接到了上限（%d 个），多出的连接答 503", address, self.limit)
-            body = OVER_CAP_TEXT.format(limit=self.limit).encode()
-            transport.write(OVER_CAP.format(length=len(body)).encode() + body)
-            transport.close()  # stops reading at once; the bytes above are still sent
-            return
+            idle = next((h for h, a in self._address_of.items() if a == address and not getattr(h, "_request_in_progress", True)), None)
+            if idle is not None:
+                self._forget(idle)
+                idle.force_close()  # (its client opens another connection when it needs one)
+            else:
+                if address not in self._said:
+                    self._said.add(address)
+                    log.info("地址 %s 同时打开的连接到了上限（%d 个，都在处理请求），多出的连接答 503", address, self.limit)
+                body = OVER_CAP_TEXT.format(limit=self.limit).encode()
+                transport.write(OVER_CAP.format(length=len(body)).encode() + body)
+                transport.pause_reading()  # none of it is read
+                # closed once aiohttp's request loop for it has started: closed here, before that,
+                # the loop found its connection gone and logged an AssertionError per refusal
+                # (17 MB of log in 45 s from one client)
+                loop = asyncio.get_running_loop()
+                loop.call_soon(loop.call_soon, handler.force_close)
+                return
         self.open[address] += 1
         self._address_of[handler] = address
 
-    def connection_lost(self, handler, exc: BaseException | None = None) -> None:
+    def _forget(self, handler) -> None:
         address = self._address_of.pop(handler, None)
         if address is not None:
             self.open[address] -= 1
             self._said.discard(address)
             if self.open[address] <= 0:
                 del self.open[address]
+
+    def connection_lost(self, handler, exc: BaseException | None = None) -> None:
+        self._forget(handler)
         self._lost(handler, exc)
+
