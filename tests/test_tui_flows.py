@@ -666,7 +666,7 @@ class TestFirstStart:
             await wait_for(pilot, lambda: any("课程内容有问题" in n.message for n in app._notifications),
                            what="the content-problem notice")
             notice = next(n.message for n in app._notifications if "课程内容有问题" in n.message)
-            assert chapter.file.name in notice and "never closed" in notice, notice
+            assert chapter.file.name in notice and "一直没有关闭" in notice, notice
             assert isinstance(app.screen, HomeScreen) and "02 图：用完就扔" in screen_text(app)
         store.close()
 
