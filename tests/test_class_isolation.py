@@ -6,6 +6,7 @@ Without a working sandbox these tests skip with the reason; in CI (CI=true) they
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -98,6 +99,39 @@ WHERE = snip("""
 def memory_group(pid: int) -> str:
     with open(f"/proc/{pid}/cgroup") as fh:
         return next(line for line in fh if ":memory:" in line).strip().rsplit("/", 1)[-1]
+
+
+def run_file(service, name: str) -> str | None:
+    """The text of ``name`` in the directory of a run now running (read through /proc/PID/cwd),
+    or None when no run has written it yet."""
+    for pid in run_processes(service):
+        try:
+            with open(f"/proc/{pid}/cwd/{name}") as fh:
+                return fh.read()
+        except OSError:
+            continue
+    return None
+
+
+@contextlib.contextmanager
+def eve_holding(service, code: str):
+    """eve's run of ``code``, which writes what it took into ``held`` (by a rename: whole) and
+    then holds it; yields that text while eve holds, and cancels her run on leaving."""
+    results: dict = {}
+    cancel = threading.Event()
+    t = run_in_thread(service.client("eve"), snip(code, expected=None, timeout=180), results, "eve", cancel=cancel)
+    try:
+        found: dict = {}
+
+        def holds() -> bool:
+            found["held"] = run_file(service, "held")
+            return found["held"] is not None
+
+        wait_for(holds, "eve never got going", 150)
+        yield found["held"]
+    finally:
+        cancel.set()
+        t.join(60)
 
 
 def run_processes(service) -> list[int]:
@@ -220,7 +254,7 @@ class TestAPoisonedZygoteIsReplaced:
         results: dict = {}
         t = run_in_thread(service.client("bob"), BOB_WAITS, results, "bob")
         # bob's snippet runs (it is confined: the poisoning can no longer touch its confinement)
-        wait_for(lambda: any(os.path.exists(f"/proc/{p}/cwd/started") for p in run_processes(service)), "bob's run never started")
+        wait_for(lambda: run_file(service, "started") is not None, "bob's run never started")
         (bob,) = run_processes(service)
         poison(zygote_pids(service))
         # a spare forked before the poisoning may still take one run; the next fork cannot confine
@@ -546,29 +580,10 @@ class TestARunCannotUseUpTheUidsNamespaces:
         """
 
     def test_the_victims_runs_are_still_confined(self, service):
-        results: dict = {}
-        cancel = threading.Event()
-        t = run_in_thread(service.client("eve"), snip(self.EVE, expected=None, timeout=180), results, "eve", cancel=cancel)
-        held = []
-
-        def eve_holds():
-            for p in run_processes(service):
-                try:
-                    with open(f"/proc/{p}/cwd/held") as fh:
-                        held.append(fh.read())
-                        return True
-                except OSError:
-                    continue
-            return False
-
-        wait_for(eve_holds, "eve never got going", 150)
-        try:
+        with eve_holding(service, self.EVE) as held:
             for _ in range(3):  # a spare confined before eve's run was, then runs confined after it
                 assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
-        finally:
-            cancel.set()
-            t.join(60)
-        assert held[0].startswith("made 0 Operation not permitted"), held[0]
+        assert held.startswith("made 0 Operation not permitted"), held
 
 
 def host_tcp_pages() -> int:
@@ -637,32 +652,13 @@ class TestARunsSocketBuffersAreItsOwn:
     def test_the_machines_tcp_keeps_working(self, service):
         with open("/proc/sys/net/ipv4/tcp_mem") as fh:
             low = int(fh.read().split()[0])
-        results: dict = {}
-        cancel = threading.Event()
-        t = run_in_thread(service.client("eve"), snip(self.EVE, expected=None, timeout=180), results, "eve", cancel=cancel)
-        held = []
-
-        def eve_holds():
-            for p in run_processes(service):
-                try:
-                    with open(f"/proc/{p}/cwd/held") as fh:
-                        held.append(int(fh.read()))
-                        return True
-                except (OSError, ValueError):
-                    continue
-            return False
-
-        try:
-            wait_for(eve_holds, "eve never got going", 150)
+        with eve_holding(service, self.EVE) as held:
             pages = host_tcp_pages()
             assert host_tcp_transfer_works(), "a TCP transfer of the host failed while eve held her buffers"
             assert_matches(service.client("alice").run(ALICE_OK), ALICE_OK)
-        finally:
-            cancel.set()
-            t.join(60)
         # past its group's limit the kernel still grants each socket a minimum: 9000 connections
         # keep ~0.7 GB (2.65 GB, past tcp_mem's hard limit, without the group's limit)
-        assert held[0] < 1024, f"eve parked {held[0]} MB of TCP buffers"
+        assert int(held) < 1024, f"eve parked {held} MB of TCP buffers"
         assert pages < low, (pages, low)
 
 
