@@ -290,7 +290,7 @@ def _library_line_re(libraries: tuple[str, ...]) -> re.Pattern[str] | None:
     names = [re.escape(name.split(".")[0]) for name in libraries if name]
     if not names:
         return None
-    return re.compile(r"(<site-packages>/(?:" + "|".join(sorted(set(names))) + r')/[^\s:"\'(),]*?\.py)(:|", line )\d+')
+    return re.compile(r"(<site-packages>/(?:" + "|".join(sorted(set(names))) + r')/[^\s:"\'(),<]{0,400}?\.py)(:|", line )\d+')
 
 
 _NO_CUDA_LOG_RE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ torch/utils/cpp_extension\.py:\d+\] (?:\[[^\]]*\] )?No CUDA runtime is found, using CUDA_HOME=.*\n?", re.M)
