@@ -550,6 +550,55 @@ class TestARunHoldsAtMostItsShareOfTheOpenFileTable:
         wait_for(lambda: open_files() < base + 20_000, "the run's files were not released")
 
 
+class TestTheFileCapHoldsWhateverEarlierRunsLeftInTheSlot:
+    """Earlier runs leave reclaimable kernel memory charged to their slot (negative dentries of
+    names that were looked up and not found). A run that makes the kernel reclaim it (by using
+    its own memory) then holds files worth that much without its kernel memory rising past where
+    it started: it is still stopped at its file cap."""
+
+    PREP = """
+        import os, random
+        tag = "%x" % random.getrandbits(48)
+        for i in range(300000):
+            try:
+                os.stat(f"/usr/.tc{tag}{i}")
+            except FileNotFoundError:
+                pass
+        print("looked up")
+        """
+    EVE = """
+        import mmap, os, time
+        chunks = []
+        try:
+            for _ in range(19):  # the slot's 2 GB: the kernel reclaims what earlier runs left
+                m = mmap.mmap(-1, 100 << 20)
+                m.write(b"\\1" * (100 << 20))
+                chunks.append(m)
+        except (OSError, MemoryError):
+            pass
+        del chunks
+        kids = []
+        for _ in range(12):  # 238,800 descriptors of /dev/null: ~63 MB of kernel memory
+            pid = os.fork()
+            if pid == 0:
+                fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(19900)]
+                time.sleep(15)
+                os._exit(0)
+            kids.append(pid)
+        for pid in kids:
+            os.waitpid(pid, 0)
+        print("all held")
+        """
+
+    def test_the_run_is_stopped_at_its_cap(self, service):
+        client = service.client("eve")
+        for _ in range(8):  # every slot gets some (a run takes any free slot)
+            assert client.run(snip(self.PREP, expected="looked up", timeout=120)).status == "match"
+        eve = client.run(snip(self.EVE, expected=None, timeout=120))
+        assert "all held" not in eve.actual, (eve.actual, eve.message)
+        assert "打开文件表" in eve.message, eve.message
+
+
 class TestARunsKernelMemoryIsBounded:
     """epoll watches are one count per uid for the whole machine (fs.epoll.max_user_watches), paid
     for in kernel memory: a run adding watches, within its own memory limit, would use them all

@@ -202,7 +202,7 @@ def test_a_class_may_listen_beyond_this_machine(tmp_path, serve):
 
 
 class TestAClassNamesTheKernelLimitsOneLearnerCouldUseUp:
-    """fs.file-max is one table for the whole machine and each run may hold up to ~200,000 files
+    """fs.file-max is one table for the whole machine and each run may hold up to ~250,000 files
     before the sandbox stops it: a table smaller than every slot's share together could still be
     filled (another learner's run would hang, the host's programs open no file); serve says so,
     with the command. A nonzero pipe-user-pages-hard turns the uid's pipe pages into failures."""
@@ -219,7 +219,7 @@ class TestAClassNamesTheKernelLimitsOneLearnerCouldUseUp:
 
         warnings = kernel_limit_warnings(2, self.sysctls(tmp_path, "300000", "1024"))
         assert len(warnings) == 2
-        assert "fs.file-max 只有 300000" in warnings[0] and "至少 800000" in warnings[0] and "sysctl -w fs.file-max=9223372036854775807" in warnings[0]
+        assert "fs.file-max 只有 300000" in warnings[0] and "至少 1000000" in warnings[0] and "sysctl -w fs.file-max=9223372036854775807" in warnings[0]
         assert "fs.pipe-user-pages-hard 是 1024" in warnings[1] and "sysctl -w fs.pipe-user-pages-hard=0" in warnings[1]
 
     def test_a_machine_set_up_for_a_class_gets_no_warning(self, tmp_path):

@@ -18,7 +18,13 @@ a few thousand (a torch process maps ~1,000 files; DataLoader workers are forks 
 Other machine-wide kernel tables are paid for in the same kernel memory (epoll watches: one count
 per uid, ``fs.epoll.max_user_watches``, ~160 bytes each; one run used them all up within its own
 memory limit and another learner's ``asyncio.run()`` failed): a run whose kernel memory grows by
-more than :data:`RUN_KMEM` is killed as well. Every snippet of the course, run in the sandbox,
+more than :data:`RUN_KMEM` is killed as well.
+
+A run's kernel memory is measured from the lowest it has been since the run started, not from its
+start: what earlier runs left in the slot (reclaimable caches, ~400 MB of negative dentries after
+a few runs that looked up missing names) can be reclaimed by the run itself, after which files
+worth 300 MB looked like no growth at all. And every :data:`COUNT_EVERY` ticks the files are
+counted whatever the kernel memory says. Every snippet of the course, run in the sandbox,
 held at most 1,935 files and added at most 7 MB of kernel memory.
 """
 
@@ -33,6 +39,7 @@ RUN_KMEM = 128 << 20  # kernel memory one run may add (the course's runs add at 
 KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
 KMEM_STEP = 16 << 20  # counted and within the cap: count again after this much more
 TICK = 0.1  # seconds between looks (a run adds ~240,000 files a second at most: ~24,000 a tick)
+COUNT_EVERY = 5  # ticks: every run's files are counted this often whatever its kernel memory did
 
 
 def kernel_memory(group: str, v2: bool) -> int | None:
@@ -116,7 +123,7 @@ def kill_group(group: str) -> None:
 
 
 class _Watch:
-    __slots__ = ("group", "base", "trigger", "killed", "why")
+    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks")
 
     def __init__(self, group: str, base: int):
         self.group = group
@@ -124,6 +131,7 @@ class _Watch:
         self.trigger = KMEM_TRIGGER
         self.killed = 0  # what it held when the guard killed it (files, or bytes of kernel memory)
         self.why = ""  # "files" or "kmem"
+        self.ticks = 0
 
 
 class FileGuard:
@@ -186,7 +194,13 @@ class FileGuard:
                     kill_group(group)  # (a process that was still being born)
                     continue
                 now = kernel_memory(group, self.v2)
-                if now is None or now - w.base < w.trigger:
+                if now is None:
+                    continue
+                if now < w.base:  # (reclaimed below where it started: grow from here)
+                    w.trigger = max(KMEM_TRIGGER, w.trigger - (w.base - now))
+                    w.base = now
+                w.ticks += 1
+                if now - w.base < w.trigger and w.ticks % COUNT_EVERY:
                     continue
                 if now - w.base > self.kmem_cap:
                     w.killed, w.why = now - w.base, "kmem"
@@ -196,7 +210,7 @@ class FileGuard:
                 if n > self.cap:
                     w.killed, w.why = n, "files"
                     kill_group(group)
-                else:
+                elif now - w.base >= w.trigger:
                     w.trigger = now - w.base + KMEM_STEP
             with self._lock:
                 if self._closed:
