@@ -547,3 +547,35 @@ class TestLandlockFailsClosed:
         monkeypatch.setattr(tc_jail, "landlock_abi", lambda: 0)  # no Landlock at all
         with pytest.raises(tc_jail.JailError):
             tc_jail.landlock(["/usr"], [])
+
+
+class TestTheFileGuardCountsEveryDescriptorTable:
+    """A thread made without CLONE_FILES has a descriptor table of its own, which the process's
+    /proc/PID/fd does not list: the guard counts each thread's table too."""
+
+    def test_a_threads_own_table_is_counted(self):
+        import ctypes
+
+        from torchcourse.runner.fileguard import files_held
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        before = files_held([os.getpid()])
+        ready, finish = threading.Event(), threading.Event()
+        opened = []
+
+        def own_table():
+            assert libc.unshare(0x400) == 0  # CLONE_FILES: this thread's table is its own from here
+            opened.extend(os.open("/dev/null", os.O_RDONLY) for _ in range(5000))
+            ready.set()
+            finish.wait(30)
+            for fd in opened:
+                os.close(fd)
+
+        t = threading.Thread(target=own_table, daemon=True)
+        t.start()
+        try:
+            assert ready.wait(30)
+            assert files_held([os.getpid()]) >= before + 5000
+        finally:
+            finish.set()
+            t.join(30)
