@@ -737,6 +737,49 @@ class TestPerUserKernelCountsAreNotOneRunsToUseUp:
         assert_matches(alice, self.ALICE)
 
 
+class TestMachineWideKernelFacilitiesAreRefused:
+    """What the run's namespaces and cgroups do not cover and the whole machine shares: the kernel's
+    native AIO contexts (fs.aio-max-nr: one run took them all, the host's io_setup failed),
+    memfd_secret (it breaks up the kernel's direct map for good), AF_VSOCK ports (not in any
+    network namespace), and dropping or bypassing the page cache of files everyone reads
+    (posix_fadvise DONTNEED, O_DIRECT). Ordinary sockets, files and a DataLoader still work."""
+
+    CODE = snip("""
+        import ctypes, os, socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        def call(nr, *args):
+            r = libc.syscall(nr, *args)
+            return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+        ctx = ctypes.c_ulong(0)
+        print("io_setup", call(206, 128, ctypes.byref(ctx)))
+        print("memfd_secret", call(447, 0))
+        for fam in ("AF_VSOCK", "AF_PACKET", "AF_INET", "AF_UNIX"):
+            try:
+                socket.socket(getattr(socket, fam), socket.SOCK_DGRAM).close()
+                print(fam, "ok")
+            except OSError as e:
+                print(fam, e.strerror)
+        a, b = socket.socketpair()
+        print("socketpair ok")
+        with open("f", "wb") as fh:
+            fh.write(b"x" * 8192)
+        try:
+            os.close(os.open("f", os.O_RDONLY | os.O_DIRECT))
+            print("O_DIRECT ok")
+        except OSError as e:
+            print("O_DIRECT", e.strerror)
+        fd = os.open("f", os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        print("fadvise", len(os.read(fd, 100)))
+        """, expected="io_setup Function not implemented\nmemfd_secret Function not implemented\n"
+                      "AF_VSOCK Address family not supported by protocol\nAF_PACKET Address family not supported by protocol\n"
+                      "AF_INET ok\nAF_UNIX ok\nsocketpair ok\nO_DIRECT Invalid argument\nfadvise 100")
+
+    def test_they_are_refused_and_ordinary_io_works(self, service):
+        assert_matches(service.client("alice").run(self.CODE), self.CODE)
+        assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
+
+
 class TestARunCannotUseUpTheUidsNamespaces:
     """Every namespace counts against the sandbox uid's one user.max_ipc_namespaces (96368 on this
     machine): a run whose children could make namespaces would use it up (in seconds) and leave

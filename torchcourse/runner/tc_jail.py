@@ -454,9 +454,31 @@ SELF_ONLY_WHO = {"setpriority": (141, 140, 0), "ioprio_set": (251, 30, 1)}  # (x
 # ... and inotify / fanotify: their instances and watches are counted per uid
 # (fs.inotify.max_user_instances, 128 here): one run holding them all left every other learner's
 # run without a watch. (None: no such call on that architecture.)
+# ... and the kernel's native AIO (io_setup …): fs.aio-max-nr is one count for the whole machine,
+# root not exempt, and one run took all 65,536 in 3 ms (every other run's and the host's io_setup
+# then failed with EAGAIN; glibc's POSIX aio uses threads, not these); memfd_secret: each secret
+# page is cut out of the kernel's direct map, whose large pages never come back (one run turned
+# 19 GB of the host's 1 GB kernel mappings into small ones until reboot); openat2: its flags sit
+# behind a pointer (O_DIRECT below), and the C library's open() does not use it.
 NOT_HERE = {"add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
             "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
-            "inotify_init": (253, None), "inotify_init1": (294, 26), "fanotify_init": (300, 262)}
+            "inotify_init": (253, None), "inotify_init1": (294, 26), "fanotify_init": (300, 262),
+            "io_setup": (206, 0), "io_destroy": (207, 1), "io_submit": (209, 2), "io_cancel": (210, 3),
+            "io_getevents": (208, 4), "io_pgetevents": (333, 292), "memfd_secret": (447, 447), "openat2": (437, 437)}
+# Socket families: the run's network namespace covers AF_UNIX, AF_INET(6) and AF_NETLINK, not
+# AF_VSOCK (one port space for the machine: a run bound the host's vsock ports) or the other
+# families; socket() and socketpair() of any other family get EAFNOSUPPORT.
+SOCKET_CALLS = {"socket": (41, 198), "socketpair": (53, 199)}
+SOCKET_FAMILIES = (1, 2, 10, 16)  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+# The disk and the page cache are the machine's: posix_fadvise(DONTNEED / NOREUSE) on any readable
+# file drops its cached pages for everyone (with O_DIRECT reads, one run made the host's fsync
+# 200x slower and its imports 12x): that advice succeeds without effect, and open/openat with
+# O_DIRECT get EINVAL (a file system without it answers the same), so a run's reads go through the
+# page cache its own memory group pays for.
+FADVISE = (221, 223)
+FADV_DONTNEED, FADV_NOREUSE = 4, 5
+OPEN, OPENAT = (2, None), (257, 56)
+O_DIRECT = (0o40000, 0o200000)
 # fcntl(F_SETPIPE_SZ) past a pipe's default size gets EPERM (what the kernel answers past its
 # limit): the pages of enlarged pipes count per uid (fs.pipe-user-pages-soft), and one run
 # enlarging its pipes left every other run unable to enlarge one. Shrinking stays allowed.
@@ -476,7 +498,7 @@ CLONE_NEW_FLAGS = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | 
 X32_BIT = 0x40000000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
-EPERM, ENOSYS = 1, 38
+EPERM, ENOSYS, EINVAL, EAFNOSUPPORT = 1, 38, 22, 97
 _LD_ABS, _JEQ, _JGE, _JGT, _JSET, _RET = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06
 
 
@@ -515,7 +537,7 @@ def only_self_program(own_pid, machine=None):
     if machine not in AUDIT_ARCH:
         raise JailError(f"no seccomp table for {machine}")
     col = 0 if machine == "x86_64" else 1
-    ARG0, ARG1, ARG2 = 16, 24, 32  # low 32 bits of args[0], args[1], args[2] (little-endian)
+    ARG0, ARG1, ARG2, ARG3 = 16, 24, 32, 40  # low 32 bits of args[0..3] (little-endian)
     prog = [(_LD_ABS, 4, 0, 0), (_JEQ, AUDIT_ARCH[machine], 0, "foreign"), (_LD_ABS, 0, 0, 0)]
     if machine == "x86_64":
         prog.append((_JGE, X32_BIT, "foreign", 0))
@@ -527,6 +549,12 @@ def only_self_program(own_pid, machine=None):
         if nums[col] is not None:
             prog.append((_JEQ, nums[col], "foreign", 0))
     prog.append((_JEQ, FCNTL[col], "fcntl", 0))
+    for nums in SOCKET_CALLS.values():
+        prog.append((_JEQ, nums[col], "socket", 0))
+    prog.append((_JEQ, FADVISE[col], "fadvise", 0))
+    if OPEN[col] is not None:
+        prog.append((_JEQ, OPEN[col], "open", 0))
+    prog.append((_JEQ, OPENAT[col], "openat", 0))
     for nums in NO_NEW_NAMESPACES.values():
         prog.append((_JEQ, nums[col], "deny", 0))
     prog.append((_JEQ, CLONE3[col], "foreign", 0))
@@ -536,6 +564,13 @@ def only_self_program(own_pid, machine=None):
     # (the kernel reads F_SETPIPE_SZ's size as 32 bits; a larger value is EINVAL there)
     prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"), (_LD_ABS, ARG2, 0, 0),
              (_JGT, PIPE_DEFAULT_SIZE, "deny", "allow")]
+    prog += [("socket",), (_LD_ABS, ARG0, 0, 0)]
+    prog += [(_JEQ, fam, "allow", 0) for fam in SOCKET_FAMILIES]
+    prog += [(_RET, SECCOMP_RET_ERRNO | EAFNOSUPPORT, 0, 0)]
+    prog += [("fadvise",), (_LD_ABS, ARG3, 0, 0), (_JEQ, FADV_DONTNEED, "noop", 0), (_JEQ, FADV_NOREUSE, "noop", "allow")]
+    prog += [("open",), (_LD_ABS, ARG1, 0, 0), (_JSET, O_DIRECT[col], "einval", "allow")]
+    prog += [("openat",), (_LD_ABS, ARG2, 0, 0), (_JSET, O_DIRECT[col], "einval", "allow")]
+    prog += [("noop",), (_RET, SECCOMP_RET_ERRNO | 0, 0, 0), ("einval",), (_RET, SECCOMP_RET_ERRNO | EINVAL, 0, 0)]
     for name, nums in SELF_ONLY_WHO.items():  # (BPF jumps only forward: these before pid_check)
         prog += [(name,), (_LD_ABS, ARG0, 0, 0), (_JEQ, nums[2], 0, "deny"), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "pid_check", "pid_check")]
     prog += [("pid0",), (_LD_ABS, ARG0, 0, 0), ("pid_check",), (_JEQ, 0, "allow", 0), (_JEQ, own_pid, "allow", 0),
