@@ -168,6 +168,8 @@ def poison(pids: list[int]) -> None:
                     resource.prlimit(p, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
                 except ProcessLookupError:  # a run's process that ended meanwhile
                     pass
+                except PermissionError:  # a spare's processes: their run slot's own uid
+                    pass
             rc = 0
         finally:
             os._exit(rc)
@@ -544,6 +546,142 @@ class TestPerUserKernelCountsAreNotOneRunsToUseUp:
         eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
         assert eve.actual.strip() == "inotify 0 grown 0", eve.actual
         assert_matches(alice, self.ALICE)
+
+
+def kernel_uid(pid: int) -> int:
+    """The real uid of ``pid`` as the machine sees it (outside every user namespace)."""
+    with open(f"/proc/{pid}/status") as fh:
+        return int(next(line for line in fh if line.startswith("Uid:")).split()[1])
+
+
+# a run's own view of its kernel uid: its user namespace maps it to itself
+OWN_UID = "print(open('/proc/self/status').read().split('Uid:')[1].split()[:3], os.getuid())"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid per run slot needs root (the server case)")
+class TestEachRunHasItsSlotsOwnUid:
+    """The kernel keeps some counts per uid whatever the user namespace: each run slot's processes
+    have a kernel uid of their own (below the sandbox's 65534), never the zygote's or another
+    running run's."""
+
+    EVE = """
+        import os, time
+        with open("held.tmp", "w") as fh:
+            fh.write(str(os.getuid()))
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE = snip(f"""
+        import os
+        {OWN_UID}
+        """, expected=None)
+
+    def test_two_runs_at_once_have_two_uids_of_their_own(self, service):
+        zygote_uids = {kernel_uid(pid) for pid in the_zygotes(service)}
+        with eve_holding(service, self.EVE) as held:
+            (eve,) = run_processes(service)
+            eve_uid = kernel_uid(eve)
+            alice = service.client("alice").run(self.ALICE)
+        ids, alice_uid = alice.actual.strip().rsplit("] ", 1)
+        assert ids == f"['{alice_uid}', '{alice_uid}', '{alice_uid}'", alice.actual  # real, effective, saved
+        assert int(held) == eve_uid, (held, eve_uid)
+        assert eve_uid != int(alice_uid), (eve_uid, alice_uid)
+        assert zygote_uids == {65534}, zygote_uids
+        assert {eve_uid, int(alice_uid)} < set(range(65500, 65534)), (eve_uid, alice_uid)
+
+    def test_a_run_cannot_take_the_zygotes_uid_back(self, service):
+        code = snip("""
+            import os
+            for ids in ((65534, 65534, 65534), (-1, 65534, -1), (-1, -1, 65534)):
+                try:
+                    os.setresuid(*ids)
+                    print("took", ids)
+                except OSError as e:
+                    print(e.strerror)
+            print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])
+            """, expected=None)
+        res = service.client("alice").run(code)
+        lines = res.actual.strip().splitlines()
+        # 65534 is not even mapped in its user namespace, and it has no capability left
+        assert lines == ["Invalid argument"] * 3 + ["0000000000000000"], res.actual
+
+
+class TestFilesInFlightAreCountedPerRun:
+    """Files passed over a unix socket and not yet received count per uid against the sender's
+    RLIMIT_NOFILE: a run holding ~20,000 in flight used to make every other learner's
+    ``DataLoader(num_workers=2)`` fail with ``OSError: [Errno 109] Too many references``."""
+
+    EVE = """
+        import array, os, resource, socket, time
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        fd = os.open("/dev/null", os.O_RDONLY)
+        a, b = socket.socketpair()
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 24)
+        fds = array.array("i", [fd] * 253)
+        n, why = 0, "ok"
+        while n < 25000:
+            try:
+                a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+                n += 253
+            except OSError as e:
+                why = e.strerror
+                break
+        with open("held.tmp", "w") as fh:
+            fh.write(f"in flight {n} {why}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE_SENDS = snip("""
+        import os, socket
+        a, b = socket.socketpair()
+        socket.send_fds(a, [b"x"], [os.open("/dev/null", os.O_RDONLY)] * 64)
+        print("sent", len(socket.recv_fds(b, 16, 64)[1]))
+        """, expected="sent 64")
+
+    def test_the_victims_dataloader_and_fd_passing_work(self, service):
+        with eve_holding(service, self.EVE) as held:
+            n = int(held.split()[2])
+            assert n >= 20000, held
+            assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
+            assert_matches(service.client("alice").run(self.ALICE_SENDS), self.ALICE_SENDS)
+
+
+class TestQueuedSignalsAreCountedPerRun:
+    """Queued real-time signals count per uid (RLIMIT_SIGPENDING): a run that queues signals to
+    itself until ``EAGAIN`` used to leave every other run's ``sigqueue`` and ``timer_create``
+    failing with ``EAGAIN``."""
+
+    EVE = """
+        import ctypes, os, signal, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+        n, why = 0, "ok"
+        while n < 1_000_000:
+            if libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(1)) != 0:
+                why = os.strerror(ctypes.get_errno())
+                break
+            n += 1
+        with open("held.tmp", "w") as fh:
+            fh.write(f"queued {n} {why}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE = snip("""
+        import ctypes, os, signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+        rc = libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(1))
+        print("sigqueue", "ok" if rc == 0 else os.strerror(ctypes.get_errno()))
+        timer = ctypes.c_void_p()
+        rc = libc.timer_create(1, None, ctypes.byref(timer))  # CLOCK_MONOTONIC, SIGALRM on expiry
+        print("timer_create", "ok" if rc == 0 else os.strerror(ctypes.get_errno()))
+        """, expected="sigqueue ok\ntimer_create ok")
+
+    def test_the_victims_sigqueue_and_timer_create_work(self, service):
+        with eve_holding(service, self.EVE) as held:
+            assert held.endswith("Resource temporarily unavailable"), held
+            assert_matches(service.client("alice").run(self.ALICE), self.ALICE)
 
 
 class TestARunCannotUseUpTheUidsNamespaces:

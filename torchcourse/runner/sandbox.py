@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,21 @@ def sandbox_uid() -> tuple[int, int]:
         return int(uid), int(gid or uid)
     except ValueError:
         return 65534, 65534
+
+
+def slot_uids(base: int, slots: int) -> list[int]:
+    """Each run slot's own kernel uid, counted down from below the sandbox's uid (65534: 65533,
+    65532, …), skipping every uid that names a user of this machine (``/etc/passwd``, NSS)."""
+    import pwd
+
+    out, uid = [], base - 1
+    while len(out) < slots and uid > 0:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            out.append(uid)
+        uid -= 1
+    return out
 
 
 def _under(path: str, root: str) -> bool:
@@ -140,8 +156,8 @@ def private_mounts() -> bool:
     return True
 
 
-def _mount_tmpfs(path: str, size: int, uid: int, gid: int) -> bool:
-    opts = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
+def _mount_tmpfs(path: str, size: int, uid: int, gid: int, mode: int = 0o700) -> bool:
+    opts = f"size={size},mode={mode:04o},uid={uid},gid={gid}".encode()
     return _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) == 0
 
 
@@ -163,6 +179,9 @@ class Sandbox:
         self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
         self.privileged = os.geteuid() == 0
         self.uid, self.gid = sandbox_uid() if self.privileged else (os.getuid(), os.getgid())
+        # root: every run slot's processes have a uid of their own (slot_uids) and the sandbox's
+        # gid, so the run directories give the group what they give the owner
+        self.dir_mode = 0o770 if self.privileged else 0o700
         from torchcourse.runner.cgroups import sweep_dead
 
         sweep_dead(root or tempfile.gettempdir(), "tc-sandbox-", shutil.rmtree)  # left by a killed sandbox
@@ -171,10 +190,10 @@ class Sandbox:
         self.zygote_root = os.path.join(self.root, "zyg")
         for d in (self.runs_root, self.zygote_root):
             os.mkdir(d, 0o700)
-            self.own(d)
+            self.own(d, group=d == self.runs_root)  # (only the zygote's uid uses the zygotes' directory)
         self.runs_on_tmpfs = False
         if runs_tmpfs and _PRIVATE_MOUNTS[0]:
-            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid)
+            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid, self.dir_mode)
             # shared: each run's own tmpfs, mounted on its directory later (run_space), reaches the
             # zygote's bwrap (whose copy of this mount is its slave) and the runs forked from it
             if self.runs_on_tmpfs and _libc().mount(None, self.runs_root.encode(), None, MS_SHARED, None) != 0:
@@ -193,15 +212,33 @@ class Sandbox:
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
     # -- files -----------------------------------------------------------------------------
-    def own(self, path: str) -> None:
-        """Give ``path`` (and everything in it) to the sandbox's uid (root only; else a no-op)."""
+    def own(self, path: str, group: bool = True) -> None:
+        """Give ``path`` (and everything in it) to the sandbox's uid and gid, with ``group`` the
+        group with the owner's rights (root only; else a no-op): a warm run's processes have their
+        run slot's own uid (:meth:`slot_uids`) and the sandbox's gid. Which run reaches which
+        directory is Landlock's to say (each run only its own)."""
         if not self.privileged:
             return
-        os.chown(path, self.uid, self.gid)
+
+        def give(p: str) -> None:
+            os.lchown(p, self.uid, self.gid)
+            st = os.lstat(p)
+            if group and not stat.S_ISLNK(st.st_mode):
+                mode = stat.S_IMODE(st.st_mode)
+                if (mode >> 3) & 0o7 != (mode >> 6) & 0o7:
+                    os.chmod(p, (mode & ~0o070) | ((mode & 0o700) >> 3))
+
+        give(path)
         if os.path.isdir(path):
             for dirpath, dirnames, filenames in os.walk(path):
                 for n in dirnames + filenames:
-                    os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
+                    give(os.path.join(dirpath, n))
+
+    def slot_uids(self) -> list[int]:
+        """The run slots' own uids (root with run slots: see :func:`slot_uids`), else []."""
+        if not (self.privileged and self.slot_fds):
+            return []
+        return slot_uids(self.uid, len(self.slot_fds))
 
     def run_space(self, base: str, size: int) -> None:
         """A tmpfs of ``size`` bytes on one run's ``tc-run-*`` directory (its files moved into it):
@@ -213,7 +250,7 @@ class Sandbox:
         for name in os.listdir(run):
             with open(os.path.join(run, name), "rb") as fh:
                 saved[name] = fh.read()
-        if not _mount_tmpfs(base, size, self.uid, self.gid):
+        if not _mount_tmpfs(base, size, self.uid, self.gid, self.dir_mode):
             return
         self.run_mounts.add(base)
         os.mkdir(run)
@@ -250,13 +287,16 @@ class Sandbox:
             spec["hide"] = [self.zygote_root]
         if relative and self.slot_fds:
             spec["slots"] = [list(fds) for fds in self.slot_fds]
+            if self.slot_uids():
+                spec["uids"] = self.slot_uids()
         return spec
 
     def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
         args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session"]
         if self.privileged:
-            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for tc_jail --drop only
+            # for tc_jail --drop (the zygote keeps CAP_SETUID alone: tc_jail.take_uid)
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
             args += ["--unshare-user"]
         args += ["--tmpfs", "/tmp"]
@@ -304,12 +344,14 @@ class Sandbox:
         """Before bwrap (root): the proc anchor's mount namespace (tc_jail.proc_anchor)."""
         return [self.python, "-I", "-S", JAIL_SCRIPT, "--proc-anchor", self.proc_anchor, "--"] if self.proc_anchor else []
 
-    def _drop(self) -> list[str]:
-        return [self.python, "-I", "-S", JAIL_SCRIPT, "--drop", f"{self.uid}:{self.gid}", "--"] if self.privileged else []
+    def _drop(self, keep_setuid: bool = False) -> list[str]:
+        how = "--drop-keep-setuid" if keep_setuid else "--drop"
+        return [self.python, "-I", "-S", JAIL_SCRIPT, how, f"{self.uid}:{self.gid}", "--"] if self.privileged else []
 
     def zygote_command(self, zygote_dir: str) -> list[str]:
-        """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid."""
-        return [*self._anchor(), *self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop()]
+        """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid —
+        keeping CAP_SETUID when there are run slots, to give each slot's runs its own uid."""
+        return [*self._anchor(), *self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop(bool(self.slot_uids()))]
 
     def cold_wrap(self, base: str) -> tuple[list[str], list[str]]:
         """(outer, inner) for execute.run_cold: bwrap binding only this run's directory, and the
