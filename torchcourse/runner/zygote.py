@@ -373,13 +373,13 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
         os._exit(70)
     if pid == 0:
         try:
+            if uid is not None:  # (first: a change of uid clears the parent-death signal)
+                _take_slot_uid(uid, None, jail_fd)
+                _SLOT_UID[0] = uid
             tc_supervise.child_setup()
             sock.close()
             os.close(done_r)
             _join_slot(slot_fd)
-            if uid is not None:
-                _take_slot_uid(uid, None, jail_fd)
-                _SLOT_UID[0] = uid
             _prepare_snippet_process()
             if _JAIL[0] is not None:
                 _prepare_jail()
@@ -419,11 +419,11 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
         pid = os.fork()
         if pid == 0:
             try:
-                tc_supervise.child_setup()
-                _join_slot(slot_fd)
-                if uid is not None:
+                if uid is not None:  # (first: a change of uid clears the parent-death signal)
                     _take_slot_uid(uid, None, jail_fd)
                     _SLOT_UID[0] = uid
+                tc_supervise.child_setup()
+                _join_slot(slot_fd)
                 _prepare_snippet_process()
             except BaseException:
                 os._exit(70)
