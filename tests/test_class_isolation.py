@@ -589,6 +589,13 @@ class TestEachRunHasItsSlotsOwnUid:
         assert zygote_uids == {65534}, zygote_uids
         assert {eve_uid, int(alice_uid)} < set(range(65500, 65534)), (eve_uid, alice_uid)
 
+    def test_a_cold_run_has_neither_the_zygotes_uid_nor_a_running_runs(self, service):
+        with eve_holding(service, self.EVE) as held:
+            cold = service.client("alice").run(self.ALICE, cold=True)
+        cold_uid = int(cold.actual.strip().rsplit("] ", 1)[1])
+        assert cold_uid not in (65534, int(held)), (cold_uid, held)
+        assert 65500 <= cold_uid < 65534, cold_uid
+
     def test_a_run_cannot_take_the_zygotes_uid_back(self, service):
         code = snip("""
             import os
@@ -681,6 +688,33 @@ class TestQueuedSignalsAreCountedPerRun:
     def test_the_victims_sigqueue_and_timer_create_work(self, service):
         with eve_holding(service, self.EVE) as held:
             assert held.endswith("Resource temporarily unavailable"), held
+            assert_matches(service.client("alice").run(self.ALICE), self.ALICE)
+
+
+class TestPipePagesAreCountedPerRun:
+    """The pages of pipe buffers count per uid (fs.pipe-user-pages-soft, 16384 pages): a run
+    holding a few thousand pipes used to leave every other run's new pipes 8 KiB of buffer
+    instead of 64 KiB."""
+
+    EVE = """
+        import fcntl, os, resource, time
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        pipes = [os.pipe() for _ in range(1100)]
+        with open("held.tmp", "w") as fh:
+            fh.write(f"pipes {len(pipes)} last {fcntl.fcntl(pipes[-1][1], fcntl.F_GETPIPE_SZ)}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE = snip("""
+        import fcntl, os
+        r, w = os.pipe()
+        print("pipe", fcntl.fcntl(w, fcntl.F_GETPIPE_SZ))
+        """, expected="pipe 65536")
+
+    def test_the_victims_new_pipes_keep_their_size(self, service):
+        with eve_holding(service, self.EVE) as held:
+            assert held == "pipes 1100 last 8192", held  # past the soft limit: its own pipes shrink
             assert_matches(service.client("alice").run(self.ALICE), self.ALICE)
 
 

@@ -25,6 +25,7 @@ filter of our own. Two layers:
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -71,6 +72,11 @@ def sandbox_uid() -> tuple[int, int]:
         return int(uid), int(gid or uid)
     except ValueError:
         return 65534, 65534
+
+
+@functools.lru_cache(maxsize=16)
+def _slot_uids(base: int, slots: int) -> tuple[int, ...]:
+    return tuple(slot_uids(base, slots))
 
 
 def slot_uids(base: int, slots: int) -> list[int]:
@@ -203,6 +209,8 @@ class Sandbox:
         # the run slots' cgroup.procs (each slot's memory group's, and its cpu group's on cgroup v1),
         # handed to the zygote (SandboxRunner)
         self.slot_fds: list[list[int]] = []
+        self._cold_uids: dict[str, int] = {}  # a cold run's tc-run-* directory -> its uid (cold_uid)
+        self._uids_lock = threading.Lock()
         # root: a proc of an empty PID namespace, bound into the sandbox, lets each run mount a
         # /proc of its own PID namespace (tc_jail.proc_anchor)
         self.proc_anchor = os.path.join(self.root, "proc") if self.privileged else None
@@ -235,10 +243,27 @@ class Sandbox:
                     give(os.path.join(dirpath, n))
 
     def slot_uids(self) -> list[int]:
-        """The run slots' own uids (root with run slots: see :func:`slot_uids`), else []."""
+        """The run slots' own uids (root with run slots: see :func:`slot_uids`) and one more for
+        a warm run that finds no slot free, else []."""
         if not (self.privileged and self.slot_fds):
             return []
-        return slot_uids(self.uid, len(self.slot_fds))
+        return list(_slot_uids(self.uid, len(self.slot_fds) + 1))
+
+    def cold_uid(self, base: str) -> int:
+        """The uid of the cold run in ``base`` (until :meth:`release`): with run slots, a free one
+        of as many uids again below the slots' (the zygote's uid sends files over unix sockets to
+        every warm run: a cold run with that uid could use up its count of files in flight);
+        without, the sandbox's uid."""
+        n = len(self.slot_fds) + 1
+        if not self.slot_uids():
+            return self.uid
+        with self._uids_lock:
+            if base not in self._cold_uids:
+                pool = _slot_uids(self.uid, 2 * n)[n:]
+                used = set(self._cold_uids.values())
+                # (more cold runs at once than slots: the last ones share a uid, never the zygote's)
+                self._cold_uids[base] = next((u for u in pool if u not in used), pool[-1])
+            return self._cold_uids[base]
 
     def run_space(self, base: str, size: int) -> None:
         """A tmpfs of ``size`` bytes on one run's ``tc-run-*`` directory (its files moved into it):
@@ -259,6 +284,8 @@ class Sandbox:
                 fh.write(data)
 
     def release(self, base: str) -> None:
+        with self._uids_lock:
+            self._cold_uids.pop(base, None)
         if base in self.run_mounts:
             self.run_mounts.discard(base)
             _umount(base)
@@ -344,9 +371,10 @@ class Sandbox:
         """Before bwrap (root): the proc anchor's mount namespace (tc_jail.proc_anchor)."""
         return [self.python, "-I", "-S", JAIL_SCRIPT, "--proc-anchor", self.proc_anchor, "--"] if self.proc_anchor else []
 
-    def _drop(self, keep_setuid: bool = False) -> list[str]:
+    def _drop(self, keep_setuid: bool = False, uid: int | None = None) -> list[str]:
         how = "--drop-keep-setuid" if keep_setuid else "--drop"
-        return [self.python, "-I", "-S", JAIL_SCRIPT, how, f"{self.uid}:{self.gid}", "--"] if self.privileged else []
+        uid = self.uid if uid is None else uid
+        return [self.python, "-I", "-S", JAIL_SCRIPT, how, f"{uid}:{self.gid}", "--"] if self.privileged else []
 
     def zygote_command(self, zygote_dir: str) -> list[str]:
         """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid —
@@ -359,7 +387,7 @@ class Sandbox:
         import json
 
         spec = {**self.jail_spec(relative=False), "dir": base}
-        outer = [*self._anchor(), *self.bwrap_args([base], os.path.join(base, "run")), *self._drop()]
+        outer = [*self._anchor(), *self.bwrap_args([base], os.path.join(base, "run")), *self._drop(uid=self.cold_uid(base))]
         inner = [self.python, "-I", "-S", JAIL_SCRIPT, "--confine", json.dumps(spec), "--"]
         return outer, inner
 

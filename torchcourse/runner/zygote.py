@@ -512,8 +512,8 @@ def main(argv=None):
     # the longest free first; never one that a run of the zygote this one replaced still holds
     free_slots = [i for i in range(len(slot_fds)) if i not in set((_JAIL[0] or {}).get("busy") or ())]
     slot_of = {}  # supervisor pid -> its slot
-    # each run slot's own kernel uid (a root sandbox: this process keeps CAP_SETUID for handing
-    # them out, see _take_slot_uid); a run without a slot keeps this process's uid
+    # each run slot's own kernel uid, and one more for a run that finds no slot free (a root
+    # sandbox: this process keeps CAP_SETUID for handing them out, see _take_slot_uid)
     slot_uids = list((_JAIL[0] or {}).get("uids") or [])
     # supervisor pid -> the read end of its snippet process's confinement pipe (a sandbox): the
     # word on it, not the run's output or exit code, says whether confinement failed
@@ -538,7 +538,10 @@ def main(argv=None):
     def take_slot():
         """(slot, its fd, the other slots' fds to close in the child, its uid)."""
         slot = free_slots.pop(0) if free_slots else None
-        uid = slot_uids[slot] if slot is not None and slot < len(slot_uids) else None
+        if slot is not None:
+            uid = slot_uids[slot] if slot < len(slot_uids) else None
+        else:  # (no slot free: the uid after the slots', never this process's own)
+            uid = slot_uids[len(slot_fds)] if len(slot_uids) > len(slot_fds) else None
         return slot, (slot_fds[slot] if slot is not None else None), [fd for i, fds in enumerate(slot_fds) if i != slot for fd in fds], uid
 
     def make_spare():
