@@ -548,10 +548,19 @@ class TestPerUserKernelCountsAreNotOneRunsToUseUp:
         assert_matches(alice, self.ALICE)
 
 
+def status_field(pid: int, name: str) -> list[str]:
+    with open(f"/proc/{pid}/status") as fh:
+        return next(line for line in fh if line.startswith(name + ":")).split()[1:]
+
+
 def kernel_uid(pid: int) -> int:
     """The real uid of ``pid`` as the machine sees it (outside every user namespace)."""
-    with open(f"/proc/{pid}/status") as fh:
-        return int(next(line for line in fh if line.startswith("Uid:")).split()[1])
+    return int(status_field(pid, "Uid")[0])
+
+
+def parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        return int(fh.read().rsplit(b")", 1)[1].split()[1])
 
 
 # a run's own view of its kernel uid: its user namespace maps it to itself
@@ -577,11 +586,19 @@ class TestEachRunHasItsSlotsOwnUid:
         """, expected=None)
 
     def test_two_runs_at_once_have_two_uids_of_their_own(self, service):
-        zygote_uids = {kernel_uid(pid) for pid in the_zygotes(service)}
+        zygotes = the_zygotes(service)
+        zygote_uids = {kernel_uid(pid) for pid in zygotes}
         with eve_holding(service, self.EVE) as held:
             (eve,) = run_processes(service)
             eve_uid = kernel_uid(eve)
+            supervisor = parent(eve)
+            # the supervisor keeps the zygote's uid as its saved uid only; neither holds a capability
+            assert status_field(supervisor, "Uid") == [str(eve_uid)] * 2 + ["65534", str(eve_uid)]
+            for pid in (eve, supervisor):
+                assert status_field(pid, "CapPrm") == status_field(pid, "CapAmb") == ["0000000000000000"], pid
             alice = service.client("alice").run(self.ALICE)
+        for pid in zygotes:  # the zygote holds CAP_SETUID alone, to hand the uids out
+            assert status_field(pid, "CapEff") == status_field(pid, "CapPrm") == ["0000000000000080"], pid
         ids, alice_uid = alice.actual.strip().rsplit("] ", 1)
         assert ids == f"['{alice_uid}', '{alice_uid}', '{alice_uid}'", alice.actual  # real, effective, saved
         assert int(held) == eve_uid, (held, eve_uid)

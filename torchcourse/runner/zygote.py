@@ -310,13 +310,18 @@ def _take_slot_uid(uid, saved=None, jail_fd=None):
     a uid of its own, a run that uses one up uses up its own. The supervisor keeps the zygote's
     uid as its saved uid (``saved``), so the zygote can still signal it; the snippet process keeps
     none. On failure the zygote is told the confinement failed (``jail_fd``) and the process
-    exits: no snippet runs with the zygote's uid or capability."""
-    if uid is None:
+    exits: no snippet runs with the zygote's uid or capability. ``uid`` None: the process keeps
+    the zygote's uid, and drops the zygote's capability if it holds one."""
+    holds_setuid = bool((_JAIL[0] or {}).get("uids"))  # (the zygote was given uids to hand out)
+    if uid is None and not holds_setuid:
         return
     try:
         import tc_jail
 
-        tc_jail.take_uid(uid, saved)
+        if uid is None:
+            tc_jail.drop_capabilities()
+        else:
+            tc_jail.take_uid(uid, saved)
     except BaseException:
         _jail_word(jail_fd, JAIL_FAILED_WORD)
         os._exit(70)
@@ -373,9 +378,8 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
         os._exit(70)
     if pid == 0:
         try:
-            if uid is not None:  # (first: a change of uid clears the parent-death signal)
-                _take_slot_uid(uid, None, jail_fd)
-                _SLOT_UID[0] = uid
+            _take_slot_uid(uid, None, jail_fd)  # (first: a change of uid clears the parent-death signal)
+            _SLOT_UID[0] = uid
             tc_supervise.child_setup()
             sock.close()
             os.close(done_r)
@@ -419,9 +423,8 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
         pid = os.fork()
         if pid == 0:
             try:
-                if uid is not None:  # (first: a change of uid clears the parent-death signal)
-                    _take_slot_uid(uid, None, jail_fd)
-                    _SLOT_UID[0] = uid
+                _take_slot_uid(uid, None, jail_fd)  # (first: a change of uid clears the parent-death signal)
+                _SLOT_UID[0] = uid
                 tc_supervise.child_setup()
                 _join_slot(slot_fd)
                 _prepare_snippet_process()
