@@ -586,16 +586,21 @@ class TestEachRunHasItsSlotsOwnUid:
         """, expected=None)
 
     def test_two_runs_at_once_have_two_uids_of_their_own(self, service):
-        zygotes = the_zygotes(service)
-        zygote_uids = {kernel_uid(pid) for pid in zygotes}
         with eve_holding(service, self.EVE) as held:
+            zygotes = the_zygotes(service)
+            zygote_uids = {kernel_uid(pid) for pid in zygotes}
             (eve,) = run_processes(service)
             eve_uid = kernel_uid(eve)
-            supervisor = parent(eve)
-            # the supervisor keeps the zygote's uid as its saved uid only; neither holds a capability
-            assert status_field(supervisor, "Uid") == [str(eve_uid)] * 2 + ["65534", str(eve_uid)]
-            for pid in (eve, supervisor):
+            chain = [eve]  # the snippet, its PID namespace's init, the run's first process, its supervisor
+            while parent(chain[-1]) not in zygotes:
+                chain.append(parent(chain[-1]))
+            assert len(chain) == 4, chain
+            # the supervisor keeps the zygote's uid as its saved uid only; no process of the run holds a capability
+            assert status_field(chain[-1], "Uid") == [str(eve_uid)] * 2 + ["65534", str(eve_uid)]
+            for pid in chain:
                 assert status_field(pid, "CapPrm") == status_field(pid, "CapAmb") == ["0000000000000000"], pid
+            for pid in chain[:-1]:
+                assert status_field(pid, "Uid") == [str(eve_uid)] * 4, pid
             alice = service.client("alice").run(self.ALICE)
         for pid in zygotes:  # the zygote holds CAP_SETUID alone, to hand the uids out
             assert status_field(pid, "CapEff") == status_field(pid, "CapPrm") == ["0000000000000080"], pid
