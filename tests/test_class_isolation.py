@@ -193,6 +193,10 @@ def attack_while_alice_runs(service, eve_code: str, alice=ALICE_LONG):
 
 
 class TestARunCannotChangeAnotherRunsLimitsOrScheduling:
+    """eve tries every pid she can see. Her run's PID namespace shows only her own run's; pinning
+    those to one core is allowed (libraries pin their threads by id), so alice's run and the
+    zygote's later runs must still have every core."""
+
     EVE = """
         import os, resource
         me = os.getpid()
@@ -201,9 +205,12 @@ class TestARunCannotChangeAnotherRunsLimitsOrScheduling:
             if not name.isdigit() or int(name) == me:
                 continue
             pid = int(name)
+            try:
+                os.sched_setaffinity(pid, {0})
+            except OSError:
+                pass
             for call in (lambda: resource.prlimit(pid, resource.RLIMIT_CPU, (0, 0)),
                          lambda: resource.prlimit(pid, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20)),
-                         lambda: os.sched_setaffinity(pid, {0}),
                          lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)),
                          lambda: os.setpriority(os.PRIO_PROCESS, pid, 19)):
                 try:
@@ -237,6 +244,27 @@ class TestARunMayStillChangeItsOwnLimits:
             os.sched_setaffinity(0, {0})
             print(resource.getrlimit(resource.RLIMIT_NOFILE), os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0))
             """, expected="(64, 64) 5 {0}")
+        assert_matches(service.client("alice").run(code), code)
+
+    def test_a_thread_of_the_run_is_pinned_by_its_id(self, service):
+        """What onnxruntime does for its worker threads (chapter 10's ONNX Runtime snippets):
+        sched_setaffinity on a thread id of its own process."""
+        code = snip("""
+            import os, threading
+            ready, go = threading.Event(), threading.Event()
+            tid = []
+            def worker():
+                tid.append(threading.get_native_id())
+                ready.set()
+                go.wait()
+            t = threading.Thread(target=worker)
+            t.start()
+            ready.wait()
+            os.sched_setaffinity(tid[0], {0})
+            print(os.sched_getaffinity(tid[0]), tid[0] != os.getpid())
+            go.set()
+            t.join()
+            """, expected="{0} True")
         assert_matches(service.client("alice").run(code), code)
 
 
@@ -459,6 +487,120 @@ class TestARunsDirectoryIsBoundedOnItsOwn:
         eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
         assert eve.actual.strip() == "full True 28", eve.actual
         assert_matches(alice, self.ALICE)
+
+
+def open_files() -> int:
+    """Open files of the whole machine (the first field of fs.file-nr)."""
+    with open("/proc/sys/fs/file-nr") as fh:
+        return int(fh.read().split()[0])
+
+
+class TestARunHoldsAtMostItsShareOfTheOpenFileTable:
+    """The machine has one open-file table (fs.file-max) and a file that is mapped and then
+    closed stays open without a descriptor, so RLIMIT_NOFILE does not bound it: four processes of
+    one run mapping files one by one would fill it within seconds (the host's programs then
+    cannot open a file). A run is stopped once it holds more than its cap, with a verdict that
+    says so; the other learner's DataLoader run, which opens files itself, still matches."""
+
+    EVE = """
+        import ctypes, os, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        with open("f", "wb") as fh:
+            fh.write(b"x" * 4096)
+        kids = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                for i in range(60000):
+                    fd = os.open("f", os.O_RDONLY)
+                    libc.mmap(None, 4096, 1, 1, fd, 0)
+                    os.close(fd)
+                time.sleep(20)  # (held)
+                os._exit(0)
+            kids.append(pid)
+        for pid in kids:
+            os.waitpid(pid, 0)
+        print("all held")
+        """
+
+    def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service):
+        from torchcourse.runner.fileguard import RUN_FILES
+
+        base = open_files()
+        peak = [base]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], open_files())
+                done.wait(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            eve, alice = attack_while_alice_runs(service, self.EVE, alice=ALICE_DATALOADER)
+        finally:
+            done.set()
+            sampler.join(5)
+        assert "all held" not in eve.actual, eve.actual
+        assert "打开文件表" in eve.message and f"{RUN_FILES:,}" in eve.message, eve.message
+        assert eve.status != "match"
+        assert_matches(alice, ALICE_DATALOADER)
+        assert peak[0] - base < 2 * RUN_FILES, (base, peak[0])
+        wait_for(lambda: open_files() < base + 20_000, "the run's files were not released")
+
+
+class TestARunsKernelMemoryIsBounded:
+    """epoll watches are one count per uid for the whole machine (fs.epoll.max_user_watches), paid
+    for in kernel memory: a run adding watches, within its own memory limit, would use them all
+    up and another learner's asyncio.run() would fail. A run that adds more kernel memory than its
+    cap is stopped, with a verdict that says so; the other learner's asyncio run matches."""
+
+    EVE = """
+        import os, select
+        fds = [fd for _ in range(500) for fd in os.pipe()]
+        eps, n = [], 0
+        for _ in range(1500):  # 1,500,000 watches (~240 MB of kernel memory) when nothing stops it
+            ep = select.epoll()
+            for fd in fds:
+                ep.register(fd, select.EPOLLIN)
+            eps.append(ep)
+            n += len(fds)
+        print("watches", n)
+        """
+    ALICE = snip("""
+        import asyncio, time
+        async def main():
+            await asyncio.sleep(0.2)
+            return "ok"
+        time.sleep(1)
+        print(asyncio.run(main()))
+        """, expected="ok")
+
+    def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service):
+        from torchcourse.runner.fileguard import RUN_KMEM
+
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
+        assert "watches" not in eve.actual, eve.actual
+        assert "内核内存" in eve.message and f"{RUN_KMEM >> 20} MB" in eve.message, eve.message
+        assert_matches(alice, self.ALICE)
+
+
+class TestAClassLearnerIsToldWhichLimitEndedTheirRun:
+    """The class's client judges the output again against the learner's own course: the
+    sandbox's word on the limit that ended the run stays at the start of the verdict, and such a
+    run is not kept in the learner's cache (the next run is a real one, told again)."""
+
+    def test_the_per_process_memory_note_reaches_the_learner(self, service):
+        client = service.client("alice")
+        big = snip("x = bytearray(3 << 30)\n", expected=None)
+        for _ in range(2):
+            res = client.run(big)
+            assert "MemoryError" in res.actual
+            assert "这次运行的一个进程达到了每个进程的内存上限" in res.message, res.message
+            assert not res.cached
 
 
 class TestARunSeesOnlyItsOwnProcesses:

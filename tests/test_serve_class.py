@@ -202,13 +202,14 @@ def test_a_class_may_listen_beyond_this_machine(tmp_path, serve):
 
 
 class TestAClassNamesTheKernelLimitsOneLearnerCouldUseUp:
-    """fs.file-max is one table for the whole machine: a run that maps and closes files keeps each
-    open and filled it in seconds (another learner's run hung, the host's programs could open no
-    file). Set high, only each run's own memory limit bounds it; serve says so, with the command."""
+    """fs.file-max is one table for the whole machine and each run may hold up to ~200,000 files
+    before the sandbox stops it: a table smaller than every slot's share together could still be
+    filled (another learner's run would hang, the host's programs open no file); serve says so,
+    with the command. A nonzero pipe-user-pages-hard turns the uid's pipe pages into failures."""
 
     @staticmethod
     def sysctls(tmp_path, file_max: str, pipe_hard: str = "0") -> str:
-        (tmp_path / "fs").mkdir()
+        (tmp_path / "fs").mkdir(parents=True)
         (tmp_path / "fs" / "file-max").write_text(file_max + "\n")
         (tmp_path / "fs" / "pipe-user-pages-hard").write_text(pipe_hard + "\n")
         return str(tmp_path)
@@ -216,15 +217,16 @@ class TestAClassNamesTheKernelLimitsOneLearnerCouldUseUp:
     def test_a_low_file_max_and_a_hard_pipe_limit_are_named_with_the_fix(self, tmp_path):
         from torchcourse.serve.classroom import kernel_limit_warnings
 
-        warnings = kernel_limit_warnings(2, self.sysctls(tmp_path, "2466252", "1024"))
+        warnings = kernel_limit_warnings(2, self.sysctls(tmp_path, "300000", "1024"))
         assert len(warnings) == 2
-        assert "fs.file-max 只有 2466252" in warnings[0] and "sysctl -w fs.file-max=9223372036854775807" in warnings[0]
+        assert "fs.file-max 只有 300000" in warnings[0] and "至少 800000" in warnings[0] and "sysctl -w fs.file-max=9223372036854775807" in warnings[0]
         assert "fs.pipe-user-pages-hard 是 1024" in warnings[1] and "sysctl -w fs.pipe-user-pages-hard=0" in warnings[1]
 
     def test_a_machine_set_up_for_a_class_gets_no_warning(self, tmp_path):
         from torchcourse.serve.classroom import kernel_limit_warnings
 
         assert kernel_limit_warnings(2, self.sysctls(tmp_path, "9223372036854775807")) == []
+        assert kernel_limit_warnings(2, self.sysctls(tmp_path / "here", "2466252")) == []  # (this machine's)
 
     def test_serve_prints_this_machines_warnings_when_the_class_starts(self, tmp_path, serve):
         from torchcourse.serve.classroom import kernel_limit_warnings

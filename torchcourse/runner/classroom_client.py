@@ -133,6 +133,9 @@ class ClassroomClient:
         out = core.verdict(snippet, res.actual, res.seconds, res.returncode, res.signal, res.truncated, "exited", cached=cached,
                            recorded=self.recorded, installed=self.installed, libraries=self.preload)
         out.frames = res.frames
+        if res.limit_note:  # (the sandbox's word on the limit that ended the run)
+            out.limit_note = res.limit_note
+            out.message = (res.limit_note + " " + out.message).strip()
         return out
 
     def start(self) -> None:
@@ -208,7 +211,7 @@ class ClassroomClient:
                     elif "result" in msg:
                         res = _result_from_json(msg["result"])
                         if res.status in ("match", "mismatch"):  # it ran to its end: judged here, as a lone Runner judges
-                            if key is not None and not res.cached:
+                            if key is not None and not res.cached and not res.limit_note:
                                 self.cache.put(key, {"actual": res.actual, "seconds": res.seconds, "returncode": res.returncode, "signal": res.signal, "truncated": res.truncated, "mode": "classroom", "frames": res.frames})
                             res = self._verdict(snippet, res, cached=False)
                         return res

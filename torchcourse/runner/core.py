@@ -101,6 +101,9 @@ class RunResult:
     # set on a mismatch on a release the output was not recorded on (releases.release_note)
     release_note: str = ""
     reference_match: bool | None = None  # did the actual output match the reference block too
+    # the sandbox's word on which of its limits ended the run (memory, open files): the start of
+    # ``message``, kept apart so that a verdict made again elsewhere (the class's client) keeps it
+    limit_note: str = ""
 
     @property
     def ok(self) -> bool:

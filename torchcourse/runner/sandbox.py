@@ -37,6 +37,7 @@ from pathlib import Path
 
 from torchcourse.runner import core, execute
 from torchcourse.runner.cgroups import Cgroups
+from torchcourse.runner.fileguard import FileGuard
 
 RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 JAIL_SCRIPT = os.path.join(RUNNER_DIR, "tc_jail.py")
@@ -396,6 +397,10 @@ MSG_RUN_MEM = "🧱 这次运行用完了它自己的内存上限（{mb} MB，�
 MSG_CLASS_MEM = "🧱 沙箱里同时进行的所有运行合计的内存总上限（{mb} MB）用完了（不是这次运行自己的上限），系统终止了这次运行占内存最多的进程"
 MSG_PROCESS_MEM = "🧱 这次运行的一个进程达到了每个进程的内存上限（{mb} MB 地址空间），内存分配失败"
 MSG_NO_RUN_LIMIT = "（这台机器上没有按次运行合计的内存上限，只有每个进程的上限）"
+MSG_RUN_FILES = ("🗂️ 这次运行同时持有的文件（打开的文件描述符加上文件映射）超过了每次运行的上限 {cap:,} 个"
+                 "（停止时约 {n:,} 个），它的所有进程已被终止：整台机器只有一张打开文件表，由所有运行共用")
+MSG_RUN_KMEM = ("🧱 这次运行占用的内核内存（打开的文件、内存映射、epoll 监视、管道等）超过了每次运行的上限 {cap} MB"
+                "（停止时约 {n} MB），它的所有进程已被终止：这些内核表由整台机器的所有运行共用")
 _OOM_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory")
 
 
@@ -434,6 +439,8 @@ class SandboxRunner(core.Runner):
                                slots=jobs + 2, slot_mem=sb.mem, enabled=cgroups)
         if self.cgroups.slots:
             sb.slot_fds = self.cgroups.slot_fds()
+        # the files each run holds at once (the machine's one open-file table): see fileguard
+        self.guard = FileGuard(v2=self.cgroups.v2) if self.cgroups.slots else None
         self._slot = threading.local()  # this thread's run: its memory group and its counters before
         self._slots_held: dict[int, int] = {}  # run slot -> warm runs in flight there (any zygote)
         self._slots_lock = threading.Lock()
@@ -469,6 +476,12 @@ class SandboxRunner(core.Runner):
                 self._slots_held[slot] = self._slots_held.get(slot, 0) + 1
         self._slot.group = group
         self._slot.before = self.cgroups.counters(group)
+        self._watch(group)
+
+    def _watch(self, group: str | None) -> None:
+        if self.guard is not None and group is not None:
+            self.guard.unwatch(getattr(self._slot, "watch", None))  # (a retried run's first try)
+            self._slot.watch = self.guard.watch(group)
 
     def _on_slot_end(self, slot) -> None:
         if isinstance(slot, int):
@@ -480,6 +493,13 @@ class SandboxRunner(core.Runner):
         """Say whose memory limit ended the run: its own run's (all its processes together), the
         class's total, or one process's own limit (RLIMIT_AS: MemoryError)."""
         group = getattr(self._slot, "group", None)
+        stopped = self.guard.unwatch(getattr(self._slot, "watch", None)) if self.guard is not None else None
+        self._slot.watch = None
+        if stopped:
+            why, n = stopped
+            self._note(res, MSG_RUN_FILES.format(cap=self.guard.cap, n=n) if why == "files"
+                       else MSG_RUN_KMEM.format(cap=self.guard.kmem_cap >> 20, n=n >> 20))
+            return
         kills, fail = self.cgroups.counters(group)
         b_kills, b_fail = getattr(self._slot, "before", (0, 0))
         run_mb, total_mb = self.sandbox.mem >> 20, self.cgroups_mem >> 20
@@ -494,13 +514,20 @@ class SandboxRunner(core.Runner):
         elif _out_of_memory(res):
             note = MSG_PROCESS_MEM.format(mb=run_mb) + ("" if self.cgroups.slots else MSG_NO_RUN_LIMIT)
         if note:
-            res.message = (note + " " + res.message).strip()
+            self._note(res, note)
+
+    @staticmethod
+    def _note(res: core.RunResult, note: str) -> None:
+        res.limit_note = note
+        res.message = (note + " " + res.message).strip()
 
     def _run(self, snippet, **kw) -> core.RunResult:
-        self._slot.group, self._slot.before, self._slot.cold = None, (0, 0), []
+        self._slot.group, self._slot.before, self._slot.cold, self._slot.watch = None, (0, 0), [], None
         try:
             return self._run_noted(snippet, **kw)
         finally:
+            if self.guard is not None:
+                self.guard.unwatch(self._slot.watch)  # (a run that ended without its verdict)
             for group in self._slot.cold:  # (a cold run's own memory group, read by the verdict)
                 threading.Thread(target=self.cgroups.remove, args=(group,), daemon=True).start()
 
@@ -543,6 +570,7 @@ class SandboxRunner(core.Runner):
             if group:
                 self.cgroups.enter(pgid, group)
                 self._slot.group, self._slot.before = group, self.cgroups.counters(group)
+                self._watch(group)
             else:
                 self.cgroups.enter(pgid)
             self._track(pgid)
@@ -554,6 +582,8 @@ class SandboxRunner(core.Runner):
 
     def close(self, wait: float = execute.ESCALATE_AFTER + 1.0) -> None:
         super().close(wait)
+        if self.guard is not None:
+            self.guard.close()
         self.cgroups.close()
         self.sandbox.close()
 

@@ -443,8 +443,11 @@ def restrict(spec, own_dir):
 # Debian binding of libseccomp exists for the system python only.
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 # name -> (x86_64, aarch64) syscall number
+# (sched_setaffinity is not among them: libraries pin their own threads by thread id — onnxruntime
+# does for each worker — and the run's own PID namespace, made before this filter, shows it no
+# process but its own run's)
 SELF_ONLY_PID = {"prlimit64": (302, 261), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
-                 "sched_setaffinity": (203, 122), "sched_setattr": (314, 274)}
+                 "sched_setattr": (314, 274)}
 SELF_ONLY_WHO = {"setpriority": (141, 140, 0), "ioprio_set": (251, 30, 1)}  # (x86_64, aarch64, the "process" value of ``which``)
 # refused whole with ENOSYS, as on a kernel built without them (libraries fall back): the kernel
 # keyrings are shared by every run of the one uid (a channel between learners, and a quota one run

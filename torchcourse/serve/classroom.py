@@ -14,18 +14,16 @@ import shutil
 import subprocess
 
 
-# kernel memory one open file kept by a mapping costs (a struct file and a vma): what a run's own
-# memory limit pays for each; measured, 2.4 million such files fit in ~1 GB
-FILE_COST = 450
-RUN_MEM = 2 << 30  # a run's memory limit (torchcourse.runner.sandbox.DEFAULT_MEM)
+# the most files one run can hold before the sandbox's guard stops it (its cap, 100,000, and what
+# it can add in the guard's tenth of a second: stopped at 100,412-132,081 in the tests)
+RUN_FILES_AT_MOST = 200_000
 
 
 def kernel_limit_warnings(jobs: int, sysctl_dir: str = "/proc/sys") -> list[str]:
     """Machine-wide kernel limits that one learner's runs could use up for everyone (Chinese
-    warnings; none when the machine is set up for a class). ``fs.file-max``: a run that maps and
-    closes files keeps each open; it filled this machine's 2,466,252 in ~10 s, and meanwhile
-    another learner's run hung and the host's other programs could not open a file. Set high
-    (systemd's default is the largest value), only each run's memory limit bounds that."""
+    warnings; none when the machine is set up for a class). ``fs.file-max``: one table for the
+    machine; each run is stopped once it holds ~100,000 files (runner/fileguard.py), so the table
+    must hold that for every run at once (the slots: ``jobs`` + 2) with room for the host."""
     def read(name: str) -> int | None:
         try:
             with open(f"{sysctl_dir}/{name}") as fh:
@@ -35,12 +33,12 @@ def kernel_limit_warnings(jobs: int, sysctl_dir: str = "/proc/sys") -> list[str]
 
     out = []
     file_max = read("fs/file-max")
-    needed = max(1, jobs) * RUN_MEM // FILE_COST
+    needed = (max(1, jobs) + 2) * RUN_FILES_AT_MOST
     if file_max is not None and file_max < needed:
-        out.append(f"fs.file-max 只有 {file_max}：一个学员的代码块用 mmap 留住文件，几秒就能占满全机的打开文件表，"
-                   f"那时别的学员的运行会卡住，这台机器上的其他程序也打不开文件。请以 root 运行 "
-                   f"sysctl -w fs.file-max=9223372036854775807（systemd 的默认值；至少 {needed}），"
-                   "这样每次运行只受它自己的内存上限约束")
+        out.append(f"fs.file-max 只有 {file_max}：每次运行最多能占用约 {RUN_FILES_AT_MOST} 个打开的文件才会被停止，"
+                   f"{jobs} 个同时进行的运行（加上备用的）就能占满全机的打开文件表，那时别的学员的运行会卡住，"
+                   f"这台机器上的其他程序也打不开文件。请以 root 运行 sysctl -w fs.file-max=9223372036854775807"
+                   f"（systemd 的默认值；至少 {needed}）")
     hard = read("fs/pipe-user-pages-hard")
     if hard:
         out.append(f"fs.pipe-user-pages-hard 是 {hard}：所有代码块共用一个 uid，一个学员开足够多的管道后，别的学员新建管道会失败。"

@@ -1,5 +1,8 @@
 """The Textual app: :func:`make_app` builds it from injected objects, :func:`run_app` is ``torchcourse``.
 
+Its parts by role: the terminal (app_terminal), moving between views (app_navigation), progress
+writes (app_progress) and the quizzes (app_quizzes); this module starts, ends and wires them.
+
 The app process never imports torch: snippets run through :class:`torchcourse.runner.Runner`,
 which drives separate processes, and it is created lazily on the first run.
 """
@@ -11,15 +14,17 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from textual import events, work
+from textual import work
 from textual.app import App
-from textual.geometry import Size
 from textual.screen import Screen
 
 from torchcourse.course import Course
 from torchcourse.tui import gcpolicy, keys, nocolor, warmup
+from torchcourse.tui.app_navigation import Navigation
+from torchcourse.tui.app_progress import ProgressWrites
+from torchcourse.tui.app_quizzes import Quizzes
+from torchcourse.tui.app_terminal import TerminalWatch
 from torchcourse.tui.lazyrunner import LazyRunner, default_runner_factory
-from torchcourse.tui.widgets.toosmall import TooSmall, too_small
 
 INSTALL_TORCH = "pip install torch==2.13.0"
 
@@ -31,7 +36,7 @@ def _course_commands():
     return CourseCommands
 
 
-class TorchCourseApp(App):
+class TorchCourseApp(TerminalWatch, Navigation, ProgressWrites, Quizzes, App):
     CSS_PATH = Path(__file__).parent / "app.tcss"
     TITLE = "torchcourse"
     BINDINGS = keys.bindings("全局")
@@ -105,72 +110,6 @@ class TorchCourseApp(App):
         self.screen_change_signal.subscribe(self, lambda _screen: self.call_later(self.guard_size))
         self.guard_size()
 
-    def _end_on_hangup(self) -> None:
-        """A closed terminal window (SIGHUP) saves what the learner did before the process ends.
-
-        Its default ends the process on the spot: a break point reached a moment before the
-        window closed showed 已记下 and could be lost while its write was still queued (a
-        fresh-clone CI run lost one; the window is a few milliseconds). Textual's own exit cannot finish then (it waits to write
-        to a terminal that is gone), so the handler writes the reading place and everything
-        queued, stops the snippets and ends the process itself. SIGTERM (a ``kill``, the
-        terminal still there) ends the app the way q does."""
-        import asyncio
-        import signal
-
-        loop = asyncio.get_running_loop()
-        handlers = ((signal.SIGHUP, self._terminal_gone), (signal.SIGTERM, lambda: self.call_later(self.action_quit)))
-        for sig, handler in handlers:
-            try:
-                loop.add_signal_handler(sig, handler)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal
-                pass
-
-    def _terminal_gone(self) -> None:
-        import os
-
-        try:
-            try:
-                self.save_reading_place()
-            finally:
-                self.on_unmount()  # the end every way out has: snippets stopped, the queue written
-        finally:
-            os._exit(1 if self.unsaved_at_exit else 0)
-
-    # -- a terminal below the minimum size ----------------------------------------------------
-
-    def on_resize(self, event: events.Resize) -> None:
-        self.guard_size(event.size)  # runs before App._on_resize updates self.size
-
-    def guard_size(self, size: Size | None = None) -> None:
-        """Cover the current screen with :class:`TooSmall` while the terminal is too small.
-
-        Nothing is popped or rebuilt: the screens underneath keep their state, and the notice
-        goes as soon as the terminal is large enough again.
-        """
-        size = size or self.size
-        self.too_small = small = too_small(size)
-        for screen in self.screen_stack:
-            screen.set_class(small, "-too-small")  # hides its widgets (their layout and state stay)
-            for notice in screen.query_children(TooSmall):
-                notice.show_size(size)
-        if small and self.screen.is_attached and not self.screen.query_children(TooSmall):
-            self.screen.mount(TooSmall(size))
-
-    async def on_event(self, event: events.Event) -> None:
-        """While the notice shows, keys do nothing behind it, except q and Ctrl+C, which quit."""
-        if self.too_small and isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
-            if isinstance(event, events.Key) and event.key in ("q", "ctrl+c"):
-                await self.action_quit()
-            return
-        await super().on_event(event)
-
-    def on_app_focus(self, event: events.AppFocus) -> None:
-        """Back to this window (a browser tab, a terminal): the home screen reads the progress again,
-        which another tab or terminal on the same progress may have moved (继续's label)."""
-        refresh = getattr(self.screen, "refresh_data", None)
-        if refresh is not None and self.screen.is_mounted and getattr(self.screen, "_shown_once", False):
-            refresh()
-
     def on_ready(self) -> None:
         gcpolicy.started()  # the first frame is out: the collector is back (start_app paused it)
         self.prewarm()
@@ -197,176 +136,6 @@ class TorchCourseApp(App):
 
         csscache.save()  # what this run parsed (the reader's stylesheet included), for the next start
 
-    # -- navigation ---------------------------------------------------------------------------
-
-    def save_reading_place(self) -> None:
-        """Every way out of the reader (home, another chapter, quit) keeps the exact place read."""
-        for screen in self.screen_stack:
-            save = getattr(screen, "save_place", None)
-            if save is not None and screen.is_mounted:
-                save()
-
-    def go_home(self) -> None:
-        self.save_reading_place()
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-
-    def written_chapter(self, chapter_id: str, planned: str = "。先读别的章节吧。"):
-        """The chapter, when it exists and is written; otherwise say why (``planned`` ends that notice)."""
-        ch = self.course.chapter(chapter_id)
-        if ch is None:
-            self.notify(f"没有第 {chapter_id} 章。", severity="error")
-        elif not ch.available:
-            self.notify(f"{ch.id} {ch.title} 暂未上线（还在写）{planned}", severity="warning")
-        else:
-            return ch
-        return None
-
-    def top_reader(self):
-        """The reader under whatever dialog is on top (None: no chapter is open)."""
-        from torchcourse.tui.reader import ReaderScreen
-
-        return next((s for s in reversed(self.screen_stack) if isinstance(s, ReaderScreen)), None)
-
-    def push_back(self) -> None:
-        """Remember the open reader's view, so that Esc after a jump comes back to it."""
-        reader = self.top_reader()
-        if reader is None or not reader.is_mounted:
-            self.back_stack.append({"home": True})
-            return
-        place = reader.current_place() if reader.loaded else None
-        if place is None:
-            place = (reader.chapter_layout.start_part, reader.chapter_layout.target_line, reader.chapter_layout.target_offset)
-        self.back_stack.append({"chapter": reader.chapter.id, "place": place, "visiting": reader.visiting})
-
-    def mark_search(self) -> None:
-        """The active search's term is marked in the prose of every open reader (like less)."""
-        from torchcourse.tui.reader.blocks import Prose, SearchMark
-
-        term = self.search_term if self.search_hits else ""
-        if SearchMark.term == term:
-            return
-        SearchMark.term = term
-        for screen in self.screen_stack:
-            for prose in screen.query(Prose) if getattr(screen, "chapter", None) is not None else ():
-                prose.refresh()
-
-    def jump_to(self, chapter_id: str, *, line: int | None = None, anchor: str | None = None,
-                remember: bool = True) -> None:
-        """A jump (search, lookup, a link, 回看): moves the view, never the saved place or a break
-        reached; the chapter opens as a visit until the learner reads on there (see ReadingPlace).
-        ``remember=False``: n/N between one search's hits, whose Esc goes back to before the search."""
-        ch = self.written_chapter(chapter_id)
-        if ch is None:
-            return
-        self.mark_search()
-        if remember or not self.back_stack:
-            self.push_back()
-        reader = self.top_reader()
-        if reader is not None and reader.chapter.id == chapter_id and reader.loaded:
-            while self.screen is not reader:  # a dialog (search, lookup) over it
-                self.pop_screen()
-            reader.visit(line=line, anchor=anchor)
-            return
-        self.open_chapter(chapter_id, line=line, anchor=anchor, visiting=True)
-
-    def review_section(self, chapter_id: str, anchor: str | None) -> None:
-        """The quiz results' 回看: the section opens over the results (a visit, like any jump);
-        Esc closes it and the results list is there again (walk M1)."""
-        from torchcourse.tui.reader import ReaderScreen
-
-        ch = self.written_chapter(chapter_id)
-        if ch is None:
-            return
-        if anchor is not None and ch.anchor_line(anchor) is None:
-            anchor = None
-        self.back_stack.append({"pop": True})
-        self.prestart_runner(ch)
-        self.push_screen(ReaderScreen(ch, anchor=anchor, visiting=True))
-
-    def open_chapter(self, chapter_id: str, *, part: int = 0, line: int | None = None, anchor: str | None = None,
-                     offset: int = 0, visiting: bool = False) -> None:
-        from torchcourse.tui.reader import ReaderScreen
-
-        ch = self.written_chapter(chapter_id)
-        if ch is None:
-            return
-        self.go_home()  # saves the place of the chapter left (which may be this one)
-        if part == 0 and line is None and anchor is None:
-            # opened without a place (the chapter map, the palette, ] and [): where it was left
-            from torchcourse.tui.summary import saved_place
-
-            part, line, offset = saved_place(ch, self.store)
-        self.prestart_runner(ch)  # before the screen is built: torch loads while the chapter mounts
-        self.push_screen(ReaderScreen(ch, part=part, line=line, anchor=anchor, offset=offset, visiting=visiting))
-
-    def prestart_runner(self, chapter) -> None:
-        """Start the warm runner in the background for a chapter with runnable snippets (home
-        starts nothing); each reader on the stack shows its state changes in its run lines."""
-        prestart = getattr(self.runner, "prestart", None)
-        if prestart is None or not any(s.runnable for s in chapter.snippets):
-            return
-
-        def show(state: str) -> None:
-            for screen in self.screen_stack:
-                if hasattr(screen, "show_runner_state"):  # a reader
-                    screen.show_runner_state(state)
-
-        def changed(state: str) -> None:  # from the runner's thread
-            try:
-                self.call_from_thread(show, state)
-            except Exception:  # the app is closing
-                pass
-
-        prestart(changed)
-
-    # -- progress writes (never on the UI thread) ---------------------------------------------
-
-    def save_progress(self, what: str, fn, done=None, *, key: tuple | None = None) -> None:
-        """Queue the write ``fn(store)`` (``what`` names it if it fails); from any thread."""
-        try:
-            self.writer.submit(what, fn, done, key=key)
-        except RuntimeError:  # the app is closing: the writer has made its last try
-            pass
-
-    def save_place(self, chapter_id: str, part: int, line: int | None, offset: int, digest: str | None) -> None:
-        """The exact reading place for 继续; reads see it at once, the store when it lands."""
-        route = self.store.get_route() or ""  # the route it was read on (a queued switch included)
-        self.store.pending_place = {"chapter": chapter_id, "part": part, "line": line,
-                                    "offset": max(0, offset) if line is not None else 0,
-                                    "digest": digest if line is not None else None, "route": route}
-        self.save_progress(f"阅读位置（{chapter_id} 章）",
-                           lambda s: s.set_position(chapter_id, part, line=line, offset=offset, digest=digest, route=route),
-                           key=("place", chapter_id))  # per chapter: leaving one for another keeps both
-
-    def _writes_landed(self) -> None:
-        """Everything queued is written: the home screen, when on top, shows the stored state."""
-        screen = self.screen_stack[0] if self.screen_stack else None
-        refresh = getattr(screen, "refresh_data", None)
-        if refresh is not None and screen is self.screen and screen.is_mounted:
-            refresh()
-
-    def set_route(self, route_id: str) -> None:
-        route = self.course.route(route_id)
-        if route is None:
-            return
-        self.store.pending_route = route_id
-        self.save_progress(f"路线切换（{route.id} {route.name}）", lambda s: s.set_route(route_id), key=("route",))
-        self.notify(f"已切换到路线 {route.id}：{route.name}（已读的章节照样算数）")
-        home = self.screen_stack[0]
-        refresh = getattr(home, "refresh_data", None)
-        if refresh is not None and home.is_mounted:
-            refresh()
-
-    def after_progress(self, chapter_id: str, done=None) -> None:
-        """A break point was reached or a quiz ended: let the quiz rules mark completion."""
-        try:
-            from torchcourse.quiz.completion import update_completion
-        except ImportError:
-            return
-        course = self.course
-        self.save_progress(f"{chapter_id} 章的完成状态", lambda s: update_completion(course, s, chapter_id), done)
-
     # -- global actions -----------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -386,79 +155,6 @@ class TorchCourseApp(App):
 
         if not isinstance(self.screen, LookupScreen):
             self.push_screen(LookupScreen())
-
-    def action_back(self) -> None:
-        from torchcourse.tui.reader import ReaderScreen
-
-        if isinstance(self.screen, ReaderScreen) and self.back_stack:
-            # after a jump: back to the view it was made from (a browser's Back, less's '')
-            back = self.back_stack.pop()
-            if not self.back_stack:
-                self.search_hits = []
-                self.mark_search()
-            if back.get("home"):
-                self.go_home()
-                return
-            if back.get("pop"):  # a reader opened over another screen (the quiz results)
-                self.pop_screen()
-                return
-            part, line, offset = back["place"]
-            reader = self.screen
-            if reader.chapter.id == back["chapter"] and reader.loaded:
-                reader.visit(line=line, part=part, offset=offset, visiting=back["visiting"])
-                return
-            if self.course.chapter(back["chapter"]) is not None:
-                stack = self.back_stack
-                self.open_chapter(back["chapter"], part=part, line=line, offset=offset, visiting=back["visiting"])
-                self.back_stack = stack
-                return
-        self.back_stack = []
-        self.search_hits = []
-        self.mark_search()
-        if len(self.screen_stack) > 1:
-            # Esc in the reader lands here (a global binding): the place read is saved first, or
-            # a scroll less than a second old (the rest timer) was lost with the screen
-            save = getattr(self.screen, "save_place", None)
-            if save is not None and self.screen.is_mounted:
-                save()
-            self.pop_screen()
-
-    def action_review(self) -> None:
-        try:
-            from torchcourse.tui.screens.quiz import ReviewScreen
-        except ImportError:
-            self.notify("复习功能还没装好。", severity="warning")
-            return
-        self.push_screen(ReviewScreen(self.course, self.store, self.runner, today=self.today(), seed=self.quiz_seed), self._quiz_done)
-
-    def has_quiz(self, chapter_id: str) -> bool:
-        """The chapter is written and its checkpoint file exists."""
-        ch = self.course.chapter(chapter_id)
-        return ch is not None and ch.available and ch.checkpoint is not None and ch.checkpoint.is_file()
-
-    def open_quiz(self, chapter_id: str) -> None:
-        ch = self.written_chapter(chapter_id, "，还没有检查点测验。")
-        if ch is None:
-            return
-        if not self.has_quiz(chapter_id):
-            self.notify(f"{ch.id} {ch.title} 没有检查点测验。")
-            return
-        try:
-            from torchcourse.tui.screens.quiz import QuizScreen
-        except ImportError:
-            self.notify("测验界面还没装好。", severity="warning")
-            return
-        self.push_screen(QuizScreen(self.course, chapter_id, self.store, self.runner, seed=self.quiz_seed), self._quiz_done)
-
-    def _quiz_done(self, outcome) -> None:
-        if outcome is None:
-            return
-        cid = getattr(outcome, "chapter_id", None)
-        if cid:
-            self.after_progress(cid)
-        goto = getattr(outcome, "goto", None)
-        if goto:
-            self.jump_to(goto[0], anchor=goto[1] or None)
 
     async def action_quit(self) -> None:
         self.save_reading_place()

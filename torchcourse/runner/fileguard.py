@@ -1,0 +1,204 @@
+"""A cap on the files one sandboxed run holds at once (open descriptors and file mappings).
+
+The kernel has one open-file table for the whole machine (``fs.file-max``; 2,466,252 on a 24 GB
+machine), and no per-process or per-group limit covers all of it: RLIMIT_NOFILE counts the
+descriptors of one process, while a file that is mapped and then closed stays open without one.
+A run that opens, maps 4 KiB of and closes one file in a loop (58 processes × up to 65,530
+mappings each, ``vm.max_map_count``) filled that table in ~10 s; each file costs ~400 bytes of
+kernel memory, so ~1 GB paid for all of it, within the run's own 2 GB memory group. Meanwhile
+another learner's run hung and the host's other programs could not open a file.
+
+:class:`FileGuard` watches each running run's memory group: its kernel memory (charged there by
+the kernel, cheap to read: one small file per run, every :data:`TICK` seconds). Once a run's
+kernel memory has grown by :data:`KMEM_TRIGGER` since it started, the guard counts what its
+processes hold — descriptors (``/proc/PID/fd``) and file-backed mappings (``/proc/PID/map_files``)
+— and kills every process of the run once that passes :data:`RUN_FILES`. Runs of the course hold
+a few thousand (a torch process maps ~1,000 files; DataLoader workers are forks of it).
+
+Other machine-wide kernel tables are paid for in the same kernel memory (epoll watches: one count
+per uid, ``fs.epoll.max_user_watches``, ~160 bytes each; one run used them all up within its own
+memory limit and another learner's ``asyncio.run()`` failed): a run whose kernel memory grows by
+more than :data:`RUN_KMEM` is killed as well. Every snippet of the course, run in the sandbox,
+held at most 1,935 files and added at most 7 MB of kernel memory.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
+RUN_KMEM = 128 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
+KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
+KMEM_STEP = 16 << 20  # counted and within the cap: count again after this much more
+TICK = 0.1  # seconds between looks (a run adds ~240,000 files a second at most: ~24,000 a tick)
+
+
+def kernel_memory(group: str, v2: bool) -> int | None:
+    """Bytes of kernel memory charged to the memory group ``group`` (None: unreadable, gone)."""
+    try:
+        if not v2:
+            with open(os.path.join(group, "memory.kmem.usage_in_bytes")) as fh:
+                return int(fh.read().strip() or 0)
+        stat = {}
+        with open(os.path.join(group, "memory.stat")) as fh:
+            for line in fh:
+                key, _, value = line.partition(" ")
+                if value.strip().isdigit():
+                    stat[key] = int(value)
+        if "kernel" in stat:
+            return stat["kernel"]
+        return sum(stat.get(k, 0) for k in ("slab", "kernel_stack", "pagetables", "percpu", "sock"))
+    except (OSError, ValueError):
+        return None
+
+
+def group_pids(group: str) -> list[int]:
+    try:
+        with open(os.path.join(group, "cgroup.procs")) as fh:
+            return [int(x) for x in fh.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _count_dir(path: str) -> int:
+    try:
+        with os.scandir(path) as it:
+            return sum(1 for _ in it)
+    except OSError:
+        return 0
+
+
+def _file_mappings(pid: int) -> int:
+    """File-backed mappings of ``pid``: ``map_files`` lists exactly those (root only); else the
+    lines of ``maps`` whose inode is not 0."""
+    try:
+        with os.scandir(f"/proc/{pid}/map_files") as it:
+            return sum(1 for _ in it)
+    except PermissionError:
+        pass
+    except OSError:
+        return 0
+    n = 0
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as fh:
+            for line in fh:
+                fields = line.split(None, 5)
+                if len(fields) > 4 and fields[4] != b"0":
+                    n += 1
+    except OSError:
+        pass
+    return n
+
+
+def files_held(pids: list[int], stop_after: int | None = None) -> int:
+    """Descriptors plus file mappings of ``pids`` (counting stops once past ``stop_after``)."""
+    total = 0
+    for pid in pids:
+        total += _count_dir(f"/proc/{pid}/fd") + _file_mappings(pid)
+        if stop_after is not None and total > stop_after:
+            break
+    return total
+
+
+def kill_group(group: str) -> None:
+    """SIGKILL every process in ``group``, again while new ones appear (a run still forking)."""
+    for _ in range(50):
+        pids = group_pids(group)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+class _Watch:
+    __slots__ = ("group", "base", "trigger", "killed", "why")
+
+    def __init__(self, group: str, base: int):
+        self.group = group
+        self.base = base
+        self.trigger = KMEM_TRIGGER
+        self.killed = 0  # what it held when the guard killed it (files, or bytes of kernel memory)
+        self.why = ""  # "files" or "kmem"
+
+
+class FileGuard:
+    """Watches the memory groups of the runs in flight (see the module's text). ``watch`` when a
+    run starts in a group (it returns the run's token), ``unwatch(token)`` when it has ended:
+    ``("files", n)`` or ``("kmem", bytes)`` when the guard stopped it, else None."""
+
+    def __init__(self, *, v2: bool = False, cap: int = RUN_FILES, kmem_cap: int = RUN_KMEM, tick: float = TICK):
+        self.v2 = v2
+        self.cap = cap
+        self.kmem_cap = kmem_cap
+        self.tick = tick
+        self._watched: dict[int, _Watch] = {}
+        self._tokens = 0
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def watch(self, group: str) -> int | None:
+        base = kernel_memory(group, self.v2)
+        if base is None:
+            return None
+        with self._lock:
+            if self._closed:
+                return None
+            self._tokens += 1
+            token = self._tokens
+            self._watched[token] = _Watch(group, base)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="tc-fileguard", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+        return token
+
+    def unwatch(self, token: int | None) -> tuple[str, int] | None:
+        if token is None:
+            return None
+        with self._lock:
+            w = self._watched.pop(token, None)
+        return (w.why, w.killed) if w and w.why else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._watched.clear()
+            self._wake.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._watched and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                watched = list(self._watched.values())
+            for w in watched:
+                group = w.group
+                if w.why:
+                    kill_group(group)  # (a process that was still being born)
+                    continue
+                now = kernel_memory(group, self.v2)
+                if now is None or now - w.base < w.trigger:
+                    continue
+                if now - w.base > self.kmem_cap:
+                    w.killed, w.why = now - w.base, "kmem"
+                    kill_group(group)
+                    continue
+                n = files_held(group_pids(group), stop_after=self.cap)
+                if n > self.cap:
+                    w.killed, w.why = n, "files"
+                    kill_group(group)
+                else:
+                    w.trigger = now - w.base + KMEM_STEP
+            with self._lock:
+                if self._closed:
+                    return
+                self._wake.wait(self.tick)
