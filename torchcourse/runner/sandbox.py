@@ -12,7 +12,9 @@ filter of our own. Two layers:
    not TORCHCOURSE_HOME, the data and cache directories, the users file or the classroom's root
    (paths given in ``hide`` are masked even when they lie under a bound path). As root (a
    server), bwrap runs privileged and the process inside becomes an unprivileged uid
-   (``TORCHCOURSE_SANDBOX_UID``, default 65534) before any Python of ours runs; as a normal user
+   (``TORCHCOURSE_SANDBOX_UID``, default 65534) before any Python of ours runs — with run slots
+   the zygote keeps CAP_SETUID to give each slot's runs a uid of their own below it
+   (:func:`slot_uids`), so the kernel's per-uid counts are each run's own; as a normal user
    (a learner's machine), bwrap uses an unprivileged user namespace.
 2. **tc_jail.confine** in each snippet process (see tc_jail.py): a user namespace of its own (the
    process limit is per run), address-space / process / CPU / file-size limits, and a Landlock

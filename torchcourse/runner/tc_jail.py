@@ -437,8 +437,9 @@ def restrict(spec, own_dir):
 
 # -- seccomp: the calls that act on another process by pid with only a same-uid check ---------
 # prlimit64, setpriority, sched_set*, ioprio_set: the kernel lets a process change the limits and
-# scheduling of any process of the same uid, and Landlock does not hook them; every run (and the
-# zygote) has the sandbox's one uid. The filter lets them act on the caller only (pid 0 or its
+# scheduling of any process of the same uid, and Landlock does not hook them; without run slots
+# every run (and the zygote) has the sandbox's one uid (with them, a slot's runs follow one another
+# on its uid: see take_uid). The filter lets them act on the caller only (pid 0 or its
 # own pid); anything else gets EPERM. A tiny BPF program, written here with no library: the
 # Debian binding of libseccomp exists for the system python only.
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
