@@ -168,6 +168,8 @@ def poison(pids: list[int]) -> None:
                     resource.prlimit(p, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
                 except ProcessLookupError:  # a run's process that ended meanwhile
                     pass
+                except PermissionError:  # a spare's processes: their run slot's own uid
+                    pass
             rc = 0
         finally:
             os._exit(rc)
@@ -759,6 +761,198 @@ class TestMachineWideKernelFacilitiesAreRefused:
     def test_they_are_refused_and_ordinary_io_works(self, service):
         assert_matches(service.client("alice").run(self.CODE), self.CODE)
         assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
+
+
+def status_field(pid: int, name: str) -> list[str]:
+    with open(f"/proc/{pid}/status") as fh:
+        return next(line for line in fh if line.startswith(name + ":")).split()[1:]
+
+
+def kernel_uid(pid: int) -> int:
+    """The real uid of ``pid`` as the machine sees it (outside every user namespace)."""
+    return int(status_field(pid, "Uid")[0])
+
+
+def parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        return int(fh.read().rsplit(b")", 1)[1].split()[1])
+
+
+# a run's own view of its kernel uid: its user namespace maps it to itself
+OWN_UID = "print(open('/proc/self/status').read().split('Uid:')[1].split()[:3], os.getuid())"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid per run slot needs root (the server case)")
+class TestEachRunHasItsSlotsOwnUid:
+    """The kernel keeps some counts per uid whatever the user namespace: each run slot's processes
+    have a kernel uid of their own (below the sandbox's 65534), never the zygote's or another
+    running run's."""
+
+    EVE = """
+        import os, time
+        with open("held.tmp", "w") as fh:
+            fh.write(str(os.getuid()))
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE = snip(f"""
+        import os
+        {OWN_UID}
+        """, expected=None)
+
+    def test_two_runs_at_once_have_two_uids_of_their_own(self, service):
+        with eve_holding(service, self.EVE) as held:
+            zygotes = the_zygotes(service)
+            zygote_uids = {kernel_uid(pid) for pid in zygotes}
+            (eve,) = run_processes(service)
+            eve_uid = kernel_uid(eve)
+            chain = [eve]  # the snippet, its PID namespace's init, the run's first process, its supervisor
+            while parent(chain[-1]) not in zygotes:
+                chain.append(parent(chain[-1]))
+            assert len(chain) == 4, chain
+            # the supervisor keeps the zygote's uid as its saved uid only; no process of the run holds a capability
+            assert status_field(chain[-1], "Uid") == [str(eve_uid)] * 2 + ["65534", str(eve_uid)]
+            for pid in chain:
+                assert status_field(pid, "CapPrm") == status_field(pid, "CapAmb") == ["0000000000000000"], pid
+            for pid in chain[:-1]:
+                assert status_field(pid, "Uid") == [str(eve_uid)] * 4, pid
+            alice = service.client("alice").run(self.ALICE)
+        for pid in zygotes:  # the zygote holds CAP_SETUID alone, to hand the uids out
+            assert status_field(pid, "CapEff") == status_field(pid, "CapPrm") == ["0000000000000080"], pid
+        ids, alice_uid = alice.actual.strip().rsplit("] ", 1)
+        assert ids == f"['{alice_uid}', '{alice_uid}', '{alice_uid}'", alice.actual  # real, effective, saved
+        assert int(held) == eve_uid, (held, eve_uid)
+        assert eve_uid != int(alice_uid), (eve_uid, alice_uid)
+        assert zygote_uids == {65534}, zygote_uids
+        assert {eve_uid, int(alice_uid)} < set(range(65500, 65534)), (eve_uid, alice_uid)
+
+    def test_a_cold_run_has_neither_the_zygotes_uid_nor_a_running_runs(self, service):
+        with eve_holding(service, self.EVE) as held:
+            cold = service.client("alice").run(self.ALICE, cold=True)
+        cold_uid = int(cold.actual.strip().rsplit("] ", 1)[1])
+        assert cold_uid not in (65534, int(held)), (cold_uid, held)
+        assert 65500 <= cold_uid < 65534, cold_uid
+
+    def test_a_run_cannot_take_the_zygotes_uid_back(self, service):
+        code = snip("""
+            import os
+            for ids in ((65534, 65534, 65534), (-1, 65534, -1), (-1, -1, 65534)):
+                try:
+                    os.setresuid(*ids)
+                    print("took", ids)
+                except OSError as e:
+                    print(e.strerror)
+            print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])
+            """, expected=None)
+        res = service.client("alice").run(code)
+        lines = res.actual.strip().splitlines()
+        # 65534 is not even mapped in its user namespace, and it has no capability left
+        assert lines == ["Invalid argument"] * 3 + ["0000000000000000"], res.actual
+
+
+class TestFilesInFlightAreCountedPerRun:
+    """Files passed over a unix socket and not yet received count per uid against the sender's
+    RLIMIT_NOFILE: a run holding ~20,000 in flight used to make every other learner's
+    ``DataLoader(num_workers=2)`` fail with ``OSError: [Errno 109] Too many references``."""
+
+    EVE = """
+        import array, os, resource, socket, time
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        fd = os.open("/dev/null", os.O_RDONLY)
+        a, b = socket.socketpair()
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 24)
+        fds = array.array("i", [fd] * 253)
+        n, why = 0, "ok"
+        while n < 25000:
+            try:
+                a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+                n += 253
+            except OSError as e:
+                why = e.strerror
+                break
+        with open("held.tmp", "w") as fh:
+            fh.write(f"in flight {n} {why}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE_SENDS = snip("""
+        import os, socket
+        a, b = socket.socketpair()
+        socket.send_fds(a, [b"x"], [os.open("/dev/null", os.O_RDONLY)] * 64)
+        print("sent", len(socket.recv_fds(b, 16, 64)[1]))
+        """, expected="sent 64")
+
+    def test_the_victims_dataloader_and_fd_passing_work(self, service):
+        with eve_holding(service, self.EVE) as held:
+            n = int(held.split()[2])
+            assert n >= 20000, held
+            assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
+            assert_matches(service.client("alice").run(self.ALICE_SENDS), self.ALICE_SENDS)
+
+
+class TestQueuedSignalsAreCountedPerRun:
+    """Queued real-time signals count per uid (RLIMIT_SIGPENDING): a run that queues signals to
+    itself until ``EAGAIN`` used to leave every other run's ``sigqueue`` and ``timer_create``
+    failing with ``EAGAIN``."""
+
+    EVE = """
+        import ctypes, os, signal, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+        n, why = 0, "ok"
+        while n < 1_000_000:
+            if libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(1)) != 0:
+                why = os.strerror(ctypes.get_errno())
+                break
+            n += 1
+        with open("held.tmp", "w") as fh:
+            fh.write(f"queued {n} {why}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE = snip("""
+        import ctypes, os, signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+        rc = libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(1))
+        print("sigqueue", "ok" if rc == 0 else os.strerror(ctypes.get_errno()))
+        timer = ctypes.c_void_p()
+        rc = libc.timer_create(1, None, ctypes.byref(timer))  # CLOCK_MONOTONIC, SIGALRM on expiry
+        print("timer_create", "ok" if rc == 0 else os.strerror(ctypes.get_errno()))
+        """, expected="sigqueue ok\ntimer_create ok")
+
+    def test_the_victims_sigqueue_and_timer_create_work(self, service):
+        with eve_holding(service, self.EVE) as held:
+            assert held.endswith("Resource temporarily unavailable"), held
+            assert_matches(service.client("alice").run(self.ALICE), self.ALICE)
+
+
+class TestPipePagesAreCountedPerRun:
+    """The pages of pipe buffers count per uid (fs.pipe-user-pages-soft, 16384 pages): a run
+    holding a few thousand pipes used to leave every other run's new pipes 8 KiB of buffer
+    instead of 64 KiB."""
+
+    EVE = """
+        import fcntl, os, resource, time
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        pipes = [os.pipe() for _ in range(1100)]
+        with open("held.tmp", "w") as fh:
+            fh.write(f"pipes {len(pipes)} last {fcntl.fcntl(pipes[-1][1], fcntl.F_GETPIPE_SZ)}")
+        os.rename("held.tmp", "held")
+        time.sleep(120)
+        """
+    ALICE = snip("""
+        import fcntl, os
+        r, w = os.pipe()
+        print("pipe", fcntl.fcntl(w, fcntl.F_GETPIPE_SZ))
+        """, expected="pipe 65536")
+
+    def test_the_victims_new_pipes_keep_their_size(self, service):
+        with eve_holding(service, self.EVE) as held:
+            assert held == "pipes 1100 last 8192", held  # past the soft limit: its own pipes shrink
+            assert_matches(service.client("alice").run(self.ALICE), self.ALICE)
 
 
 class TestARunCannotUseUpTheUidsNamespaces:

@@ -12,7 +12,9 @@ filter of our own. Two layers:
    not TORCHCOURSE_HOME, the data and cache directories, the users file or the classroom's root
    (paths given in ``hide`` are masked even when they lie under a bound path). As root (a
    server), bwrap runs privileged and the process inside becomes an unprivileged uid
-   (``TORCHCOURSE_SANDBOX_UID``, default 65534) before any Python of ours runs; as a normal user
+   (``TORCHCOURSE_SANDBOX_UID``, default 65534) before any Python of ours runs — with run slots
+   the zygote keeps CAP_SETUID to give each slot's runs a uid of their own below it
+   (:func:`slot_uids`), so the kernel's per-uid counts are each run's own; as a normal user
    (a learner's machine), bwrap uses an unprivileged user namespace.
 2. **tc_jail.confine** in each snippet process (see tc_jail.py): a user namespace of its own (the
    process limit is per run), address-space / process / CPU / file-size limits, and a Landlock
@@ -25,8 +27,10 @@ filter of our own. Two layers:
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -71,6 +75,26 @@ def sandbox_uid() -> tuple[int, int]:
         return int(uid), int(gid or uid)
     except ValueError:
         return 65534, 65534
+
+
+@functools.lru_cache(maxsize=16)
+def _slot_uids(base: int, slots: int) -> tuple[int, ...]:
+    return tuple(slot_uids(base, slots))
+
+
+def slot_uids(base: int, slots: int) -> list[int]:
+    """Each run slot's own kernel uid, counted down from below the sandbox's uid (65534: 65533,
+    65532, …), skipping every uid that names a user of this machine (``/etc/passwd``, NSS)."""
+    import pwd
+
+    out, uid = [], base - 1
+    while len(out) < slots and uid > 0:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            out.append(uid)
+        uid -= 1
+    return out
 
 
 def _under(path: str, root: str) -> bool:
@@ -141,8 +165,8 @@ def private_mounts() -> bool:
     return True
 
 
-def _mount_tmpfs(path: str, size: int, uid: int, gid: int) -> bool:
-    opts = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
+def _mount_tmpfs(path: str, size: int, uid: int, gid: int, mode: int = 0o700) -> bool:
+    opts = f"size={size},mode={mode:04o},uid={uid},gid={gid}".encode()
     return _libc().mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) == 0
 
 
@@ -164,6 +188,9 @@ class Sandbox:
         self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
         self.privileged = os.geteuid() == 0
         self.uid, self.gid = sandbox_uid() if self.privileged else (os.getuid(), os.getgid())
+        # root: every run slot's processes have a uid of their own (slot_uids) and the sandbox's
+        # gid, so the run directories give the group what they give the owner
+        self.dir_mode = 0o770 if self.privileged else 0o700
         from torchcourse.runner.cgroups import sweep_dead
 
         sweep_dead(root or tempfile.gettempdir(), "tc-sandbox-", shutil.rmtree)  # left by a killed sandbox
@@ -172,10 +199,10 @@ class Sandbox:
         self.zygote_root = os.path.join(self.root, "zyg")
         for d in (self.runs_root, self.zygote_root):
             os.mkdir(d, 0o700)
-            self.own(d)
+            self.own(d, group=d == self.runs_root)  # (only the zygote's uid uses the zygotes' directory)
         self.runs_on_tmpfs = False
         if runs_tmpfs and _PRIVATE_MOUNTS[0]:
-            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid)
+            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid, self.dir_mode)
             # shared: each run's own tmpfs, mounted on its directory later (run_space), reaches the
             # zygote's bwrap (whose copy of this mount is its slave) and the runs forked from it
             if self.runs_on_tmpfs and _libc().mount(None, self.runs_root.encode(), None, MS_SHARED, None) != 0:
@@ -185,6 +212,8 @@ class Sandbox:
         # the run slots' cgroup.procs (each slot's memory group's, and its cpu group's on cgroup v1),
         # handed to the zygote (SandboxRunner)
         self.slot_fds: list[list[int]] = []
+        self._cold_uids: dict[str, int] = {}  # a cold run's tc-run-* directory -> its uid (cold_uid)
+        self._uids_lock = threading.Lock()
         # root: a proc of an empty PID namespace, bound into the sandbox, lets each run mount a
         # /proc of its own PID namespace (tc_jail.proc_anchor)
         self.proc_anchor = os.path.join(self.root, "proc") if self.privileged else None
@@ -194,15 +223,50 @@ class Sandbox:
         self.hidden = [os.path.realpath(p) for p in [*default_hidden(), *hide] if p]
 
     # -- files -----------------------------------------------------------------------------
-    def own(self, path: str) -> None:
-        """Give ``path`` (and everything in it) to the sandbox's uid (root only; else a no-op)."""
+    def own(self, path: str, group: bool = True) -> None:
+        """Give ``path`` (and everything in it) to the sandbox's uid and gid, with ``group`` the
+        group with the owner's rights (root only; else a no-op): a warm run's processes have their
+        run slot's own uid (:meth:`slot_uids`) and the sandbox's gid. Which run reaches which
+        directory is Landlock's to say (each run only its own)."""
         if not self.privileged:
             return
-        os.chown(path, self.uid, self.gid)
+
+        def give(p: str) -> None:
+            os.lchown(p, self.uid, self.gid)
+            st = os.lstat(p)
+            if group and not stat.S_ISLNK(st.st_mode):
+                mode = stat.S_IMODE(st.st_mode)
+                if (mode >> 3) & 0o7 != (mode >> 6) & 0o7:
+                    os.chmod(p, (mode & ~0o070) | ((mode & 0o700) >> 3))
+
+        give(path)
         if os.path.isdir(path):
             for dirpath, dirnames, filenames in os.walk(path):
                 for n in dirnames + filenames:
-                    os.lchown(os.path.join(dirpath, n), self.uid, self.gid)
+                    give(os.path.join(dirpath, n))
+
+    def slot_uids(self) -> list[int]:
+        """The run slots' own uids (root with run slots: see :func:`slot_uids`) and one more for
+        a warm run that finds no slot free, else []."""
+        if not (self.privileged and self.slot_fds):
+            return []
+        return list(_slot_uids(self.uid, len(self.slot_fds) + 1))
+
+    def cold_uid(self, base: str) -> int:
+        """The uid of the cold run in ``base`` (until :meth:`release`): with run slots, a free one
+        of as many uids again below the slots' (the zygote's uid sends files over unix sockets to
+        every warm run: a cold run with that uid could use up its count of files in flight);
+        without, the sandbox's uid."""
+        n = len(self.slot_fds) + 1
+        if not self.slot_uids():
+            return self.uid
+        with self._uids_lock:
+            if base not in self._cold_uids:
+                pool = _slot_uids(self.uid, 2 * n)[n:]
+                used = set(self._cold_uids.values())
+                # (more cold runs at once than slots: the last ones share a uid, never the zygote's)
+                self._cold_uids[base] = next((u for u in pool if u not in used), pool[-1])
+            return self._cold_uids[base]
 
     def run_space(self, base: str, size: int) -> None:
         """A tmpfs of ``size`` bytes on one run's ``tc-run-*`` directory (its files moved into it):
@@ -214,7 +278,7 @@ class Sandbox:
         for name in os.listdir(run):
             with open(os.path.join(run, name), "rb") as fh:
                 saved[name] = fh.read()
-        if not _mount_tmpfs(base, size, self.uid, self.gid):
+        if not _mount_tmpfs(base, size, self.uid, self.gid, self.dir_mode):
             return
         self.run_mounts.add(base)
         os.mkdir(run)
@@ -223,6 +287,8 @@ class Sandbox:
                 fh.write(data)
 
     def release(self, base: str) -> None:
+        with self._uids_lock:
+            self._cold_uids.pop(base, None)
         if base in self.run_mounts:
             self.run_mounts.discard(base)
             _umount(base)
@@ -251,13 +317,16 @@ class Sandbox:
             spec["hide"] = [self.zygote_root]
         if relative and self.slot_fds:
             spec["slots"] = [list(fds) for fds in self.slot_fds]
+            if self.slot_uids():
+                spec["uids"] = self.slot_uids()
         return spec
 
     def bwrap_args(self, writable: list[str], chdir: str) -> list[str]:
         args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session"]
         if self.privileged:
-            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for tc_jail --drop only
+            # for tc_jail --drop (the zygote keeps CAP_SETUID alone: tc_jail.take_uid)
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
             args += ["--unshare-user"]
         args += ["--tmpfs", "/tmp"]
@@ -305,12 +374,15 @@ class Sandbox:
         """Before bwrap (root): the proc anchor's mount namespace (tc_jail.proc_anchor)."""
         return [self.python, "-I", "-S", JAIL_SCRIPT, "--proc-anchor", self.proc_anchor, "--"] if self.proc_anchor else []
 
-    def _drop(self) -> list[str]:
-        return [self.python, "-I", "-S", JAIL_SCRIPT, "--drop", f"{self.uid}:{self.gid}", "--"] if self.privileged else []
+    def _drop(self, keep_setuid: bool = False, uid: int | None = None) -> list[str]:
+        how = "--drop-keep-setuid" if keep_setuid else "--drop"
+        uid = self.uid if uid is None else uid
+        return [self.python, "-I", "-S", JAIL_SCRIPT, how, f"{uid}:{self.gid}", "--"] if self.privileged else []
 
     def zygote_command(self, zygote_dir: str) -> list[str]:
-        """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid."""
-        return [*self._anchor(), *self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop()]
+        """What goes before ``python zygote.py …``: bwrap, then the drop to the sandbox's uid —
+        keeping CAP_SETUID when there are run slots, to give each slot's runs its own uid."""
+        return [*self._anchor(), *self.bwrap_args([self.runs_root, zygote_dir], zygote_dir), *self._drop(bool(self.slot_uids()))]
 
     def cold_wrap(self, base: str) -> tuple[list[str], list[str]]:
         """(outer, inner) for execute.run_cold: bwrap binding only this run's directory, and the
@@ -318,7 +390,7 @@ class Sandbox:
         import json
 
         spec = {**self.jail_spec(relative=False), "dir": base}
-        outer = [*self._anchor(), *self.bwrap_args([base], os.path.join(base, "run")), *self._drop()]
+        outer = [*self._anchor(), *self.bwrap_args([base], os.path.join(base, "run")), *self._drop(uid=self.cold_uid(base))]
         inner = [self.python, "-I", "-S", JAIL_SCRIPT, "--confine", json.dumps(spec), "--"]
         return outer, inner
 

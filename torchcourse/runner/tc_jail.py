@@ -18,7 +18,8 @@ What :func:`confine` does, in this order, to the calling (single-threaded) proce
 It refuses (raises :class:`JailError`) rather than run a snippet half-confined.
 
 As a command: ``python tc_jail.py [--drop UID:GID] [--confine JSON] -- CMD...`` drops to UID:GID
-(when root), confines (JSON as for :func:`confine`), then execs CMD.
+(when root), confines (JSON as for :func:`confine`), then execs CMD. ``--drop-keep-setuid
+UID:GID`` drops the same way but keeps CAP_SETUID for CMD (the zygote: see :func:`take_uid`).
 """
 
 import ctypes
@@ -436,8 +437,9 @@ def restrict(spec, own_dir):
 
 # -- seccomp: the calls that act on another process by pid with only a same-uid check ---------
 # prlimit64, setpriority, sched_set*, ioprio_set: the kernel lets a process change the limits and
-# scheduling of any process of the same uid, and Landlock does not hook them; every run (and the
-# zygote) has the sandbox's one uid. The filter lets them act on the caller only (pid 0 or its
+# scheduling of any process of the same uid, and Landlock does not hook them; without run slots
+# every run (and the zygote) has the sandbox's one uid (with them, a slot's runs follow one another
+# on its uid: see take_uid). The filter lets them act on the caller only (pid 0 or its
 # own pid); anything else gets EPERM. A tiny BPF program, written here with no library: the
 # Debian binding of libseccomp exists for the system python only.
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
@@ -595,13 +597,61 @@ def confine(spec, own_dir):
     restrict(spec, own_dir)
 
 
-def drop_to(uid, gid):
-    """Root only: become UID:GID with no supplementary groups."""
+PR_SET_KEEPCAPS = 8
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE = 47, 2
+CAP_SETUID = 7
+
+
+def _capset(caps):
+    """Effective, permitted and inheritable capabilities all = ``caps`` (bit numbers < 32)."""
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    bits = 0
+    for cap in caps:
+        bits |= 1 << cap
+    hdr = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (Data * 2)()
+    data[0] = Data(bits, bits, bits)
+    _check(_lib().capset(ctypes.byref(hdr), data), "capset")
+
+
+def drop_to(uid, gid, keep_setuid=False):
+    """Root only: become UID:GID with no supplementary groups. ``keep_setuid``: CAP_SETUID stays,
+    as an ambient capability that the command exec'd next keeps (the zygote, which gives each run
+    slot's processes the slot's own uid; bwrap's bounding set holds only CAP_SETUID and
+    CAP_SETGID); every other capability is gone."""
+    lib = _lib()
+    if keep_setuid:
+        _check(lib.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0), "prctl(KEEPCAPS)")
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)
     if os.getuid() != uid or os.geteuid() != uid:
         raise JailError("setuid did not take")
+    if keep_setuid:
+        _capset([CAP_SETUID])
+        _check(lib.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETUID, 0, 0), "prctl(CAP_AMBIENT_RAISE)")
+        _check(lib.prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0), "prctl(KEEPCAPS)")
+
+
+def take_uid(uid, saved=None):
+    """A process forked from the zygote (which holds CAP_SETUID): real and effective uid become
+    ``uid`` (a run slot's own), the saved uid ``saved`` (default: ``uid`` too), and every
+    capability is dropped (ambient ones with the permitted set). A saved uid that is the zygote's
+    lets the zygote still signal this process (a run's supervisor); the snippet's own process
+    keeps no way back. The uid change makes the process not dumpable, which would leave its
+    ``/proc/self`` files to root (its own user namespace's ``uid_map`` among them): dumpable
+    again, as before (only processes of its own uid may then trace it)."""
+    saved = uid if saved is None else saved
+    os.setresuid(uid, uid, saved)
+    if os.getresuid() != (uid, uid, saved):
+        raise JailError("setresuid did not take")
+    drop_capabilities()
+    _check(_lib().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(DUMPABLE)")
 
 
 def main(argv=None):
@@ -613,10 +663,10 @@ def main(argv=None):
     try:
         i = 0
         while i < len(opts):
-            if opts[i] == "--drop":
+            if opts[i] in ("--drop", "--drop-keep-setuid"):
                 uid, gid = (int(x) for x in opts[i + 1].split(":"))
                 if os.getuid() == 0:
-                    drop_to(uid, gid)
+                    drop_to(uid, gid, keep_setuid=opts[i] == "--drop-keep-setuid")
                 i += 2
             elif opts[i] == "--proc-anchor":
                 proc_anchor(opts[i + 1])

@@ -75,7 +75,7 @@ class Zygote:
         base_env = execute.snippet_env()
         pass_fds: tuple[int, ...] = ()
         if sandbox is not None:
-            sandbox.own(self.dir)
+            sandbox.own(self.dir, group=False)
             spec = sandbox.jail_spec(relative=True)
             if busy_slots and spec.get("slots"):
                 spec["busy"] = sorted(busy_slots)

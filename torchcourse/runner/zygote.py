@@ -33,6 +33,9 @@ JAIL_OK_WORD, JAIL_FAILED_WORD = b"1", b"0"  # a snippet process's confinement, 
 # third argument; None outside a sandbox
 _JAIL = [None]
 _PREPARED = [False]  # this snippet process did tc_jail.prepare already (a spare, while it waited)
+# the kernel uid this snippet process must have before any of its snippet's code runs: its run
+# slot's own (root sandbox with run slots, see _take_slot_uid), else None (the zygote's uid)
+_SLOT_UID = [None]
 MAX_CPU = 610  # a spare's CPU-seconds limit, set before it knows its timeout (at most 600 s)
 
 
@@ -232,6 +235,9 @@ def _confine(req, jail_fd=None):
     spec["cpu"] = int(float(req.get("timeout", 60.0))) + 10
     own = req.get("cleanup") or os.path.dirname(req["dir"])
     try:
+        uid = _SLOT_UID[0]
+        if uid is not None and os.getresuid() != (uid, uid, uid):
+            raise tc_jail.JailError(f"the run slot's uid {uid} was not taken")
         if not _PREPARED[0]:
             tc_jail.prepare(spec)
         tc_jail.restrict(spec, own)
@@ -297,6 +303,30 @@ def _join_slot(fds):
             pass
 
 
+def _take_slot_uid(uid, saved=None, jail_fd=None):
+    """Become the run slot's own kernel uid ``uid`` and drop every capability (the zygote keeps
+    CAP_SETUID for this alone). The kernel keeps several counts per uid whatever the user
+    namespace (files in flight over unix sockets, queued signals, epoll watches, pipe pages): with
+    a uid of its own, a run that uses one up uses up its own. The supervisor keeps the zygote's
+    uid as its saved uid (``saved``), so the zygote can still signal it; the snippet process keeps
+    none. On failure the zygote is told the confinement failed (``jail_fd``) and the process
+    exits: no snippet runs with the zygote's uid or capability. ``uid`` None: the process keeps
+    the zygote's uid, and drops the zygote's capability if it holds one."""
+    holds_setuid = bool((_JAIL[0] or {}).get("uids"))  # (the zygote was given uids to hand out)
+    if uid is None and not holds_setuid:
+        return
+    try:
+        import tc_jail
+
+        if uid is None:
+            tc_jail.drop_capabilities()
+        else:
+            tc_jail.take_uid(uid, saved)
+    except BaseException:
+        _jail_word(jail_fd, JAIL_FAILED_WORD)
+        os._exit(70)
+
+
 def _close_all(fds):
     for fd in fds or ():
         try:
@@ -321,7 +351,7 @@ def _become_supervisor(to_close) -> None:
             pass
 
 
-def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None):
+def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
     """A supervisor forked ahead of the next request, with its snippet process forked too.
 
     Both forks of a torch-sized process (~6 ms each), the supervisor's set-up and the snippet
@@ -337,6 +367,10 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None):
 
     try:
         _become_supervisor(to_close)
+    except BaseException:
+        os._exit(70)
+    _take_slot_uid(uid, os.getuid(), jail_fd)
+    try:
         sup = tc_supervise.Supervisor()
         done_r, done_w = os.pipe()
         pid = os.fork()
@@ -344,6 +378,8 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None):
         os._exit(70)
     if pid == 0:
         try:
+            _take_slot_uid(uid, None, jail_fd)  # (first: a change of uid clears the parent-death signal)
+            _SLOT_UID[0] = uid
             tc_supervise.child_setup()
             sock.close()
             os.close(done_r)
@@ -373,7 +409,7 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None):
         os._exit(70)
 
 
-def _child(req, outfd, to_close, slot_fd=None, jail_fd=None):
+def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
     """The forked process: a supervisor (tc_supervise) whose own child runs the snippet."""
     import tc_supervise
 
@@ -381,11 +417,14 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None):
         _become_supervisor(to_close)
     except BaseException:
         os._exit(70)
+    _take_slot_uid(uid, os.getuid(), jail_fd)
 
     def start():
         pid = os.fork()
         if pid == 0:
             try:
+                _take_slot_uid(uid, None, jail_fd)  # (first: a change of uid clears the parent-death signal)
+                _SLOT_UID[0] = uid
                 tc_supervise.child_setup()
                 _join_slot(slot_fd)
                 _prepare_snippet_process()
@@ -476,6 +515,9 @@ def main(argv=None):
     # the longest free first; never one that a run of the zygote this one replaced still holds
     free_slots = [i for i in range(len(slot_fds)) if i not in set((_JAIL[0] or {}).get("busy") or ())]
     slot_of = {}  # supervisor pid -> its slot
+    # each run slot's own kernel uid, and one more for a run that finds no slot free (a root
+    # sandbox: this process keeps CAP_SETUID for handing them out, see _take_slot_uid)
+    slot_uids = list((_JAIL[0] or {}).get("uids") or [])
     # supervisor pid -> the read end of its snippet process's confinement pipe (a sandbox): the
     # word on it, not the run's output or exit code, says whether confinement failed
     jail_of = {}
@@ -497,14 +539,18 @@ def main(argv=None):
         return word[:1] == JAIL_FAILED_WORD
 
     def take_slot():
-        """(slot, its fd, the other slots' fds to close in the child)."""
+        """(slot, its fd, the other slots' fds to close in the child, its uid)."""
         slot = free_slots.pop(0) if free_slots else None
-        return slot, (slot_fds[slot] if slot is not None else None), [fd for i, fds in enumerate(slot_fds) if i != slot for fd in fds]
+        if slot is not None:
+            uid = slot_uids[slot] if slot < len(slot_uids) else None
+        else:  # (no slot free: the uid after the slots', never this process's own)
+            uid = slot_uids[len(slot_fds)] if len(slot_uids) > len(slot_fds) else None
+        return slot, (slot_fds[slot] if slot is not None else None), [fd for i, fds in enumerate(slot_fds) if i != slot for fd in fds], uid
 
     def make_spare():
         if slot_fds and not free_slots:
             return  # every slot busy: the next reap makes the spare
-        slot, slot_fd, others = take_slot()
+        slot, slot_fd, others, uid = take_slot()
         ours, its = socket.socketpair()
         child_ours, child_its = socket.socketpair()
         jail_r, jail_w = new_jail()
@@ -513,7 +559,7 @@ def main(argv=None):
             ours.close()
             child_ours.close()
             theirs = [*jail_of.values()] + ([jail_r] if jail_r is not None else [])
-            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others, *theirs], slot_fd, jail_w)
+            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others, *theirs], slot_fd, jail_w, uid)
         its.close()
         child_its.close()
         if jail_r is not None:
@@ -711,14 +757,14 @@ def main(argv=None):
             outfd = fds[0]
             pid = use_spare(msg, outfd, conn)
             if pid is None:
-                slot, slot_fd, others = take_slot()
+                slot, slot_fd, others, uid = take_slot()
                 jail_r, jail_w = new_jail()
                 to_close = [listener, wake_r, wake_w, conn, *children.values(), *early, *others, *jail_of.values()]
                 if jail_r is not None:
                     to_close.append(jail_r)
                 pid = os.fork()
                 if pid == 0:
-                    _child(req, outfd, to_close, slot_fd, jail_w)
+                    _child(req, outfd, to_close, slot_fd, jail_w, uid)
                 if jail_r is not None:
                     os.close(jail_w)
                     jail_of[pid] = jail_r
