@@ -633,6 +633,49 @@ class TestAClassLearnerIsToldWhichLimitEndedTheirRun:
             assert not res.cached
 
 
+class TestARunsDirectoryIsClosedToTheOthers:
+    """Other runs' directories are named in /proc/self/mountinfo, and Landlock governs reading and
+    writing, not stat() or connect() to a unix socket: alice's run directory is her run's uid's
+    alone, so eve can neither see her file's size nor talk to her socket."""
+
+    ALICE = """
+        import os, socket, time
+        with open("secret.txt", "w") as fh:
+            fh.write("alice's secret")
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind("alice.sock")
+        srv.listen(1)
+        os.rename(open("held.tmp", "w").name, "held")
+        time.sleep(120)
+        """
+    EVE = snip("""
+        import os, socket
+        mine = os.path.realpath("..")
+        others = {line.split()[4] for line in open("/proc/self/mountinfo") if "/runs/tc-run-" in line.split()[4]} - {mine}
+        seen = []
+        for d in sorted(others):
+            for what, fn in (("stat", lambda: os.stat(d + "/run/secret.txt").st_size),
+                             ("connect", lambda: socket.socket(socket.AF_UNIX).connect(d + "/run/alice.sock"))):
+                try:
+                    fn()
+                    seen.append(what)
+                except OSError:
+                    pass
+        print("others", len(others) > 0, "reached", seen)
+        """, expected="others True reached []")
+
+    def test_stat_and_connect_are_refused(self, service):
+        results: dict = {}
+        cancel = threading.Event()
+        t = run_in_thread(service.client("alice"), snip(self.ALICE, expected=None, timeout=180), results, "alice", cancel=cancel)
+        try:
+            wait_for(lambda: run_file(service, "held") is not None, "alice's run never got going", 150)
+            assert_matches(service.client("eve").run(self.EVE), self.EVE)
+        finally:
+            cancel.set()
+            t.join(60)
+
+
 class TestARunSeesOnlyItsOwnProcesses:
     EVE = """
         import os

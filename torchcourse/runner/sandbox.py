@@ -286,6 +286,20 @@ class Sandbox:
             with open(os.path.join(run, name), "wb") as fh:
                 fh.write(data)
 
+    def give_run(self, base: str, uid: int) -> None:
+        """The run directory ``base`` (a ``tc-run-*``) becomes the run's alone once its uid is
+        known: owned by that uid, mode 0700. Until then the sandbox's group reaches it like any
+        run directory; after it no other run can even pass through it: Landlock keeps each run to
+        its own directory for reading and writing, but not for ``stat`` or ``connect`` to a unix
+        socket, and another run's directory names are in ``/proc/self/mountinfo``."""
+        if not self.privileged:
+            return
+        try:
+            os.chown(base, uid, self.gid)
+            os.chmod(base, 0o700)
+        except OSError:
+            pass  # (the run is over and its directory gone)
+
     def release(self, base: str) -> None:
         with self._uids_lock:
             self._cold_uids.pop(base, None)
@@ -473,6 +487,10 @@ class SandboxRunner(core.Runner):
         """A warm run started in run slot ``slot`` (its processes are in that group already; the
         snippet has not allocated anything yet)."""
         group = self.cgroups.slots[slot] if isinstance(slot, int) and 0 <= slot < len(self.cgroups.slots) else None
+        uids = self.sandbox.slot_uids()
+        base = getattr(self._slot, "base", None)
+        if base and isinstance(slot, int) and 0 <= slot < len(uids):
+            self.sandbox.give_run(base, uids[slot])
         if group is not None:
             with self._slots_lock:
                 self._slots_held[slot] = self._slots_held.get(slot, 0) + 1
@@ -558,12 +576,15 @@ class SandboxRunner(core.Runner):
         self.sandbox.run_space(base, self.run_space_each)
         execute.private_dirs(os.path.join(base, "run"))
         self.sandbox.own(base)
+        self._slot.base = base  # (a warm run's directory becomes its slot uid's: _on_slot)
 
     def _release(self, base: str) -> None:
         self.sandbox.release(base)
 
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
         env = {**self.sandbox.env(), **execute.private_dirs(run_dir)}
+        if self.sandbox.slot_uids():  # (a cold run's uid is its own too: Sandbox.cold_uid)
+            self.sandbox.give_run(cleanup_dir, self.sandbox.cold_uid(cleanup_dir))
 
         group = self.cgroups.cold_group()  # a memory group of this run's own
 
