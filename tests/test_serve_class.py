@@ -586,3 +586,30 @@ class TestResettingOneLearnerEndsTheirSessionsFirst:
             assert store.last_position() is None and store.chapter_progress("01").furthest_break in (0, None, -1)
         finally:
             store.close()
+
+
+class TestALearnerStartsAppsAtAPace:
+    """Every tab of a class starts an app process; a client reconnecting in a loop started one
+    each time and slowed the whole machine (the session cap ends old sessions, not starts). A
+    learner's fifth start within START_WINDOW waits, and still gets its app; another learner is
+    not held up by it."""
+
+    def test_the_fifth_tab_waits_and_opens_and_bob_is_not_held(self, tmp_path, serve):
+        import aiohttp
+
+        from torchcourse.serve.server import START_BURST
+
+        served, _root = start_class(serve, tmp_path)
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                tabs = [await Learner(http, served, TOKENS["alice"]).open() for _ in range(START_BURST + 1)]
+                wait_for(lambda: "学员 alice 在 10 秒内已启动 4 个会话" in served.log(), "the fifth start was paced",
+                         state=served.log)
+                bob = await Learner(http, served, TOKENS["bob"]).open()
+                await bob.wait_text("学员：bob")  # while alice's fifth waits
+                await tabs[-1].wait_text("学员：alice")  # it opens once the window has passed
+                for t in [*tabs, bob]:
+                    await t.close()
+
+        asyncio.run(scenario())

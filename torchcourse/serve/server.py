@@ -79,6 +79,12 @@ MAX_SPARES = 2  # apps waiting for their page at once (more page loads just star
 TICKET_WAIT = 60.0  # seconds a page's websocket id stays valid (the page connects once, right away)
 MAX_CELLS = 500  # a terminal's width or height (query string or resize message) is clamped to 1..MAX_CELLS
 MAX_SESSIONS_PER_LEARNER = 4  # a learner's next tab beyond this ends their oldest session
+# app processes one learner of a class may start within START_WINDOW seconds; the next waits. A
+# client reconnecting ten times a second started an app process (~0.3 s of CPU each) every time:
+# the session cap ends the old ones but does not slow the starts, and a CPU loop of the host ran
+# 3.3x slower meanwhile
+START_BURST = 4
+START_WINDOW = 10.0
 STOP_WAIT = CLOSE_GRACE + 10.0  # serve stops within this once asked (SIGTERM / Ctrl+C), whatever a session does
 PACKET_LOOP_WAIT = 5.0  # seconds the packet loop gets to end once its app process is gone
 
@@ -333,6 +339,7 @@ class CourseServer(Server):
         self.users_path = Path(users_path) if users_path is not None else None  # reread on change/SIGHUP
         self._users_stamp = self._stamp()
         self.held: set[str] = set()  # learners held out while their progress is reset
+        self.starts: dict[str, list[float]] = {}  # a learner's app starts in the last START_WINDOW s
 
     # -- the users file, read again while serving ---------------------------------------------
 
@@ -546,7 +553,8 @@ class CourseServer(Server):
         # it, whatever cookie the browser holds by the time it connects
         spare = secrets.token_urlsafe(12)
         self.tickets[spare] = (learner, now + TICKET_WAIT)
-        if "delay" not in request.query and self.last_size is not None and len(self.spares) < MAX_SPARES:
+        if ("delay" not in request.query and self.last_size is not None and len(self.spares) < MAX_SPARES
+                and not self._may_start(learner)):
             # the app starts now, while the page loads, at the size of the learner's last tab (it
             # is resized if the page turns out different); a page that never connects lets it go
             service = self.new_service(learner, self.last_size)
@@ -592,6 +600,8 @@ class CourseServer(Server):
         if until < asyncio.get_running_loop().time():
             learner = request["learner"]  # an old page's id: the credential it carries decides
         service = self.spares.pop(spare, None)
+        if service is None and not await self._paced(learner, request):
+            return websocket
         try:
             if service is None:
                 service = self.new_service(learner, (width, height))
@@ -615,6 +625,31 @@ class CourseServer(Server):
             if service is not None:
                 await self._end(service, websocket)
         return websocket
+
+    def _may_start(self, learner: str) -> float:
+        """0.0 when ``learner`` may start an app process now (it is counted), else the seconds to
+        wait. Only a class's learners are paced (a lone learner's serve is theirs alone)."""
+        if not learner:
+            return 0.0
+        now = asyncio.get_running_loop().time()
+        recent = [t for t in self.starts.get(learner, ()) if now - t < START_WINDOW]
+        if len(recent) < START_BURST:
+            self.starts[learner] = [*recent, now]
+            return 0.0
+        self.starts[learner] = recent
+        return START_WINDOW - (now - recent[0]) + 0.01
+
+    async def _paced(self, learner: str, request: web.Request) -> bool:
+        """Wait until ``learner`` may start an app (see START_BURST); False: the client left."""
+        wait = self._may_start(learner)
+        if wait:
+            log.info("学员 %s 在 %d 秒内已启动 %d 个会话：下一个等 %.1f 秒再启动", learner, int(START_WINDOW), START_BURST, wait)
+        while wait:
+            await asyncio.sleep(wait)
+            if request.transport is None or request.transport.is_closing():
+                return False
+            wait = self._may_start(learner)
+        return True
 
     async def _cap_sessions(self, learner: str, service: CourseAppService) -> None:
         """At most MAX_SESSIONS_PER_LEARNER open sessions per learner: the oldest ones end (their
