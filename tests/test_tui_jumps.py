@@ -186,9 +186,13 @@ class TestLookupAdviceFits:
             await wait_for(pilot, lambda: bool(app.screen.query("#lookup-input")), what="the lookup")
             app.screen.query_one("#lookup-input").text = "RuntimeError: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)"
             await wait_for(pilot, lambda: "本教程没有讲到" in screen_text(app), what="not covered")
-            # the dialog's own text: what lies between its borders (the home screen shows around it)
-            shown = "".join(ln.split("│")[1].strip() for ln in screen_text(app).splitlines() if ln.count("│") >= 2)
-            assert "docs.pytorch.org" in shown and "不在本教程范围里" in shown, screen_text(app)
+
+            def shown() -> str:  # the dialog's own text: what lies between its borders (the home screen shows around it)
+                return "".join(ln.split("│")[1].strip() for ln in screen_text(app).splitlines() if ln.count("│") >= 2)
+
+            # (the advice's lines may land a frame after its first sentence: wait for the whole of it)
+            await wait_for(pilot, lambda: "docs.pytorch.org" in shown() and "不在本教程范围里" in shown(),
+                           what="the whole advice within the dialog's borders")
 
 
 class TestSearchHitsMarked:
