@@ -613,3 +613,28 @@ class TestALearnerStartsAppsAtAPace:
                     await t.close()
 
         asyncio.run(scenario())
+
+    def test_beyond_two_waiting_a_learners_websocket_is_refused_and_bobs_page_loads(self, tmp_path, serve):
+        """Waiting websockets are open requests, which the per-address cap never closes as idle:
+        one learner opening hundreds of them filled their address's cap and every classmate
+        behind the same NAT got 503. A third waiting one is refused with 429 before it opens."""
+        import aiohttp
+
+        from torchcourse.serve.server import MAX_WAITING, START_BURST
+
+        served, _root = start_class(serve, tmp_path)
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                tabs, refused = [], []
+                for _ in range(START_BURST + MAX_WAITING + 3):
+                    try:
+                        tabs.append(await Learner(http, served, TOKENS["alice"]).open())
+                    except aiohttp.WSServerHandshakeError as exc:
+                        refused.append(exc.status)
+                assert len(tabs) == START_BURST + MAX_WAITING and refused == [429] * 3, (len(tabs), refused)
+                assert get(served.base + f"?token={TOKENS['bob']}")[0] == 200
+                for t in tabs:
+                    await t.close()
+
+        asyncio.run(scenario())

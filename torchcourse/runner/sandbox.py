@@ -294,11 +294,14 @@ class Sandbox:
         socket, and another run's directory names are in ``/proc/self/mountinfo``."""
         if not self.privileged:
             return
-        try:
-            os.chown(base, uid, self.gid)
-            os.chmod(base, 0o700)
-        except OSError:
-            pass  # (the run is over and its directory gone)
+        # (the subdirectories too: a run that opened another's ``run/`` with O_PATH in the
+        # milliseconds before could still stat what is in it through that descriptor)
+        for d in (base, *(os.path.join(base, sub) for sub in ("run", "home", "tmp"))):
+            try:
+                os.chown(d, uid, self.gid)
+                os.chmod(d, 0o700)
+            except OSError:
+                pass  # (the run is over and its directory gone)
 
     def release(self, base: str) -> None:
         with self._uids_lock:

@@ -75,6 +75,12 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
 RLIMIT_DEFAULTS = {"mem": 2 << 30, "nproc": 64, "cpu": 70, "fsize": 256 << 20}
+# descriptors per process (lowered, never raised): also the most files a run's uid may have in
+# flight over unix sockets. Past 16,000 sockets in flight on the whole machine, with a cycle among
+# them, every send makes the kernel walk them all (a kworker outside every cgroup took 81 % of a
+# core for one run holding 18,000); three runs at 4,096 stay below it. The course's runs hold at
+# most ~2,000 files each.
+RUN_NOFILE = 4096
 
 
 class JailError(Exception):
@@ -379,6 +385,14 @@ def vm_size():
     return 0
 
 
+def _lowered(which, value):
+    """``value``, or the current hard limit when that is lower (an unprivileged process cannot raise it)."""
+    import resource
+
+    hard = resource.getrlimit(which)[1]
+    return value if hard == resource.RLIM_INFINITY or hard > value else hard
+
+
 def set_limits(mem, nproc, cpu, fsize, *, relative=True):
     """``mem`` bytes of address space on top of what is mapped now (``relative``) or in all."""
     import resource
@@ -390,6 +404,7 @@ def set_limits(mem, nproc, cpu, fsize, *, relative=True):
         (resource.RLIMIT_CPU, int(cpu)),
         (resource.RLIMIT_FSIZE, int(fsize)),
         (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NOFILE, _lowered(resource.RLIMIT_NOFILE, RUN_NOFILE)),
     ]
     for which, value in limits:
         hard = value if which != resource.RLIMIT_CPU else value + 5
@@ -481,6 +496,16 @@ FADVISE = (221, 223)
 FADV_DONTNEED, FADV_NOREUSE = 4, 5
 OPEN, OPENAT = (2, None), (257, 56)
 O_DIRECT = (0o40000, 0o200000)
+F_SETFL = 4  # (fcntl(F_SETFL, O_DIRECT) turns it on for an open file: EINVAL too)
+# The kernel's one rtnl_lock: in its own network namespace, without any capability, a run could take
+# it in a loop (multicast group joins, SIOCGIFCONF), and another learner's DataLoader(num_workers=2)
+# took 0.4-4.5 s instead of 0.05-0.12; IPv6 flow labels are one table for the whole kernel (past 3/4
+# of it, every unprivileged process of the host gets ENOBUFS). setsockopt with these options and
+# that ioctl get EPERM.
+SETSOCKOPT, IOCTL = (54, 208), (16, 29)
+IP_RTNL_OPTS = tuple(range(35, 49))  # IPPROTO_IP: IP_ADD_MEMBERSHIP … IP_MSFILTER, MCAST_JOIN_GROUP … MCAST_MSFILTER
+IPV6_RTNL_OPTS = (1, 20, 21, 27, 28, 32, *range(42, 49))  # ADDRFORM, JOIN/LEAVE_GROUP, JOIN/LEAVE_ANYCAST, FLOWLABEL_MGR, MCAST_*
+SIOCGIFCONF = 0x8912
 # fcntl(F_SETPIPE_SZ) past a pipe's default size gets EPERM (what the kernel answers past its
 # limit): the pages of enlarged pipes count per uid (fs.pipe-user-pages-soft), and one run
 # enlarging its pipes left every other run unable to enlarge one. Shrinking stays allowed.
@@ -557,6 +582,8 @@ def only_self_program(own_pid, machine=None):
     if OPEN[col] is not None:
         prog.append((_JEQ, OPEN[col], "open", 0))
     prog.append((_JEQ, OPENAT[col], "openat", 0))
+    prog.append((_JEQ, SETSOCKOPT[col], "setsockopt", 0))
+    prog.append((_JEQ, IOCTL[col], "ioctl", 0))
     for nums in NO_NEW_NAMESPACES.values():
         prog.append((_JEQ, nums[col], "deny", 0))
     prog.append((_JEQ, CLONE3[col], "foreign", 0))
@@ -564,8 +591,15 @@ def only_self_program(own_pid, machine=None):
     prog.append((_RET, SECCOMP_RET_ALLOW, 0, 0))
     prog += [("clone",), (_LD_ABS, ARG0, 0, 0), (_JSET, CLONE_NEW_FLAGS, "deny", "allow")]
     # (the kernel reads F_SETPIPE_SZ's size as 32 bits; a larger value is EINVAL there)
-    prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"), (_LD_ABS, ARG2, 0, 0),
-             (_JGT, PIPE_DEFAULT_SIZE, "deny", "allow")]
+    prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, F_SETFL, "setfl", 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"),
+             (_LD_ABS, ARG2, 0, 0), (_JGT, PIPE_DEFAULT_SIZE, "deny", "allow"),
+             ("setfl",), (_LD_ABS, ARG2, 0, 0), (_JSET, O_DIRECT[col], "einval", "allow")]
+    prog += [("setsockopt",), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "ip_opt", 0), (_JEQ, 41, "ipv6_opt", "allow"),
+             ("ip_opt",), (_LD_ABS, ARG2, 0, 0), (_JGE, IP_RTNL_OPTS[0], 0, "allow"), (_JGT, IP_RTNL_OPTS[-1], "allow", "deny"),
+             ("ipv6_opt",), (_LD_ABS, ARG2, 0, 0)]
+    prog += [(_JEQ, opt, "deny", 0) for opt in IPV6_RTNL_OPTS]
+    prog += [(_RET, SECCOMP_RET_ALLOW, 0, 0)]
+    prog += [("ioctl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, SIOCGIFCONF, "deny", "allow")]
     prog += [("socket",), (_LD_ABS, ARG0, 0, 0)]
     prog += [(_JEQ, fam, "allow", 0) for fam in SOCKET_FAMILIES]
     prog += [(_RET, SECCOMP_RET_ERRNO | EAFNOSUPPORT, 0, 0)]

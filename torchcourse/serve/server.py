@@ -85,6 +85,10 @@ MAX_SESSIONS_PER_LEARNER = 4  # a learner's next tab beyond this ends their olde
 # 3.3x slower meanwhile
 START_BURST = 4
 START_WINDOW = 10.0
+# websockets of one learner waiting for their start at once; the next is refused (429): waiting
+# websockets count as running requests for the per-address connection cap, and one learner opening
+# 300 of them filled their address's 256 (every classmate behind the same NAT or proxy got 503)
+MAX_WAITING = 2
 STOP_WAIT = CLOSE_GRACE + 10.0  # serve stops within this once asked (SIGTERM / Ctrl+C), whatever a session does
 PACKET_LOOP_WAIT = 5.0  # seconds the packet loop gets to end once its app process is gone
 
@@ -340,6 +344,7 @@ class CourseServer(Server):
         self._users_stamp = self._stamp()
         self.held: set[str] = set()  # learners held out while their progress is reset
         self.starts: dict[str, list[float]] = {}  # a learner's app starts in the last START_WINDOW s
+        self.waiting: dict[str, int] = {}  # a learner's websockets waiting for their start
 
     # -- the users file, read again while serving ---------------------------------------------
 
@@ -593,14 +598,18 @@ class CourseServer(Server):
         websocket = web.WebSocketResponse(heartbeat=15)
         width = _clamp(request.query.get("width"), 80)
         height = _clamp(request.query.get("height"), 24)
-        self.last_size = (width, height)
-        await websocket.prepare(request)
         spare = request.match_info.get("spare", "")
         learner, until = self.tickets.pop(spare, (request["learner"], float("inf")))
         if until < asyncio.get_running_loop().time():
             learner = request["learner"]  # an old page's id: the credential it carries decides
         service = self.spares.pop(spare, None)
-        if service is None and not await self._paced(learner, request):
+        wait = self._may_start(learner) if service is None else 0.0
+        if wait and self.waiting.get(learner, 0) >= MAX_WAITING:
+            log.info("学员 %s 已有 %d 个会话在等待启动：拒绝又一个（429）", learner, MAX_WAITING)
+            raise web.HTTPTooManyRequests(text="同时打开的页面太多：请关掉几个标签页，稍等几秒再刷新。")
+        self.last_size = (width, height)
+        await websocket.prepare(request)
+        if wait and not await self._paced(learner, request, wait):
             return websocket
         try:
             if service is None:
@@ -639,17 +648,19 @@ class CourseServer(Server):
         self.starts[learner] = recent
         return START_WINDOW - (now - recent[0]) + 0.01
 
-    async def _paced(self, learner: str, request: web.Request) -> bool:
+    async def _paced(self, learner: str, request: web.Request, wait: float) -> bool:
         """Wait until ``learner`` may start an app (see START_BURST); False: the client left."""
-        wait = self._may_start(learner)
-        if wait:
-            log.info("学员 %s 在 %d 秒内已启动 %d 个会话：下一个等 %.1f 秒再启动", learner, int(START_WINDOW), START_BURST, wait)
-        while wait:
-            await asyncio.sleep(wait)
-            if request.transport is None or request.transport.is_closing():
-                return False
-            wait = self._may_start(learner)
-        return True
+        log.info("学员 %s 在 %d 秒内已启动 %d 个会话：下一个等 %.1f 秒再启动", learner, int(START_WINDOW), START_BURST, wait)
+        self.waiting[learner] = self.waiting.get(learner, 0) + 1
+        try:
+            while wait:
+                await asyncio.sleep(wait)
+                if request.transport is None or request.transport.is_closing():
+                    return False
+                wait = self._may_start(learner)
+            return True
+        finally:
+            self.waiting[learner] -= 1
 
     async def _cap_sessions(self, learner: str, service: CourseAppService) -> None:
         """At most MAX_SESSIONS_PER_LEARNER open sessions per learner: the oldest ones end (their
