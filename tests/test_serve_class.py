@@ -633,6 +633,7 @@ class TestALearnerStartsAppsAtAPace:
                     except aiohttp.WSServerHandshakeError as exc:
                         refused.append(exc.status)
                 assert len(tabs) == START_BURST + MAX_WAITING and refused == [429] * 3, (len(tabs), refused)
+                assert served.log().count("又来的一律拒绝（429）") == 1  # one log line, not one per refusal
                 assert get(served.base + f"?token={TOKENS['bob']}")[0] == 200
                 for t in tabs:
                     await t.close()

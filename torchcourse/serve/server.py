@@ -345,6 +345,7 @@ class CourseServer(Server):
         self.held: set[str] = set()  # learners held out while their progress is reset
         self.starts: dict[str, list[float]] = {}  # a learner's app starts in the last START_WINDOW s
         self.waiting: dict[str, int] = {}  # a learner's websockets waiting for their start
+        self.refusals_logged: dict[str, float] = {}  # when a learner's 429 was last logged
 
     # -- the users file, read again while serving ---------------------------------------------
 
@@ -605,7 +606,10 @@ class CourseServer(Server):
         service = self.spares.pop(spare, None)
         wait = self._may_start(learner) if service is None else 0.0
         if wait and self.waiting.get(learner, 0) >= MAX_WAITING:
-            log.info("学员 %s 已有 %d 个会话在等待启动：拒绝又一个（429）", learner, MAX_WAITING)
+            now = asyncio.get_running_loop().time()
+            if now - self.refusals_logged.get(learner, -START_WINDOW) >= START_WINDOW:  # (one line per window, not per refusal)
+                self.refusals_logged[learner] = now
+                log.info("学员 %s 已有 %d 个会话在等待启动：又来的一律拒绝（429）", learner, MAX_WAITING)
             raise web.HTTPTooManyRequests(text="同时打开的页面太多：请关掉几个标签页，稍等几秒再刷新。")
         self.last_size = (width, height)
         await websocket.prepare(request)
