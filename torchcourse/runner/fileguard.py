@@ -31,8 +31,10 @@ held at most 1,935 files and added at most 7 MB of kernel memory.
 from __future__ import annotations
 
 import os
-import signal
 import threading
+
+from torchcourse.runner.cgroups import _read_counters
+from torchcourse.runner.tc_supervise import sigkill_each
 
 RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
 RUN_KMEM = 128 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
@@ -40,6 +42,9 @@ KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are coun
 KMEM_STEP = 16 << 20  # counted and within the cap: count again after this much more
 TICK = 0.1  # seconds between looks (a run adds ~240,000 files a second at most: ~24,000 a tick)
 COUNT_EVERY = 5  # ticks: every run's files are counted this often whatever its kernel memory did
+# the most files one run can hold before the guard stops it: its cap and what it can add before the
+# guard looks again (stopped at 100,412-132,081 in the tests; ~240,000 files a second at most)
+RUN_FILES_AT_MOST = 250_000
 
 
 def kernel_memory(group: str, v2: bool) -> int | None:
@@ -48,12 +53,9 @@ def kernel_memory(group: str, v2: bool) -> int | None:
         if not v2:
             with open(os.path.join(group, "memory.kmem.usage_in_bytes")) as fh:
                 return int(fh.read().strip() or 0)
-        stat = {}
-        with open(os.path.join(group, "memory.stat")) as fh:
-            for line in fh:
-                key, _, value = line.partition(" ")
-                if value.strip().isdigit():
-                    stat[key] = int(value)
+        stat = _read_counters(os.path.join(group, "memory.stat"))
+        if not stat:
+            return None
         if "kernel" in stat:
             return stat["kernel"]
         return sum(stat.get(k, 0) for k in ("slab", "kernel_stack", "pagetables", "percpu", "sock"))
@@ -130,11 +132,7 @@ def kill_group(group: str) -> None:
         pids = group_pids(group)
         if not pids:
             return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        sigkill_each(pids)
 
 
 class _Watch:

@@ -176,15 +176,20 @@ def kill_tree(root=None, keep=None):
             pids = [p for p in pids if p not in spared and not _zombie(p)]
         if not pids:
             break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        sigkill_each(pids)
         reaped.update(_reap_all(block=False))
         time.sleep(0.005)
     reaped.update(_reap_all(block=False))
     return reaped
+
+
+def sigkill_each(pids) -> None:
+    """SIGKILL each of ``pids`` (one that has ended meanwhile is skipped)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _reap_all(block):

@@ -13,11 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-
-# the most files one run can hold before the sandbox's guard stops it: its cap, 100,000, and what
-# it can add before the guard looks again (stopped at 100,412-132,081 in the tests; counted at
-# least every half second at ~240,000 files a second)
-RUN_FILES_AT_MOST = 250_000
+from torchcourse.runner.fileguard import RUN_FILES_AT_MOST  # (the most files one run holds before it is stopped)
 
 
 def kernel_limit_warnings(jobs: int, sysctl_dir: str = "/proc/sys") -> list[str]:
