@@ -489,6 +489,18 @@ class TestARunsDirectoryIsBoundedOnItsOwn:
         assert_matches(alice, self.ALICE)
 
 
+def children_holding(setup: str, n: int, each: str, hold: float) -> str:
+    """A snippet: ``setup``, then ``n`` forked processes that each run ``each`` and hold what it
+    took for ``hold`` seconds; ``all held`` is printed only once every one has held it to the end."""
+    import textwrap
+
+    return (textwrap.dedent(setup) + "import os, time\nkids = []\n"
+            f"for _ in range({n}):\n    pid = os.fork()\n    if pid == 0:\n"
+            + textwrap.indent(textwrap.dedent(each), " " * 8)
+            + f"        time.sleep({hold})  # (held)\n        os._exit(0)\n    kids.append(pid)\n"
+            "for pid in kids:\n    os.waitpid(pid, 0)\nprint(\"all held\")\n")
+
+
 class TestARunHoldsAtMostItsShareOfTheOpenFileTable:
     """The machine has one open-file table (fs.file-max) and a file that is mapped and then
     closed stays open without a descriptor, so RLIMIT_NOFILE does not bound it: four processes of
@@ -496,28 +508,19 @@ class TestARunHoldsAtMostItsShareOfTheOpenFileTable:
     cannot open a file). A run is stopped once it holds more than its cap, with a verdict that
     says so; the other learner's DataLoader run, which opens files itself, still matches."""
 
-    EVE = """
-        import ctypes, os, time
+    EVE = children_holding("""
+        import ctypes, os
         libc = ctypes.CDLL(None, use_errno=True)
         libc.mmap.restype = ctypes.c_void_p
         libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
         with open("f", "wb") as fh:
             fh.write(b"x" * 4096)
-        kids = []
-        for _ in range(4):
-            pid = os.fork()
-            if pid == 0:
-                for i in range(60000):
-                    fd = os.open("f", os.O_RDONLY)
-                    libc.mmap(None, 4096, 1, 1, fd, 0)
-                    os.close(fd)
-                time.sleep(20)  # (held)
-                os._exit(0)
-            kids.append(pid)
-        for pid in kids:
-            os.waitpid(pid, 0)
-        print("all held")
-        """
+        """, 4, """
+        for i in range(60000):  # each: 60,000 files mapped and closed
+            fd = os.open("f", os.O_RDONLY)
+            libc.mmap(None, 4096, 1, 1, fd, 0)
+            os.close(fd)
+        """, hold=20)
 
     def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service):
         from torchcourse.runner.fileguard import RUN_FILES
@@ -549,8 +552,8 @@ class TestTheFileCapHoldsWhateverEarlierRunsLeftInTheSlot:
                 pass
         print("looked up")
         """
-    EVE = """
-        import mmap, os, time
+    EVE = children_holding("""
+        import mmap
         chunks = []
         try:
             for _ in range(19):  # the slot's 2 GB: the kernel reclaims what earlier runs left
@@ -560,18 +563,9 @@ class TestTheFileCapHoldsWhateverEarlierRunsLeftInTheSlot:
         except (OSError, MemoryError):
             pass
         del chunks
-        kids = []
-        for _ in range(48):  # 192,000 descriptors of /dev/null: ~50 MB of kernel memory
-            pid = os.fork()
-            if pid == 0:
-                fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(4000)]
-                time.sleep(15)
-                os._exit(0)
-            kids.append(pid)
-        for pid in kids:
-            os.waitpid(pid, 0)
-        print("all held")
-        """
+        """, 48, """
+        fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(4000)]  # 48 x 4,000: ~50 MB of kernel memory
+        """, hold=15)
 
     def test_the_run_is_stopped_at_its_cap(self, service):
         client = service.client("eve")
