@@ -337,6 +337,35 @@ class TestAnotherLearnersLinkAsksFirst:
             context.close()
 
 
+class TestAPageOfOneLearnerNeverRunsAsAnother:
+    def test_a_tab_whose_browser_switched_meanwhile_says_so_and_reopens_as_the_new_learner(self, browser, serve, tmp_path):
+        served, _ = class_served(serve, tmp_path)
+        context = browser.new_context()
+        held = []  # alice's page waits for its script while another tab switches the browser to bob
+        context.route("**/static/js/textual.js", lambda route: held.append(route))
+        try:
+            tab = context.new_page()
+            tab.goto(served.base + f"?token={CLASS_TOKENS['alice']}", wait_until="commit")
+            wait_for(lambda: (tab.wait_for_timeout(20), held)[1], "alice's page asked for its script")
+            other = context.new_page()
+            other.goto(served.base + f"?token={CLASS_TOKENS['bob']}", wait_until="commit")
+            other.click("#switch")  # 换成学员 bob
+            wait_for(lambda: any(c["value"] == CLASS_TOKENS["bob"] for c in context.cookies()), "bob's cookie")
+            for route in held:  # alice's page, and bob's that the switch loaded
+                route.continue_()
+            context.unroute("**/static/js/textual.js")
+            card = tab.locator(".closed-dialog")
+            wait_for(lambda: (tab.wait_for_timeout(20), card.is_visible())[1], "alice's page closed")
+            assert "这个浏览器现在登录的是另一位学员" in card.inner_text()
+            assert "学员：alice" in tab.content() and served.log().count("带着学员 bob 的凭据连接：拒绝") == 1
+            tab.screenshot(path=str(SHOTS / "test_a_tab_whose_browser_switched_meanwhile_says_so.png"))
+            tab.click("#reopen")  # 重新打开: as the browser's learner now
+            tab.wait_for_selector("text=学员：bob")
+            assert "学员：alice" not in tab.content()
+        finally:
+            context.close()
+
+
 def selection_page(browser, url) -> Page:
     page = Page(browser, url)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])

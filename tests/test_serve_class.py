@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_support import DEADLINE, FIXTURE, ScreenModel, Served, alive, get, serve, tc, wait_for  # noqa: F401 (fixture)
+from serve_support import DEADLINE, FIXTURE, ScreenModel, Served, alive, cmdline, descendants, get, serve, tc, wait_for  # noqa: F401 (fixture)
 from torchcourse.course.loader import course_id_of
 from torchcourse.progress import open_store
 
@@ -355,40 +355,58 @@ class TestAnotherLearnersLinkAsksBeforeTheBrowserSwitches:
         assert "学员：bob" in page and "换成" not in page
 
 
-def test_a_page_loaded_with_a_learners_link_stays_that_learners_whatever_the_cookie(tmp_path, serve):
-    import aiohttp
+class TestAPageRunsOnlyAsTheLearnerWhoseLinkLoadedIt:
+    def test_another_learners_credential_on_a_page_starts_no_app_and_the_page_says_why(self, tmp_path, serve):
+        import aiohttp
 
-    served, root = start_class(serve, tmp_path)
-    status, headers, page = get(served.base + f"?token={TOKENS['alice']}")
-    assert status == 200 and "学员：alice" in page
-    alice_cookie = headers["Set-Cookie"].split(";", 1)[0]
-    assert get(served.base, {"Cookie": alice_cookie})[2].count("学员：alice") == 1  # the cookie alone: alice
+        served, root = start_class(serve, tmp_path)
+        status, headers, page = get(served.base + f"?token={TOKENS['alice']}")
+        assert status == 200 and "学员：alice" in page
+        alice_cookie = headers["Set-Cookie"].split(";", 1)[0]
 
-    # bob's page, loaded in a browser without cookies, while the browser connects with alice's cookie
-    status, headers, page = get(served.base + f"?token={TOKENS['bob']}")
-    assert status == 200 and "学员：bob" in page and "alice" not in page
-    ticket = re.search(r'data-spare="([^"]+)"', page).group(1)
+        def apps() -> list[int]:  # the app processes serve runs now (the class runner is not one)
+            return [p for p in descendants(served.proc.pid) if cmdline(p).split()[1:] == ["-m", "torchcourse"]]
 
-    other = re.search(r'data-spare="([^"]+)"', get(served.base + f"?token={TOKENS['bob']}")[2]).group(1)
+        def bobs_page() -> str:  # bob's page, loaded in a browser without cookies: its websocket id
+            status, _headers, page = get(served.base + f"?token={TOKENS['bob']}")
+            assert status == 200 and "学员：bob" in page and "alice" not in page
+            return re.search(r'data-spare="([^"]+)"', page).group(1)
 
-    async def scenario() -> None:
-        async with aiohttp.ClientSession() as http:
-            # a page's websocket address is no credential: without a token it is refused
-            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-                await http.ws_connect(served.base.replace("http://", "ws://") + f"ws/{other}?width=80&height=24")
-            assert refused.value.status == 403
-            # bob's page connects while the browser still sends alice's cookie: it is bob's app
-            b = await Learner(http, served, path=f"ws/{ticket}", cookie=alice_cookie).open()
-            await b.wait_text("学员：bob")
-            pid = served.session_pids()[-1]
-            assert environ_of(pid)["TORCHCOURSE_HOME"] == str(root / "bob")
-            await b.close()
-            # a ticket is used once: reusing it falls back to the credential (alice's cookie)
-            a = await Learner(http, served, path=f"ws/{ticket}", cookie=alice_cookie).open()
-            await a.wait_text("学员：alice")
-            await a.close()
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                # a page's websocket address is no credential: without a token it is refused
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await http.ws_connect(served.base.replace("http://", "ws://") + f"ws/{bobs_page()}?width=80&height=24")
+                assert refused.value.status == 403
+                # bob's page, its websocket carrying alice's credential (a leaked page, or a browser
+                # that switched to alice in another tab meanwhile): closed with the code the page
+                # turns into 「这个浏览器现在登录的是另一位学员」, and no app starts, neither bob's nor alice's
+                for credential in ({"cookie": alice_cookie}, {"token": TOKENS["alice"]}):
+                    ticket, opened = bobs_page(), len(served.session_pids())
+                    stranger = await Learner(http, served, path=f"ws/{ticket}", **credential).open()
+                    msg = await stranger.ws.receive(timeout=DEADLINE)
+                    assert msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), msg
+                    assert stranger.ws.close_code == 4409
+                    assert len(served.session_pids()) == opened and apps() == []
+                    # the id was spent: bob's own credential on it now gets bob's app by his credential alone
+                    b = await Learner(http, served, path=f"ws/{ticket}", token=TOKENS["bob"]).open()
+                    await b.wait_text("学员：bob")
+                    assert environ_of(served.session_pids()[-1])["TORCHCOURSE_HOME"] == str(root / "bob")
+                    await b.close()
+                    wait_for(lambda: not apps(), "bob's app to end with his tab")
+                # once the app starts while the page loads (the server knows a tab's size now), the
+                # app started for bob's page is ended, never handed to alice's credential
+                ticket = bobs_page()
+                stranger = await Learner(http, served, path=f"ws/{ticket}", cookie=alice_cookie).open()
+                await stranger.ws.receive(timeout=DEADLINE)
+                assert stranger.ws.close_code == 4409
+                wait_for(lambda: apps() == [], "the app started for bob's page to end")
+                # bob's own page with bob's credential: bob's app, as always
+                b = await Learner(http, served, path=f"ws/{bobs_page()}", token=TOKENS["bob"]).open()
+                await b.wait_text("学员：bob")
+                await b.close()
 
-    asyncio.run(scenario())
+        asyncio.run(scenario())
 
 
 # -- the users file while serve runs ------------------------------------------------------------

@@ -18,9 +18,10 @@ changed here, and why:
   within :data:`CLOSE_GRACE` seconds is killed with its process group.
 - a class (``users``): the token names the learner; each learner's apps run with their own
   ``TORCHCOURSE_HOME`` (``<data root>/<name>``) and ``TORCHCOURSE_LEARNER``; a page's websocket
-  (``/ws/<ticket>``, the ticket given to that page only, used once) stays the learner whose link
-  loaded the page whatever cookie the browser sends by then; a download goes only to its
-  learner; the page names who is signed in.
+  (``/ws/<ticket>``, the ticket given to that page only, used once) runs only as the learner whose
+  link loaded the page: carrying another learner's credential it is closed with
+  :data:`OTHER_LEARNER_CLOSE` and no app runs; a download goes only to its learner; the page
+  names who is signed in.
 - once a tab has told the server its size, the next page request starts its app at once (it
   reads the progress as it is then, like any start), so the app loads while the page does; its
   output is held until the page's websocket (``/ws/<id>``) claims it, and an unclaimed one is
@@ -116,6 +117,7 @@ SWITCH_PAGE = (
 )
 from torchcourse.serve.users import HOLD_FILE  # noqa: E402 (a held learner: ``class reset`` is at work)
 REVOKED_CLOSE = 4403  # a websocket ended because its learner's link was removed or changed (the page says so)
+OTHER_LEARNER_CLOSE = 4409  # a page's websocket came with another learner's credential (the page says so)
 
 SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",  # a link opened from the course never carries the page's URL
@@ -600,10 +602,20 @@ class CourseServer(Server):
         width = _clamp(request.query.get("width"), 80)
         height = _clamp(request.query.get("height"), 24)
         spare = request.match_info.get("spare", "")
-        learner, until = self.tickets.pop(spare, (request["learner"], float("inf")))
-        if until < asyncio.get_running_loop().time():
-            learner = request["learner"]  # an old page's id: the credential it carries decides
+        learner = request["learner"]  # the credential the websocket carries decides, alone
+        owner, until = self.tickets.pop(spare, (learner, float("inf")))
         service = self.spares.pop(spare, None)
+        if owner != learner and until >= asyncio.get_running_loop().time():
+            # a page loaded as one learner, its websocket carrying another's credential: someone
+            # else's page id (a leaked page) or a browser switched in between. Neither runs: the
+            # page says the browser is someone else's now and offers to reopen as them
+            if service is not None:
+                await service.stop()
+                self.sessions.discard(service)
+            log.info("学员 %s 的页面带着学员 %s 的凭据连接：拒绝", owner, learner)
+            await websocket.prepare(request)
+            await websocket.close(code=OTHER_LEARNER_CLOSE)
+            return websocket
         wait = self._may_start(learner) if service is None else 0.0
         if wait and self.waiting.get(learner, 0) >= MAX_WAITING:
             now = asyncio.get_running_loop().time()
