@@ -219,6 +219,24 @@ class TestLibraryLineNumbersOnHostileOutput:
         assert library_lines(text, ("torch",)) == "<site-packages>/torch/a.py<site-packages>/torch/nn/b.py:<n>\n"
 
 
+class TestBlankEdgesOnHostileOutput:
+    """Blank lines at an output's edges are cut: one at a time from the front cost O(n²) — a
+    snippet printing 500,000 newlines (a 0.04 s run) kept the class service's worker busy for
+    27 s, every other learner's verdict behind it."""
+
+    def test_half_a_million_leading_newlines_are_cut_at_once(self):
+        import time
+
+        start = time.perf_counter()
+        assert normalize("\n" * 500_000 + "x\n" + " \n" * 500_000) == "x"
+        assert not compare("y", "\n" * 500_000 + "x")
+        assert time.perf_counter() - start < 5.0  # (27 s before; ~0.5 s now)
+
+    def test_blank_lines_inside_are_kept(self):
+        assert normalize("\n\n a\n\n\nb \n\n") == " a\n\n\nb"
+        assert normalize("\n \n\t\n") == ""
+
+
 class TestWildcardsOnHostileOutput:
     """A snippet's output is judged against an author's wildcards in the class service's one
     process (and again in the learner's app): a regex of lazy gaps backtracked cubically over

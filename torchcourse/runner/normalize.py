@@ -204,11 +204,9 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
     lines = _header_on_own_line(text.split("\n"))
     lines = lines if frames else _collapse_tracebacks(lines)
     lines = [ln.rstrip() for ln in lines]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines)
+    start = next((i for i, ln in enumerate(lines) if ln), len(lines))  # (blank edges cut by index:
+    end = next((i + 1 for i in range(len(lines) - 1, start - 1, -1) if lines[i]), start)  # pop(0) was quadratic)
+    return "\n".join(lines[start:end])
 
 
 def _visible_char(c: str) -> str:
