@@ -549,6 +549,49 @@ class TestLandlockFailsClosed:
             tc_jail.landlock(["/usr"], [])
 
 
+class TestTheFileGuardStopsOnlyTheRunItWatches:
+    """A run the guard stopped keeps its watch until its verdict is made, and a megabyte of output
+    takes a while to judge; meanwhile its slot is free and the next run — maybe another
+    learner's — is already in it. The guard killed whatever was in the group on every look until
+    the verdict let go: one learner's stopped run SIGKILLed a classmate's run that took the slot.
+    Once the stopped run's group has been seen empty, the guard leaves the group alone."""
+
+    def test_the_slots_next_run_lives_while_the_stopped_run_is_judged(self):
+        import subprocess
+
+        from torchcourse.runner.cgroups import Cgroups
+        from torchcourse.runner.fileguard import FileGuard
+
+        c = Cgroups(f"tc-guard-test-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
+        if not c.slots:
+            c.close()
+            if os.environ.get("CI"):
+                pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
+            pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+        guard = FileGuard(v2=c.v2, cap=10, tick=0.02)  # a Python process maps far more than 10 files
+        hold = [sys.executable, "-c", "import time; time.sleep(60)"]
+        first = subprocess.Popen(hold)
+        second = None
+        try:
+            c.enter(first.pid, c.slots[0])
+            token = guard.watch(c.slots[0])
+            first.wait(timeout=30)  # stopped at its cap
+            assert first.returncode == -9
+            second = subprocess.Popen(hold)  # the slot's next run, while the first one is still judged
+            c.enter(second.pid, c.slots[0])
+            looked = guard.rounds
+            wait_until(lambda: guard.rounds >= looked + 10, "the guard looked ten more times")
+            assert second.poll() is None, "the slot's next run was killed"
+            assert guard.unwatch(token)[0] == "files"
+        finally:
+            guard.close()
+            for proc in (first, second):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            c.close()
+
+
 class TestTheFileGuardCountsEveryDescriptorTable:
     """A thread made without CLONE_FILES has a descriptor table of its own, which the process's
     /proc/PID/fd does not list: the guard counts each thread's table too."""

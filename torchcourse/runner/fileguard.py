@@ -126,17 +126,19 @@ def files_held(pids: list[int], stop_after: int | None = None) -> int:
     return total
 
 
-def kill_group(group: str) -> None:
-    """SIGKILL every process in ``group``, again while new ones appear (a run still forking)."""
+def kill_group(group: str) -> bool:
+    """SIGKILL every process in ``group``, again while new ones appear (a run still forking);
+    True once the group was seen empty (the run is gone: whatever enters later is not its)."""
     for _ in range(50):
         pids = group_pids(group)
         if not pids:
-            return
+            return True
         sigkill_each(pids)
+    return not group_pids(group)
 
 
 class _Watch:
-    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks")
+    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks", "gone")
 
     def __init__(self, group: str, base: int):
         self.group = group
@@ -145,6 +147,7 @@ class _Watch:
         self.killed = 0  # what it held when the guard killed it (files, or bytes of kernel memory)
         self.why = ""  # "files" or "kmem"
         self.ticks = 0
+        self.gone = False  # killed and its group seen empty: the slot's next run is not this one
 
 
 class FileGuard:
@@ -163,6 +166,7 @@ class FileGuard:
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._closed = False
+        self.rounds = 0  # looks at every watched run so far
 
     def watch(self, group: str) -> int | None:
         base = kernel_memory(group, self.v2)
@@ -204,7 +208,9 @@ class FileGuard:
             for w in watched:
                 group = w.group
                 if w.why:
-                    kill_group(group)  # (a process that was still being born)
+                    # (a process that was still being born) — until the group has been seen empty:
+                    # the slot is then free, and the next run's processes in it are not this run's
+                    w.gone = w.gone or kill_group(group)
                     continue
                 now = kernel_memory(group, self.v2)
                 if now is None:
@@ -217,15 +223,16 @@ class FileGuard:
                     continue
                 if now - w.base > self.kmem_cap:
                     w.killed, w.why = now - w.base, "kmem"
-                    kill_group(group)
+                    w.gone = kill_group(group)
                     continue
                 n = files_held(group_pids(group), stop_after=self.cap)
                 if n > self.cap:
                     w.killed, w.why = n, "files"
-                    kill_group(group)
+                    w.gone = kill_group(group)
                 elif now - w.base >= w.trigger:
                     w.trigger = now - w.base + KMEM_STEP
             with self._lock:
+                self.rounds += 1
                 if self._closed:
                     return
                 self._wake.wait(self.tick)

@@ -516,14 +516,13 @@ class SandboxRunner(core.Runner):
         """Say whose memory limit ended the run: its own run's (all its processes together), the
         class's total, or one process's own limit (RLIMIT_AS: MemoryError)."""
         group = getattr(self._slot, "group", None)
-        stopped = self.guard.unwatch(getattr(self._slot, "watch", None)) if self.guard is not None else None
-        self._slot.watch = None
+        stopped = getattr(self._slot, "stopped", None)
         if stopped:
             why, n = stopped
             self._note(res, MSG_RUN_FILES.format(cap=self.guard.cap, n=n) if why == "files"
                        else MSG_RUN_KMEM.format(cap=self.guard.kmem_cap >> 20, n=n >> 20))
             return
-        kills, fail = self.cgroups.counters(group)
+        kills, fail = getattr(self._slot, "after", None) or self.cgroups.counters(group)
         b_kills, b_fail = getattr(self._slot, "before", (0, 0))
         run_mb, total_mb = self.sandbox.mem >> 20, self.cgroups_mem >> 20
         note = ""
@@ -546,6 +545,7 @@ class SandboxRunner(core.Runner):
 
     def _run(self, snippet, **kw) -> core.RunResult:
         self._slot.group, self._slot.before, self._slot.cold, self._slot.watch = None, (0, 0), [], None
+        self._slot.stopped, self._slot.after = None, None
         try:
             return self._run_noted(snippet, **kw)
         finally:
@@ -582,6 +582,12 @@ class SandboxRunner(core.Runner):
         self._slot.base = base  # (a warm run's directory becomes its slot uid's: _on_slot)
 
     def _release(self, base: str) -> None:
+        # the run's processes have ended: the guard lets its slot go and the memory counters are
+        # read now, before the output is judged (a long verdict — a megabyte of output — must not
+        # leave the guard on a slot that the next run, maybe another learner's, already uses)
+        self._slot.stopped = self.guard.unwatch(self._slot.watch) if self.guard is not None else None
+        self._slot.watch = None
+        self._slot.after = self.cgroups.counters(getattr(self._slot, "group", None))
         self.sandbox.release(base)
 
     def _run_cold(self, run_dir: str, *, timeout: float, cancel, cleanup_dir: str) -> execute.RawRun:
