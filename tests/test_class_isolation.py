@@ -414,6 +414,41 @@ class TestSysVSharedMemoryDiesWithItsRun:
         assert_matches(service.client("alice").run(look), look)
 
 
+class TestARunCannotPinMemoryOnSharedDirectories:
+    """Extended attributes are kernel memory on the inode, charged to the run that set them, and
+    Landlock has no rule for them: 64 KB values set on the runs' shared directory outlived their
+    runs (18 runs of one learner, each ending normally, left 2 GB in one slot, and every later run
+    there — anyone's — was OOM-killed). Setting or removing one is refused (EOPNOTSUPP), on the
+    shared directory and on the run's own files alike; the slot's next run has its whole memory."""
+
+    EVE = """
+        import errno, os
+        runs = os.path.dirname(os.path.dirname(os.getcwd()))
+        open("mine.txt", "w").close()
+        for target in (runs, "mine.txt"):
+            for call in (lambda: os.setxattr(target, "user.pin0", b"x" * 65536),
+                         lambda: os.removexattr(target, "user.pin0")):
+                try:
+                    call()
+                    print("allowed")
+                except OSError as e:
+                    print("refused" if e.errno == errno.EOPNOTSUPP else errno.errorcode[e.errno])
+        """
+    ALICE = snip("""
+        x = bytearray(1536 << 20)
+        x[::4096] = b"\1" * len(x[::4096])
+        print(sum(x[::4096]) == len(x[::4096]))
+        """, expected="True", timeout=120)
+
+    def test_extended_attributes_are_refused_and_the_slots_memory_stays_whole(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=self.ALICE)
+        assert eve.actual.split() == ["refused"] * 4, eve.actual
+        assert_matches(alice, self.ALICE)
+        client = service.client("alice")
+        for _ in range(4):  # every slot
+            assert_matches(client.run(self.ALICE), self.ALICE)
+
+
 class TestDevShmIsEachRunsOwn:
     EVE = """
         open("/dev/shm/eve-note", "w").write("secret")
