@@ -321,6 +321,57 @@ class TestOneAddressCannotHoldTheServer:
         assert "Traceback" not in served.log(), served.log()[-2000:]
 
 
+class TestAResponseNobodyReadsGivesWayToANewcomer:
+    """A request whose response its client never reads stays a running request (its write waits
+    forever): 256 such requests for the 514 KB textual.js filled an address's cap and every other
+    client there got 503. At the cap, the oldest connection whose writing is paused is closed for
+    the newcomer (a real aiohttp server, serve's own ConnectionCap, a cap of 3)."""
+
+    def test_the_newcomer_is_served_and_a_stalled_reader_is_closed(self):
+        from aiohttp import web
+
+        from torchcourse.serve.limits import ConnectionCap
+
+        async def body() -> None:
+            async def big(request):
+                return web.Response(body=b"x" * (8 << 20))
+
+            async def hello(request):
+                return web.Response(text="hello")
+
+            app = web.Application()
+            app.router.add_get("/big", big)
+            app.router.add_get("/", hello)
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            cap = ConnectionCap(runner.server, limit=3)
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]
+            stalled = []
+            for _ in range(3):  # each asks for 8 MB and reads none of it
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                sock.connect(("127.0.0.1", port))
+                sock.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+                stalled.append(sock)
+            end = time.monotonic() + DEADLINE
+            while sum(getattr(h, "writing_paused", False) for h in cap._address_of) < 3:
+                assert time.monotonic() < end, "the responses never filled the buffers"
+                await asyncio.sleep(0.01)
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            answer = await asyncio.wait_for(reader.read(), DEADLINE)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"hello"), answer[:200]
+            assert sum(1 for _ in cap._address_of) == 2  # the oldest stalled one was closed for it
+            for sock in stalled:
+                sock.close()
+            await runner.cleanup()
+
+        asyncio.run(body())
+
+
 class TestTheCapAnswers503OnlyWhenEveryConnectionIsBusy:
     """The cap on a real aiohttp server (serve's own ConnectionCap, a cap of 3): connections running
     a request are never closed for a newcomer; the newcomer gets 503, read by no handler, and no

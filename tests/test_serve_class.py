@@ -409,6 +409,120 @@ class TestAPageRunsOnlyAsTheLearnerWhoseLinkLoadedIt:
         asyncio.run(scenario())
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="CPU groups need root (the server case)")
+class TestEachLearnersAppsShareACPUGroupOfTheirOwn:
+    """Every app sat in serve's own CPU group, each in a session of its own (the kernel's autogroup
+    weighs each as much as the class runner's whole sandbox): one learner's four tabs busy
+    redrawing 500×500 terminals made another learner's run 2.4-3.8× slower. Each learner's apps
+    are in one CPU group of that learner's, inside one group for all apps; serve removes them when
+    it stops."""
+
+    def test_alices_and_bobs_apps_are_each_in_their_own_group_and_the_groups_go_with_serve(self, tmp_path, serve):
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path)
+
+        def cpu_group(pid: int) -> str:
+            lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+            return next((line.split(":", 2)[2] for line in lines if "cpu" in line.split(":")[1].split(",")),
+                        next(line.split(":", 2)[2] for line in lines if line.startswith("0::")))
+
+        async def scenario() -> dict[str, set[str]]:
+            async with aiohttp.ClientSession() as http:
+                tabs, open_tabs = {}, []
+                for name in ("alice", "alice", "bob"):
+                    open_tabs.append(await Learner(http, served, token=TOKENS[name]).open())
+                    await open_tabs[-1].wait_text(f"学员：{name}")
+                    tabs.setdefault(name, []).append(served.session_pids()[-1])
+                return {name: {cpu_group(pid) for pid in pids} for name, pids in tabs.items()}
+
+        groups = asyncio.run(scenario())
+        apps = f"/tc-apps-{served.proc.pid}/"
+        assert groups["alice"] == {apps + "l-" + "alice".encode().hex()}, groups  # both her tabs
+        assert groups["bob"] == {apps + "l-" + "bob".encode().hex()}, groups
+        top = [d for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup") if os.path.isdir(d + apps)]
+        assert top, "the apps' group is not where /proc says"
+        served.interrupt()
+        assert not os.path.exists(top[0] + apps)
+
+
+class TestAPageThatSendsTooMuchWaitsAlone:
+    """serve parses every page's messages on its one event loop and echoed any ping whole: two
+    tabs sending 4 MB pings in a loop made another learner's keys take 56-140 ms to draw. A page
+    may send a message of at most MAX_MESSAGE bytes, gets a ping echoed only when it is short, and
+    past MESSAGE_RATE bytes a second (after a MESSAGE_BURST) its websocket is read more slowly:
+    it waits, the others do not."""
+
+    def test_a_flooding_page_waits_its_turn_while_another_learners_ping_is_answered(self, tmp_path, serve):
+        import json as jsonlib
+
+        import aiohttp
+
+        from torchcourse.serve.server import MAX_MESSAGE, MAX_PING, MESSAGE_BURST
+
+        served, _root = start_class(serve, tmp_path)
+
+        async def pong(ws, payload: str) -> None:
+            while True:
+                msg = await ws.receive(timeout=DEADLINE)
+                assert msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), msg
+                if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", payload]:
+                    return
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                alice = await Learner(http, served, token=TOKENS["alice"]).open()
+                await alice.wait_text("学员：alice")
+                bob = await Learner(http, served, token=TOKENS["bob"]).open()
+                await bob.wait_text("学员：bob")
+                # a short ping is answered; a long one is not echoed
+                await bob.ws.send_str(jsonlib.dumps(["ping", "x" * (MAX_PING + 1)]))
+                await bob.ws.send_str(jsonlib.dumps(["ping", "1"]))
+                first = await bob.ws.receive(timeout=DEADLINE)
+                while first.type == aiohttp.WSMsgType.BINARY:
+                    first = await bob.ws.receive(timeout=DEADLINE)
+                assert jsonlib.loads(first.data) == ["pong", "1"]
+                # bob sends three bursts' worth of pings: serve reads him more slowly from then on
+                chunk = jsonlib.dumps(["ping", "y" * (MAX_MESSAGE // 2)])
+                for _ in range(3 * MESSAGE_BURST // len(chunk)):
+                    await bob.ws.send_str(chunk)
+                await bob.ws.send_str(jsonlib.dumps(["ping", "bob"]))
+                bobs = asyncio.ensure_future(pong(bob.ws, "bob"))
+                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                alices = asyncio.ensure_future(pong(alice.ws, "alice"))
+                done, _pending = await asyncio.wait({bobs, alices}, return_when=asyncio.FIRST_COMPLETED)
+                assert alices in done and bobs not in done  # alice is answered while bob still waits
+                await bobs  # and bob is answered in the end: slowed, not dropped
+                # a message past MAX_MESSAGE ends that page's websocket, and only it
+                await bob.ws.send_str(jsonlib.dumps(["stdin", "z" * MAX_MESSAGE]))
+                while (await bob.ws.receive(timeout=DEADLINE)).type not in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                    pass
+                assert bob.ws.close_code == 1009
+                await alice.ws.send_str(jsonlib.dumps(["ping", "still"]))
+                await pong(alice.ws, "still")
+
+        asyncio.run(scenario())
+
+
+class TestPageLoadsOfOneLearnerArePaced:
+    """Each page load makes a websocket id that serve keeps for a minute: 8 connections reloading
+    the page as fast as they could (22,000 loads in 20 s) made another learner's keys 3.4× slower
+    to draw. A learner loads at most PAGE_BURST pages within PAGE_WINDOW seconds; the next is
+    answered 429 with a word in Chinese, and other learners' pages load as before."""
+
+    def test_the_page_past_the_burst_is_refused_and_another_learner_is_not(self, tmp_path, serve):
+        from torchcourse.serve.server import PAGE_BURST
+
+        served, _root = start_class(serve, tmp_path)
+        link = served.base + f"?token={TOKENS['alice']}&delay=1"
+        statuses = [get(link)[0] for _ in range(PAGE_BURST)]
+        assert statuses == [200] * PAGE_BURST
+        status, _headers, page = get(link)
+        assert status == 429 and "页面刷新得太快" in page
+        status, _headers, page = get(served.base + f"?token={TOKENS['bob']}&delay=1")
+        assert status == 200 and "学员：bob" in page
+
+
 # -- the users file while serve runs ------------------------------------------------------------
 
 

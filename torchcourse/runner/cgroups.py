@@ -103,7 +103,7 @@ class Cgroups:
     CONTROLLERS = ("memory", "pids", "cpu")
 
     def __init__(self, name: str, *, total_mem: int, total_pids: int, slots: int = 0, slot_mem: int | None = None,
-                 enabled: bool | None = None):
+                 enabled: bool | None = None, weight: int = 1):
         self.groups: dict[str, str] = {}  # controller -> the sandbox's group (v1), "memory" -> (v2)
         self.slots: list[str] = []  # the slot groups' directories (memory; v2: every controller)
         self.cpu_slots: list[str] = []  # v1: the slots' cpu groups (v2: the slots themselves)
@@ -131,6 +131,12 @@ class Cgroups:
             self._make_v1(v1, name, total_mem, total_pids)
         elif unified is not None:
             self._make_v2(unified, name, total_mem, total_pids)
+        # the whole sandbox weighs as much as ``weight`` (jobs) groups of the default weight beside
+        # it: a class's apps (AppGroups) weigh as one, so busy screens leave the runs most of the CPU
+        if "cpu" in self.groups:
+            _write(os.path.join(self.groups["cpu"], "cpu.shares"), 1024 * max(1, weight))
+        elif self.v2:
+            _write(os.path.join(self.groups["memory"], "cpu.weight"), 100 * max(1, weight))
         if "memory" in self.groups:
             for i in range(slots):
                 d = os.path.join(self.groups["memory"], f"slot-{i}")
@@ -324,3 +330,87 @@ class Cgroups:
     def close(self) -> None:
         for d in [*self.slots, *self.cpu_slots, *(d for d in (self.base,) if self.v2), *self.groups.values()]:
             self.remove(d)
+
+
+APPS_PREFIX = "tc-apps-"
+
+
+class AppGroups:
+    """serve as root, a class: the learners' app processes (the course's screens, one per tab) in
+    CPU groups — one group for all apps beside the class runner's sandbox group, and in it one
+    group per learner, all of the default weight.
+
+    Without them every app sat in serve's own group, each in a session of its own (autogroup: each
+    as heavy as the runner's whole sandbox): one learner's four tabs asking for 500×500 terminals,
+    or pressing keys every 10 ms, made another learner's run 2.4-3.8× slower. Now a learner's apps
+    together weigh as much as any other learner's apps, and all apps together as much as one
+    group of the default weight: the class runner's sandbox beside them weighs ``jobs`` times that
+    (:class:`Cgroups`'s ``weight``). Nothing when not root or without a writable CPU controller."""
+
+    def __init__(self, *, enabled: bool | None = None) -> None:
+        self.root = ""  # the apps' group ("" when there is none)
+        self._learners: dict[str, str] = {}
+        if not cgroups_wanted(enabled) or os.geteuid() != 0:
+            return
+        try:
+            with open("/proc/self/cgroup") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return
+        entries = [line.split(":", 2) for line in lines if line.count(":") >= 2]
+        parent = next(("/sys/fs/cgroup/cpu" + path for _n, ctrls, path in entries
+                       if "cpu" in ctrls.split(",") and os.path.isdir("/sys/fs/cgroup/cpu")), None)  # v1
+        v2 = False
+        if parent is None:
+            mount = Cgroups._v2_mount()
+            unified = next((path for _n, ctrls, path in entries if ctrls == ""), None)
+            if mount is None or unified is None:
+                return
+            parent, v2 = mount + unified.rstrip("/"), True
+        if v2:
+            _write(os.path.join(parent, "cgroup.subtree_control"), "+cpu")
+        sweep_dead(parent, APPS_PREFIX, os.rmdir)
+        d = os.path.join(parent, f"{APPS_PREFIX}{os.getpid()}")
+        try:
+            os.mkdir(d)
+        except OSError:
+            return
+        if v2 and not _write(os.path.join(d, "cgroup.subtree_control"), "+cpu"):
+            os.rmdir(d)
+            return
+        self.root = d
+
+    def group_of(self, learner: str) -> str:
+        """The CPU group of ``learner``'s apps ("" when there are none)."""
+        if not self.root:
+            return ""
+        d = self._learners.get(learner)
+        if d is None:
+            d = os.path.join(self.root, "l-" + (learner.encode("utf-8").hex() or "0"))
+            try:
+                os.mkdir(d)
+            except FileExistsError:
+                pass
+            except OSError:
+                return ""
+            self._learners[learner] = d
+        return d
+
+    def enter(self, pid: int, learner: str) -> bool:
+        """``pid`` (a learner's new app) and what it started so far join that learner's group."""
+        d = self.group_of(learner)
+        if not d:
+            return False
+        moved = True
+        for p in [pid, *descendants(pid)]:
+            moved = _write(os.path.join(d, "cgroup.procs"), p) and moved
+        return moved
+
+    def close(self) -> None:
+        if not self.root:
+            return
+        try:
+            _rmtree_groups(self.root)  # (a group that still has a process stays: swept at the next start)
+        except OSError:
+            pass
+        self.root = ""

@@ -455,7 +455,7 @@ class SandboxRunner(core.Runner):
         # one memory group per run slot below the sandbox's: at most ``jobs`` runs at once, plus
         # the zygote's spare and a run still exiting
         self.cgroups = Cgroups(os.path.basename(sb.root), total_mem=self.cgroups_mem, total_pids=jobs * (sb.nproc + 8) + 32,
-                               slots=jobs + 2, slot_mem=sb.mem, enabled=cgroups)
+                               slots=jobs + 2, slot_mem=sb.mem, enabled=cgroups, weight=jobs)
         if self.cgroups.slots:
             sb.slot_fds = self.cgroups.slot_fds()
         # the files each run holds at once (the machine's one open-file table): see fileguard

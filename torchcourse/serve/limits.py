@@ -9,9 +9,11 @@
   one address. At the cap, the address's oldest connection with no request running (one that
   sent nothing yet, trickles a head, or idles between requests) is closed to make room: a
   browser simply opens another when it needs one, and a client that holds connections without
-  using them can no longer lock a whole classroom behind one NAT out. Only when every one of
-  them is running a request (an open websocket is one) is the next answered ``503`` and closed
-  before any of it is read. 60 learners with two tabs each hold about 200. A Unix socket
+  using them can no longer lock a whole classroom behind one NAT out. Failing that, the oldest
+  whose response its client does not read (the kernel's buffers full, aiohttp's writing paused):
+  256 requests for the 514 KB ``textual.js`` never read were each a running request, and every
+  other client of the address got ``503``. Only when every one of them is running a request that
+  moves (an open websocket is one) is the next answered ``503`` and closed before any of it is read. 60 learners with two tabs each hold about 200. A Unix socket
   (``serve --hub``, one learner's server behind JupyterHub's proxy) has no address and no cap.
 """
 
@@ -56,7 +58,10 @@ class ConnectionCap:
             return
         address = str(peer[0])
         if self.open[address] >= self.limit:
-            idle = next((h for h, a in self._address_of.items() if a == address and not getattr(h, "_request_in_progress", True)), None)
+            mine = [h for h, a in self._address_of.items() if a == address]
+            idle = next((h for h in mine if not getattr(h, "_request_in_progress", True)), None)
+            if idle is None:  # a response its client does not read (writing paused): no use to anyone
+                idle = next((h for h in mine if getattr(h, "writing_paused", False)), None)
             if idle is not None:
                 self._forget(idle)
                 idle.force_close()  # (its client opens another connection when it needs one)

@@ -22,6 +22,9 @@ changed here, and why:
   link loaded the page: carrying another learner's credential it is closed with
   :data:`OTHER_LEARNER_CLOSE` and no app runs; a download goes only to its learner; the page
   names who is signed in.
+- a page's messages are read within limits (:data:`MAX_MESSAGE`, :data:`MAX_PING`,
+  :data:`MESSAGE_RATE`): a page that sends faster waits, unread, and no other does; as root, a
+  class's app processes run in each learner's CPU group (:class:`~torchcourse.runner.cgroups.AppGroups`).
 - once a tab has told the server its size, the next page request starts its app at once (it
   reads the progress as it is then, like any start), so the app loads while the page does; its
   output is held until the page's websocket (``/ws/<id>``) claims it, and an unclaimed one is
@@ -37,6 +40,7 @@ import os
 import secrets
 import signal
 import sys
+from collections import deque
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -45,6 +49,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
+from torchcourse.runner.cgroups import AppGroups
 from torchcourse.serve.access import TOKEN_ENV, token_matches
 
 LEARNER_ENV = "TORCHCOURSE_LEARNER"  # the signed-in learner's name, for the app's title (a class only)
@@ -90,6 +95,20 @@ START_WINDOW = 10.0
 # websockets count as running requests for the per-address connection cap, and one learner opening
 # 300 of them filled their address's 256 (every classmate behind the same NAT or proxy got 503)
 MAX_WAITING = 2
+# what one page may send: a message at most MAX_MESSAGE bytes (a key, a paste, a resize), a ping's
+# payload echoed only up to MAX_PING characters, and at most MESSAGE_RATE bytes a second on average
+# (MESSAGE_BURST at once) — past that serve stops reading that websocket for a while. Every
+# message is parsed on serve's one event loop: two tabs sending 4 MB pings in a loop made another
+# learner's key take 56-140 ms to draw instead of 8-25
+MAX_MESSAGE = 256 << 10
+MAX_PING = 64
+MESSAGE_RATE = 256 << 10
+MESSAGE_BURST = 1 << 20
+# pages one learner of a class may load within PAGE_WINDOW seconds; the next gets 429. Each page
+# load makes a websocket id kept TICKET_WAIT seconds: 8 connections reloading the page as fast as
+# they could (22,000 loads in 20 s) made another learner's keys 3.4-3.7x slower to draw
+PAGE_BURST = 30
+PAGE_WINDOW = 10.0
 STOP_WAIT = CLOSE_GRACE + 10.0  # serve stops within this once asked (SIGTERM / Ctrl+C), whatever a session does
 PACKET_LOOP_WAIT = 5.0  # seconds the packet loop gets to end once its app process is gone
 
@@ -164,7 +183,7 @@ class CourseAppService(AppService):
     """One app process for one websocket: started without a shell, ended like a closed terminal."""
 
     def __init__(self, argv: list[str], *, download_manager, size: tuple[int, int], learner: str = "",
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, groups=None) -> None:
         super().__init__(" ".join(argv), write_bytes=self._out_bytes, write_str=self._out_str, close=self._out_close,
                          download_manager=download_manager)
         self.argv = argv
@@ -178,6 +197,7 @@ class CourseAppService(AppService):
         self._held: list[tuple[str, object]] = []  # what the app wrote before that
         self.attached_early = False  # started for its page before the page connected
         self._gone = False  # the page's websocket failed: the app's output is read and dropped
+        self.groups = groups  # the class's CPU groups for apps (runner.cgroups.AppGroups), or None
 
     # The app may start before its page connects (see CourseServer.handle_index): until then its
     # output is held, and handed over in order when the websocket arrives.
@@ -247,6 +267,8 @@ class CourseAppService(AppService):
         ))
         self._process = process = await asyncio.shield(self._spawning)
         self._stdin = process.stdin
+        if self.groups is not None:
+            self.groups.enter(process.pid, self.learner)  # (before the app has imported much)
         if self._stopping is not None:  # ended meanwhile: stop() ends this process, nothing runs it
             raise ConnectionResetError("这个会话在它的程序启动时已经结束")
         return process
@@ -348,6 +370,9 @@ class CourseServer(Server):
         self.starts: dict[str, list[float]] = {}  # a learner's app starts in the last START_WINDOW s
         self.waiting: dict[str, int] = {}  # a learner's websockets waiting for their start
         self.refusals_logged: dict[str, float] = {}  # when a learner's 429 was last logged
+        self.page_loads: dict[str, deque[float]] = {}  # a learner's page loads in the last PAGE_WINDOW s
+        # a class, serve as root: each learner's apps in a CPU group of their own (see AppGroups)
+        self.app_groups = AppGroups(enabled=None if users is not None else False)
 
     # -- the users file, read again while serving ---------------------------------------------
 
@@ -518,7 +543,7 @@ class CourseServer(Server):
 
     def new_service(self, learner: str, size: tuple[int, int]) -> CourseAppService:
         service = CourseAppService(self.argv, download_manager=self.download_manager, size=size, learner=learner,
-                                   env=self.learner_env(learner))
+                                   env=self.learner_env(learner), groups=self.app_groups)
         self.sessions.add(service)
         return service
 
@@ -555,8 +580,18 @@ class CourseServer(Server):
             return response
         loop = asyncio.get_running_loop()
         now = loop.time()
-        for old in [t for t, (_n, until) in self.tickets.items() if until < now]:
-            del self.tickets[old]
+        if learner:
+            loads = self.page_loads.setdefault(learner, deque())
+            while loads and now - loads[0] >= PAGE_WINDOW:
+                loads.popleft()
+            if len(loads) >= PAGE_BURST:
+                raise web.HTTPTooManyRequests(text="页面刷新得太快：请稍等几秒再打开。")
+            loads.append(now)
+        while self.tickets:  # (made in order, each kept TICKET_WAIT: the expired ones are the first)
+            oldest = next(iter(self.tickets))
+            if self.tickets[oldest][1] >= now:
+                break
+            del self.tickets[oldest]
         # the page's websocket goes to /ws/<ticket>: the tab stays the learner whose link loaded
         # it, whatever cookie the browser holds by the time it connects
         spare = secrets.token_urlsafe(12)
@@ -597,8 +632,39 @@ class CourseServer(Server):
     async def handle_js(self, request: web.Request) -> web.Response:
         return web.Response(body=self.js, content_type="application/javascript", charset="utf-8")
 
+    async def _process_messages(self, websocket: web.WebSocketResponse, app_service: AppService) -> None:
+        """textual-serve's loop over the page's messages, within what a page may send (see
+        :data:`MESSAGE_RATE`): a page that sends faster waits, unread, and only it."""
+        from aiohttp import WSMsgType
+
+        loop = asyncio.get_running_loop()
+        credit, last = float(MESSAGE_BURST), loop.time()
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            now = loop.time()
+            credit = min(float(MESSAGE_BURST), credit + (now - last) * MESSAGE_RATE) - len(message.data)
+            last = now
+            if credit < 0:
+                await asyncio.sleep(-credit / MESSAGE_RATE)
+            try:
+                envelope = message.json()
+                kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+            except (ValueError, TypeError, IndexError, KeyError):
+                continue  # not a message of the page's: ignored
+            if kind == "stdin" and isinstance(data, str):
+                await app_service.send_bytes(data.encode("utf-8"))
+            elif kind == "resize" and isinstance(data, dict):
+                await app_service.set_terminal_size(data.get("width"), data.get("height"))
+            elif kind == "ping" and isinstance(data, (str, int, float)) and len(str(data)) <= MAX_PING:
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await app_service.blur()
+            elif kind == "focus":
+                await app_service.focus()
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-        websocket = web.WebSocketResponse(heartbeat=15)
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
         width = _clamp(request.query.get("width"), 80)
         height = _clamp(request.query.get("height"), 24)
         spare = request.match_info.get("spare", "")
@@ -771,5 +837,6 @@ class CourseServer(Server):
                 await asyncio.wait_for(runner.cleanup(), 10.0)
             except TimeoutError:
                 pass
+            self.app_groups.close()
             print(f"torchcourse serve: 已停止（结束了 {n} 个会话，进度都已保存）。", flush=True)
         return 0
