@@ -322,9 +322,9 @@ class TestOneAddressCannotHoldTheServer:
 
 
 class TestAResponseNobodyReadsGivesWayToANewcomer:
-    """A request whose response its client never reads stays a running request (its write waits
-    forever): 256 such requests for the 514 KB textual.js filled an address's cap and every other
-    client there got 503. At the cap, the oldest connection whose writing is paused is closed for
+    """A request whose response its client never reads, larger than the kernel's buffers, stays a
+    running request (its write waits forever): 256 such requests would fill an address's cap and
+    every other client there would get 503. At the cap, the oldest connection whose writing is paused is closed for
     the newcomer (a real aiohttp server, serve's own ConnectionCap, a cap of 3)."""
 
     def test_the_newcomer_is_served_and_a_stalled_reader_is_closed(self):

@@ -11,8 +11,8 @@
   browser simply opens another when it needs one, and a client that holds connections without
   using them can no longer lock a whole classroom behind one NAT out. Failing that, the oldest
   whose response its client does not read (the kernel's buffers full, aiohttp's writing paused):
-  256 requests for the 514 KB ``textual.js`` never read were each a running request, and every
-  other client of the address got ``503``. Only when every one of them is running a request that
+  such a request never ends, and 256 of them would lock every other client of the address out
+  (the page's own files fit in the buffers; a response larger than them does not). Only when every one of them is running a request that
   moves (an open websocket is one) is the next answered ``503`` and closed before any of it is read. 60 learners with two tabs each hold about 200. A Unix socket
   (``serve --hub``, one learner's server behind JupyterHub's proxy) has no address and no cap.
 """
