@@ -56,6 +56,18 @@ def _write(path: str, value) -> bool:
         return False
 
 
+def _own_cgroups(enabled: bool | None) -> list[list[str]] | None:
+    """This process's ``/proc/self/cgroup`` as [hierarchy, controllers, path] entries, or None when
+    no cgroups are to be made (not root, switched off, unreadable)."""
+    if not cgroups_wanted(enabled) or os.geteuid() != 0:
+        return None
+    try:
+        with open("/proc/self/cgroup") as fh:
+            return [line.split(":", 2) for line in fh.read().splitlines() if line.count(":") >= 2]
+    except OSError:
+        return None
+
+
 def _read_counters(path: str) -> dict[str, int]:
     out = {}
     try:
@@ -111,17 +123,12 @@ class Cgroups:
         self.v2 = False
         self.base = ""  # where the zygote and cold bwraps go (v2: a leaf beside the slots)
         self._cold = 0
-        if not cgroups_wanted(enabled) or os.geteuid() != 0:
-            return
-        try:
-            with open("/proc/self/cgroup") as fh:
-                lines = fh.read().splitlines()
-        except OSError:
+        entries = _own_cgroups(enabled)
+        if entries is None:
             return
         v1 = {}
         unified = None
-        for line in lines:
-            _n, ctrls, path = line.split(":", 2)
+        for _n, ctrls, path in entries:
             if ctrls == "":
                 unified = path
             for ctrl in ctrls.split(","):
@@ -350,14 +357,9 @@ class AppGroups:
     def __init__(self, *, enabled: bool | None = None) -> None:
         self.root = ""  # the apps' group ("" when there is none)
         self._learners: dict[str, str] = {}
-        if not cgroups_wanted(enabled) or os.geteuid() != 0:
+        entries = _own_cgroups(enabled)
+        if entries is None:
             return
-        try:
-            with open("/proc/self/cgroup") as fh:
-                lines = fh.read().splitlines()
-        except OSError:
-            return
-        entries = [line.split(":", 2) for line in lines if line.count(":") >= 2]
         parent = next(("/sys/fs/cgroup/cpu" + path for _n, ctrls, path in entries
                        if "cpu" in ctrls.split(",") and os.path.isdir("/sys/fs/cgroup/cpu")), None)  # v1
         v2 = False
