@@ -267,8 +267,8 @@ class CourseAppService(AppService):
         ))
         self._process = process = await asyncio.shield(self._spawning)
         self._stdin = process.stdin
-        if self.groups is not None:
-            self.groups.enter(process.pid, self.learner)  # (before the app has imported much)
+        if self.groups is not None:  # (off the event loop: a v1 move waits 5-15 ms for the kernel's RCU)
+            await asyncio.get_running_loop().run_in_executor(None, self.groups.enter, process.pid, self.learner)
         if self._stopping is not None:  # ended meanwhile: stop() ends this process, nothing runs it
             raise ConnectionResetError("这个会话在它的程序启动时已经结束")
         return process
