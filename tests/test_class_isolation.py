@@ -736,6 +736,25 @@ class TestARunSeesOnlyItsOwnProcesses:
         assert_matches(alice, ALICE_LONG)
 
 
+class TestARunsCommandLinesHoldNoSandboxSettings:
+    """Every process of a run is forked from the zygote and shows the zygote's argv in
+    ``/proc/N/cmdline``: the zygote takes its socket's path and the jail's settings (slot uids,
+    limits, hidden paths) on stdin, so a run's command lines name only the interpreter and the
+    script."""
+
+    EVE = """
+        import os
+        for pid in ("1", "2", "self"):
+            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
+            print(pid, len([a for a in args if a]), any(b"z.sock" in a or b"{" in a for a in args))
+        """
+
+    def test_pid_1_2_and_the_snippet_show_two_arguments_and_no_settings(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=ALICE_OK)
+        assert eve.actual.split("\n")[:3] == ["1 2 False", "2 2 False", "self 2 False"], eve.actual
+        assert_matches(alice, ALICE_OK)
+
+
 class TestARunCannotReachTheZygotesSocket:
     """The zygote's control socket is a path (in every run's $PWD), and Landlock does not cover
     connect() by path: runs that connected in a loop kept the zygote busy refusing them, and

@@ -71,7 +71,8 @@ class Zygote:
         self.sock_path = os.path.join(self.dir, "z.sock")
         self.log_path = os.path.join(self.dir, "zygote.log")
         self._log = open(self.log_path, "wb")
-        argv = [python, str(ZYGOTE_SCRIPT), self.sock_path, json.dumps(list(self.preload))]
+        argv = [python, str(ZYGOTE_SCRIPT)]
+        config = {"socket": self.sock_path, "preload": list(self.preload), "jail": None}
         base_env = execute.snippet_env()
         pass_fds: tuple[int, ...] = ()
         if sandbox is not None:
@@ -79,7 +80,8 @@ class Zygote:
             spec = sandbox.jail_spec(relative=True)
             if busy_slots and spec.get("slots"):
                 spec["busy"] = sorted(busy_slots)
-            argv = [*sandbox.zygote_command(self.dir), *argv, json.dumps(spec)]
+            argv = [*sandbox.zygote_command(self.dir), *argv]
+            config["jail"] = spec
             base_env = sandbox.env()
             pass_fds = sandbox.pass_fds()
         self.proc = _spawn(lambda: subprocess.Popen(
@@ -93,6 +95,11 @@ class Zygote:
             close_fds=True,
             pass_fds=pass_fds,
         ))
+        try:  # its start-up line, on the lifeline pipe (not argv: see zygote._read_config)
+            self.proc.stdin.write((json.dumps(config) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # gone already: _read_hello says why
         self.hello = self._read_hello()
         if not self.hello.get("ok"):
             err = str(self.hello.get("error", "unknown error"))

@@ -1,8 +1,9 @@
 """The warm zygote: imports the course's preload modules (the shipped course: torch, and numpy
 with it), runs nothing else, forks one child per snippet.
 
-Started by :mod:`torchcourse.runner.warm` as ``python /path/to/zygote.py SOCKET '["torch"]'`` — as a plain
-script, so that not even the ``torchcourse`` package is imported here. Standard library only.
+Started by :mod:`torchcourse.runner.warm` as ``python /path/to/zygote.py`` — as a plain script, so that
+not even the ``torchcourse`` package is imported here. Standard library only. Its first stdin line:
+``{"socket": SOCKET, "preload": ["torch"], "jail": SPEC or null}``.
 
 Protocol (unix stream socket at SOCKET, one connection per snippet):
   driver → zygote: one message ``{"dir": RUN_DIR, "file": "snippet.py"}`` carrying, as
@@ -13,7 +14,7 @@ Protocol (unix stream socket at SOCKET, one connection per snippet):
                    zygote once the supervisor is reaped. A line after the first status is
                    ignored. The driver closes the connection when it is done with the result.
 Start-up: one JSON line on stdout, ``{"ok": true, "torch": …}`` or ``{"ok": false, "error": …}``.
-Lifeline: stdin is a pipe from the driver; on EOF (driver gone) every child's process group is
+Lifeline: stdin (after that line) is a pipe from the driver; on EOF (driver gone) every child's process group is
 killed and the zygote exits.
 
 Traps avoided: no tensor op, no thread, no CUDA call before fork (libgomp / CUDA are not
@@ -443,17 +444,32 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
         os._exit(70)
 
 
+def _read_config():
+    """The driver's one JSON line on stdin (read byte by byte: nothing after it is consumed, the
+    pipe stays the lifeline). Not argv: every run's pid 1 and snippet inherit this process's
+    argv, readable in their ``/proc/1/cmdline`` — the socket's path, the slots' uids, the limits."""
+    import json
+
+    buf = bytearray()
+    while not buf.endswith(b"\n"):
+        chunk = os.read(0, 1)
+        if not chunk:
+            break
+        buf += chunk
+    return json.loads(buf.decode("utf-8")) if buf.strip() else {}
+
+
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    sock_path = argv[0]
+    config = _read_config()
+    sock_path = config["socket"]
     import json
     import select
     import signal
     import socket
 
-    # the modules to import once (course.toml ``preload``; the shipped course: torch), as JSON
-    preload = json.loads(argv[1]) if len(argv) > 1 else ["torch"]
-    _JAIL[0] = json.loads(argv[2]) if len(argv) > 2 else None
+    # the modules to import once (course.toml ``preload``; the shipped course: torch)
+    preload = config.get("preload", ["torch"])
+    _JAIL[0] = config.get("jail")
     hello = {"ok": True, "pid": os.getpid(), "python": sys.version, "preload": preload}
     import importlib
 
