@@ -25,7 +25,11 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b
 
 
 def _controlling_tty() -> None:
-    """In the child: a new session whose controlling terminal is the pty (so closing it hangs up)."""
+    """In the child: a new session whose controlling terminal is the pty (so closing it hangs up),
+    with Ctrl+C and Ctrl+\\ reaching it as they do from a terminal's shell (a suite started in the
+    background by a non-interactive shell has SIGINT ignored, and the app would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
     os.setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
