@@ -736,6 +736,66 @@ class TestARunSeesOnlyItsOwnProcesses:
         assert_matches(alice, ALICE_LONG)
 
 
+class TestAClientThatStopsReadingHoldsOnlyItsOwnConnection:
+    """A learner's app that stops reading the runner's socket (its event loop busy or frozen)
+    while its result — up to the output cap — is sent: the worker that ran the run sent the
+    result itself and waited, and with ``jobs`` such results pending no run of anyone started.
+    The connection's own thread sends now; the worker takes the next run."""
+
+    BIG = snip("import sys\nfor i in range(2000):\n    sys.stdout.write('y' * 600 + '\\n')\n", expected=None, timeout=60)
+
+    @staticmethod
+    def status(service) -> dict:
+        import json
+        import socket
+
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(service.sock)
+            s.sendall(b'{"op": "status"}\n')
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(4096)
+                assert chunk, "the service closed the status connection"
+                buf += chunk
+        return json.loads(buf)
+
+    def test_two_unread_results_leave_the_workers_to_the_class(self, service):
+        import json
+        import socket
+
+        from torchcourse.runner.classroom_client import _snippet_to_json
+
+        request = (json.dumps({"op": "run", "learner": "mallory", "cold": False, "snippet": _snippet_to_json(self.BIG)}) + "\n").encode()
+        frozen = []
+        try:
+            for _ in range(2):  # the service's jobs
+                s = socket.socket(socket.AF_UNIX)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(service.sock)
+                s.sendall(request)
+                frozen.append(s)
+
+            def mallory_ran() -> bool:  # each run started (its first message came) and none runs or waits now
+                for s in frozen:
+                    try:
+                        if not s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+                            return False
+                    except BlockingIOError:
+                        return False
+                st = self.status(service)
+                return "mallory" not in st["running"] and "mallory" not in st["queued"]
+
+            wait_for(mallory_ran, "mallory's runs never ran", 180)
+            results: dict = {}
+            t = run_in_thread(service.client("alice"), ALICE_OK, results, "alice")
+            t.join(120)
+            assert not t.is_alive(), f"alice's run never came back: {self.status(service)}"
+            assert_matches(results["alice"], ALICE_OK)
+        finally:
+            for s in frozen:
+                s.close()
+
+
 class TestARunsCommandLinesHoldNoSandboxSettings:
     """Every process of a run is forked from the zygote and shows the zygote's argv in
     ``/proc/N/cmdline``: the zygote takes its socket's path and the jail's settings (slot uids,

@@ -56,6 +56,9 @@ from torchcourse.runner.classroom_client import (  # noqa: F401 - the client's n
 )
 
 MAX_REQUEST = 4 << 20  # bytes of one request line (a snippet's code and expected output)
+# seconds a client has to take one message (a result: up to the output cap) before its connection
+# is dropped; only that connection's own thread waits, never a run worker or the scheduler
+SEND_TIMEOUT = 30.0
 
 
 # -- the service -----------------------------------------------------------------------------
@@ -71,6 +74,29 @@ class Job:
         self.state = "queued"  # queued → running → done
         self.done = threading.Event()
         self.position = -1  # last place sent
+        # what the scheduler and the workers have for the client: the connection's own thread
+        # sends it (woken through the pipe), so a client that does not read stalls only itself
+        self.outbox: deque[bytes] = deque()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+
+    def post(self, obj: dict) -> None:
+        self.outbox.append((json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
+        if self.wake_w < 0:
+            return
+        try:
+            os.write(self.wake_w, b"!")
+        except OSError:  # the pipe is full (the thread is awake anyway) or closed (it has left)
+            pass
+
+    def close(self) -> None:
+        fds, self.wake_r, self.wake_w = (self.wake_r, self.wake_w), -1, -1
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class FairQueue:
@@ -240,7 +266,7 @@ class ClassroomService:
             place = i - free + 1
             if place >= 1 and job.position != place:
                 job.position = place
-                _send(job.conn, job.lock, {"queue": place})
+                job.post({"queue": place})
 
     def _busy(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -263,7 +289,7 @@ class ClassroomService:
                 job.position = 0
                 self.running.append(job)
                 self._announce()
-            _send(job.conn, job.lock, {"queue": 0})
+            job.post({"queue": 0})
             try:
                 res = self.runner.run(job.snippet, cold=job.cold, use_cache=False, cancel=job.cancel)
             except Exception as exc:  # noqa: BLE001 - one run's failure never ends the service
@@ -274,8 +300,8 @@ class ClassroomService:
             self._finish(job, res)
 
     def _finish(self, job: Job, res: core.RunResult) -> None:
-        """Send the result; the connection's own thread closes it (it waits for ``done``)."""
-        _send(job.conn, job.lock, {"result": dataclasses.asdict(res)})
+        """Hand over the result; the connection's own thread sends it and closes the connection."""
+        job.post({"result": dataclasses.asdict(res)})
         job.state = "done"
         job.done.set()
 
@@ -337,14 +363,24 @@ class ClassroomService:
                 self.queue.put(job)
                 self._announce()
                 self.cv.notify()
-            # until the run is done: a cancel (or the client gone) stops it
-            conn.settimeout(None)
-            while not job.done.is_set():
+            # until the run is done and its result sent: a cancel (or the client gone) stops it
+            conn.settimeout(SEND_TIMEOUT)
+            while True:
+                done = job.done.is_set()
+                if not self._flush(job, conn):
+                    break  # the client does not take what it is sent: it is gone for this run
+                if done:
+                    break  # (the result was posted before done was set, so it went out above)
                 try:
-                    ready, _, _ = select.select([conn], [], [], 0.5)
+                    ready, _, _ = select.select([conn, job.wake_r], [], [], 0.5)
                 except (OSError, ValueError):
                     break
-                if not ready:
+                if job.wake_r in ready:
+                    try:
+                        os.read(job.wake_r, 4096)
+                    except OSError:
+                        pass
+                if conn not in ready:
                     continue
                 try:
                     chunk = conn.recv(4096)
@@ -360,11 +396,25 @@ class ClassroomService:
         finally:
             if job is not None and not job.done.is_set():
                 self._cancel(job)
-                job.done.wait()  # the worker (or _cancel) sends the result
+                job.done.wait()  # the worker (or _cancel) ends it; nobody is left to send it to
+            if job is not None:
+                job.close()
             try:
                 conn.close()
             except OSError:
                 pass
+
+    @staticmethod
+    def _flush(job: Job, conn: socket.socket) -> bool:
+        """Send what the job's outbox holds, each message whole within SEND_TIMEOUT; False once
+        one could not be (the client stopped reading, or left)."""
+        while job.outbox:
+            data = job.outbox.popleft()
+            try:
+                conn.sendall(data)
+            except OSError:
+                return False
+        return True
 
 
 def main(argv=None) -> int:
