@@ -504,6 +504,53 @@ class TestAPageThatSendsTooMuchWaitsAlone:
         asyncio.run(scenario())
 
 
+class TestAPageThatSendsManySmallMessagesWaitsAlone:
+    """Counting bytes alone let tiny messages through at any rate: four tabs sending 34-byte pings
+    as fast as they could (42,000 a second) made another learner's keys 4-7x slower to draw. Each
+    message counts as at least MESSAGE_COST bytes, so a page gets at most a burst of
+    MESSAGE_BURST / MESSAGE_COST messages read, then MESSAGE_RATE / MESSAGE_COST a second."""
+
+    def test_tiny_pings_are_answered_no_faster_than_the_rate_and_another_learner_still_is(self, tmp_path, serve):
+        import json as jsonlib
+        import time
+
+        import aiohttp
+
+        from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
+
+        served, _root = start_class(serve, tmp_path)
+        burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
+
+        async def pong(ws, payload: str) -> None:
+            while True:
+                msg = await ws.receive(timeout=DEADLINE)
+                assert msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), msg
+                if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", payload]:
+                    return
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                alice = await Learner(http, served, token=TOKENS["alice"]).open()
+                await alice.wait_text("学员：alice")
+                bob = await Learner(http, served, token=TOKENS["bob"]).open()
+                await bob.wait_text("学员：bob")
+                tiny = jsonlib.dumps(["ping", "1"])
+                start = time.monotonic()  # before serve can read any of them
+                for _ in range(8 * burst):  # far fewer bytes than one burst
+                    await bob.ws.send_str(tiny)
+                answered = 0
+                while answered < burst + rate:  # the burst and a second's worth past it
+                    msg = await bob.ws.receive(timeout=DEADLINE)
+                    if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", "1"]:
+                        answered += 1
+                        # serve answered each before bob read it: never more than the rate allows
+                        assert answered <= burst + rate * (time.monotonic() - start) + 8, (answered, time.monotonic() - start)
+                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                await pong(alice.ws, "alice")
+
+        asyncio.run(scenario())
+
+
 class TestPageLoadsOfOneLearnerArePaced:
     """Each page load makes a websocket id that serve keeps for a minute: 8 connections reloading
     the page as fast as they could (22,000 loads in 20 s) made another learner's keys 3.4× slower

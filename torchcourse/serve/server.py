@@ -23,7 +23,8 @@ changed here, and why:
   :data:`OTHER_LEARNER_CLOSE` and no app runs; a download goes only to its learner; the page
   names who is signed in.
 - a page's messages are read within limits (:data:`MAX_MESSAGE`, :data:`MAX_PING`,
-  :data:`MESSAGE_RATE`): a page that sends faster waits, unread, and no other does; as root, a
+  :data:`MESSAGE_RATE`, :data:`MESSAGE_COST`): a page that sends faster, or more messages, waits,
+  unread, and no other does; as root, a
   class's app processes run in each learner's CPU group (:class:`~torchcourse.runner.cgroups.AppGroups`).
 - once a tab has told the server its size, the next page request starts its app at once (it
   reads the progress as it is then, like any start), so the app loads while the page does; its
@@ -97,13 +98,17 @@ START_WINDOW = 10.0
 MAX_WAITING = 2
 # what one page may send: a message at most MAX_MESSAGE bytes (a key, a paste, a resize), a ping's
 # payload echoed only up to MAX_PING characters, and at most MESSAGE_RATE bytes a second on average
-# (MESSAGE_BURST at once) — past that serve stops reading that websocket for a while. Every
-# message is parsed on serve's one event loop: two tabs sending 4 MB pings in a loop made another
-# learner's key take 56-140 ms to draw instead of 8-25
+# (MESSAGE_BURST at once), each message counted as at least MESSAGE_COST bytes (256 messages a
+# second: a key, a mouse move, a resize each; a mouse swept over the page sends ~60-120) — past
+# that serve stops reading that websocket for a while. Every message is parsed on serve's one
+# event loop: two tabs sending 4 MB pings in a loop made another learner's key take 56-140 ms to
+# draw instead of 8-25, and four sending 34-byte pings as fast as they could (42,000 a second)
+# made it 4-7x slower
 MAX_MESSAGE = 256 << 10
 MAX_PING = 64
 MESSAGE_RATE = 256 << 10
 MESSAGE_BURST = 1 << 20
+MESSAGE_COST = 1 << 10
 # pages one learner of a class may load within PAGE_WINDOW seconds; the next gets 429. Each page
 # load makes a websocket id kept TICKET_WAIT seconds: 8 connections reloading the page as fast as
 # they could (22,000 loads in 20 s) made another learner's keys 3.4-3.7x slower to draw
@@ -643,7 +648,7 @@ class CourseServer(Server):
             if message.type != WSMsgType.TEXT:
                 continue
             now = loop.time()
-            credit = min(float(MESSAGE_BURST), credit + (now - last) * MESSAGE_RATE) - len(message.data)
+            credit = min(float(MESSAGE_BURST), credit + (now - last) * MESSAGE_RATE) - max(len(message.data), MESSAGE_COST)
             last = now
             if credit < 0:
                 await asyncio.sleep(-credit / MESSAGE_RATE)
