@@ -796,6 +796,75 @@ class TestAClientThatStopsReadingHoldsOnlyItsOwnConnection:
                 s.close()
 
 
+class TestAQueuedClientThatStopsReadingHoldsNoOneElse:
+    """Places in line went out from the scheduler, under the lock every worker, new run, cancel
+    and status takes: a queued client that did not read filled its socket after ~280 place
+    changes, which classmates' ordinary runs cause, and the whole service froze — no run started
+    or ended, status got no answer. Only the client's own connection waits now."""
+
+    HOLD = snip("import time\nprint('started', flush=True)\ntime.sleep(300)\n", expected=None, timeout=600)
+
+    @staticmethod
+    def exchange(service, request: dict, until) -> list[dict]:
+        """Send ``request`` on a new connection; read messages until ``until(messages)``."""
+        import json
+        import socket
+
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(120)  # (only a frozen service takes this long)
+        s.connect(service.sock)
+        s.sendall((json.dumps(request) + "\n").encode())
+        return s, _read_until(s, until)
+
+    def test_six_hundred_place_changes_later_the_service_still_answers(self, service):
+        import json
+        import socket
+
+        from torchcourse.runner.classroom_client import _snippet_to_json
+
+        holders = []
+        for who in ("mallory", "bob"):  # both workers busy: every later run waits in line
+            cancel = threading.Event()
+            client, running = started(service, who)
+            holders.append((cancel, run_in_thread(client, self.HOLD, {}, who, cancel=cancel)))
+            assert running.wait(120), f"{who}'s run never started"
+        frozen = socket.socket(socket.AF_UNIX)
+        frozen.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        frozen.connect(service.sock)
+        frozen.sendall((json.dumps({"op": "run", "learner": "mallory", "cold": False, "snippet": _snippet_to_json(ALICE_OK)}) + "\n").encode())
+        try:
+            request = {"op": "run", "learner": "alice", "cold": False, "snippet": _snippet_to_json(ALICE_OK)}
+            for _ in range(300):  # alice's run goes ahead of mallory's in line, and leaves it
+                conn, _ = self.exchange(service, request, lambda msgs: any("queue" in m for m in msgs))
+                conn.sendall(b'{"op": "cancel"}\n')
+                assert _read_until(conn, lambda msgs: any("result" in m for m in msgs))[-1]["result"]["status"] == "cancelled"
+                conn.close()
+            conn, msgs = self.exchange(service, {"op": "status"}, lambda msgs: bool(msgs))
+            conn.close()
+            assert msgs[0]["queued"] == {"mallory": 1}, msgs
+        finally:
+            frozen.close()
+            for cancel, t in holders:
+                cancel.set()
+                t.join(60)
+        res = service.client("alice").run(ALICE_OK, use_cache=False)
+        assert_matches(res, ALICE_OK)
+
+
+def _read_until(s, until) -> list[dict]:
+    import json
+
+    buf, msgs = b"", []
+    while not until(msgs):
+        chunk = s.recv(65536)
+        assert chunk, f"the service closed the connection after {msgs}"
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            msgs.append(json.loads(line))
+    return msgs
+
+
 class TestARunsCommandLinesHoldNoSandboxSettings:
     """Every process of a run is forked from the zygote and shows the zygote's argv in
     ``/proc/N/cmdline``: the zygote takes its socket's path and the jail's settings (slot uids,
