@@ -495,6 +495,26 @@ class TestOneLearnerCannotHoldEverySlot:
             for th in threads:
                 th.join(60)
 
+    def test_a_run_held_back_by_its_learners_share_is_told_it_waits(self, service):
+        from test_classroom_runner import Recorder
+
+        hog = snip("import time\nprint('started', flush=True)\ntime.sleep(600)\n", timeout=600)
+        rec = Recorder()
+        results: dict = {}
+        cancels = [threading.Event(), threading.Event()]
+        threads = [run_in_thread(service.client("eve"), hog, results, "eve0", cancel=cancels[0], on_queue=rec.cb("eve0"))]
+        try:
+            rec.wait(lambda: rec.last("eve0") == 0, "eve's first run runs")
+            # a worker is free, but eve holds her share: her second run waits, and is told so
+            threads.append(run_in_thread(service.client("eve"), hog, results, "eve1", cancel=cancels[1], on_queue=rec.cb("eve1")))
+            rec.wait(lambda: rec.last("eve1") == 1, "eve's second run is told it is first in line")
+            assert service.client("eve").status()["queued"] == {"eve": 1}
+            assert 0 not in rec.places["eve1"]
+        finally:
+            for c, th in reversed(list(zip(cancels, threads))):  # the waiting one first
+                c.set()
+                th.join(60)
+
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="run directories on tmpfs need root (the server case)")
 class TestARunsDirectoryIsBoundedOnItsOwn:

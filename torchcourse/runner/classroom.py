@@ -262,9 +262,15 @@ class ClassroomService:
     def _announce(self) -> None:
         """Tell every waiting job its place (only when it changed). Called with ``cv`` held."""
         free = max(0, self.jobs - len(self.running))  # these many start as soon as a worker wakes
-        for i, job in enumerate(self.queue.order(self._busy())):
-            place = i - free + 1
-            if place >= 1 and job.position != place:
+        busy = self._busy()
+        place = 0
+        for job in self.queue.order(busy):
+            if free > 0 and (self.queue.cap is None or busy.get(job.learner, 0) < self.queue.cap):
+                free -= 1  # it starts now: its worker tells it so
+                busy[job.learner] = busy.get(job.learner, 0) + 1
+                continue
+            place += 1  # it waits (for a worker, or for a run of its learner's to end)
+            if job.position != place:
                 job.position = place
                 job.post({"queue": place})
 
