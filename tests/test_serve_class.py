@@ -445,6 +445,39 @@ class TestEachLearnersAppsShareACPUGroupOfTheirOwn:
         served.interrupt()
         assert not os.path.exists(top[0] + apps)
 
+    def test_a_learners_apps_together_get_at_most_one_core(self, tmp_path, serve):
+        """Shares divide only what is contended: four tabs of one learner redrawing 500×500
+        terminals still made another learner's screen answer a key 2-2.8× slower. Two busy
+        processes in one learner's group are held to one core (the kernel throttles the group)."""
+        import subprocess
+
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path)
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                await (await Learner(http, served, token=TOKENS["alice"]).open()).wait_text("学员：alice")
+
+        asyncio.run(scenario())
+        group = next(d + f"/tc-apps-{served.proc.pid}/l-" + "alice".encode().hex() for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup")
+                     if os.path.isdir(d + f"/tc-apps-{served.proc.pid}"))
+
+        def throttled() -> int:
+            stat = dict(line.split() for line in Path(group, "cpu.stat").read_text().splitlines())
+            return int(stat["nr_throttled"])
+
+        before = throttled()
+        burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        try:
+            for p in burners:
+                Path(group, "cgroup.procs").write_text(str(p.pid))
+            wait_for(lambda: throttled() > before, "two busy processes of alice's apps were never held back")
+        finally:
+            for p in burners:
+                p.kill()
+                p.wait()
+
 
 class TestAPageThatSendsTooMuchWaitsAlone:
     """serve parses every page's messages on its one event loop and echoed any ping whole: two

@@ -463,6 +463,7 @@ class SandboxRunner(core.Runner):
         self._slot = threading.local()  # this thread's run: its memory group and its counters before
         self._slots_held: dict[int, int] = {}  # run slot -> warm runs in flight there (any zygote)
         self._slots_lock = threading.Lock()
+        self._reclaiming: set[int] = set()  # slots whose memory group is being given back (_on_slot_end)
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -511,6 +512,23 @@ class SandboxRunner(core.Runner):
             with self._slots_lock:
                 if self._slots_held.get(slot, 0) > 0:
                     self._slots_held[slot] -= 1
+                free = self._slots_held.get(slot, 0) == 0 and slot not in self._reclaiming
+                if free:
+                    self._reclaiming.add(slot)
+            if free and 0 <= slot < len(self.cgroups.slots):
+                # off the run's clock and the next run's: the zygote hands out the slot that has
+                # been free longest, so this one's turn comes after the others'
+                threading.Thread(target=self._reclaim, args=(slot,), name="tc-slot-reclaim", daemon=True).start()
+            elif free:
+                with self._slots_lock:
+                    self._reclaiming.discard(slot)
+
+    def _reclaim(self, slot: int) -> None:
+        try:
+            self.cgroups.reclaim(self.cgroups.slots[slot])
+        finally:
+            with self._slots_lock:
+                self._reclaiming.discard(slot)
 
     def _memory_note(self, res: core.RunResult, whole_before: int) -> None:
         """Say whose memory limit ended the run: its own run's (all its processes together), the
