@@ -122,10 +122,9 @@ class Snippets:
         return bool(getattr(real, "warm", False))
 
     def _queued(self, view: SnippetView, place: int) -> None:  # from the runner's thread
-        try:
-            self.screen.app.call_from_thread(view.show_queued, place)
-        except RuntimeError:  # the app is ending: nothing left to draw on
-            pass
+        # posted, not called from the thread: the class runner's client keeps reading its socket
+        # whatever the screen does (a frozen screen left a class runner's worker waiting on it)
+        view.post_message(SnippetView.QueuePlace(place))
 
     def _runner_reports_queue(self) -> bool:
         runner = self.screen.app.runner

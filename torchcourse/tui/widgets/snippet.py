@@ -122,6 +122,16 @@ class SnippetView(Vertical, can_focus=True):
         def snippet(self) -> Snippet:
             return self.view.snippet
 
+    class QueuePlace(Message, bubble=False):
+        """The class runner's queue moved (posted from the runner's thread: never waits)."""
+
+        def __init__(self, place: int) -> None:
+            super().__init__()
+            self.place = place
+
+    def on_snippet_view_queue_place(self, message: "SnippetView.QueuePlace") -> None:
+        self.show_queued(message.place)
+
     state: reactive[str] = reactive("idle")  # idle | running | done
 
     def __init__(self, snippet: Snippet, **kwargs) -> None:
