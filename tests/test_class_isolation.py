@@ -853,6 +853,37 @@ class TestAClientThatStopsReadingHoldsOnlyItsOwnConnection:
                 s.close()
 
 
+class TestManyWaitingRunsDoNotCostAnotherLearnersRun:
+    """Each waiting run holds three descriptors in the service (its connection and the pipe that
+    wakes its thread): past 1024 of them, ``select`` refused the next connection's, and that
+    learner's run was dropped. 400 waiting runs of one learner, then alice's runs."""
+
+    HOLD = snip("import time\ntime.sleep(300)\n", expected=None, timeout=600)
+
+    def test_alice_runs_behind_four_hundred_waiting_connections(self, service):
+        import json
+        import socket
+
+        from torchcourse.runner.classroom_client import _snippet_to_json
+
+        request = (json.dumps({"op": "run", "learner": "crowd", "cold": False, "snippet": _snippet_to_json(self.HOLD)}) + "\n").encode()
+        crowd = []
+        try:
+            for _ in range(400):
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(service.sock)
+                s.sendall(request)
+                crowd.append(s)
+            wait_for(lambda: TestAClientThatStopsReadingHoldsOnlyItsOwnConnection.status(service)["queued"].get("crowd", 0) >= 399,
+                     "the crowd's runs never all waited")
+            res = service.client("alice").run(ALICE_OK, use_cache=False)
+            assert_matches(res, ALICE_OK)
+        finally:
+            for s in crowd:
+                s.close()
+        wait_for(lambda: not TestAClientThatStopsReadingHoldsOnlyItsOwnConnection.status(service)["running"], "the crowd's run went on")
+
+
 class TestAQueuedClientThatStopsReadingHoldsNoOneElse:
     """Places in line went out from the scheduler, under the lock every worker, new run, cancel
     and status takes: a queued client that did not read filled its socket after ~280 place

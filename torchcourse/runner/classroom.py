@@ -371,6 +371,10 @@ class ClassroomService:
                 self.cv.notify()
             # until the run is done and its result sent: a cancel (or the client gone) stops it
             conn.settimeout(SEND_TIMEOUT)
+            # poll, not select: select refuses descriptors past 1024, and each connection holds three
+            poller = select.poll()
+            poller.register(conn.fileno(), select.POLLIN)
+            poller.register(job.wake_r, select.POLLIN)
             while True:
                 done = job.done.is_set()
                 if not self._flush(job, conn):
@@ -378,7 +382,7 @@ class ClassroomService:
                 if done:
                     break  # (the result was posted before done was set, so it went out above)
                 try:
-                    ready, _, _ = select.select([conn, job.wake_r], [], [], 0.5)
+                    ready = {fd for fd, _ev in poller.poll(500)}
                 except (OSError, ValueError):
                     break
                 if job.wake_r in ready:
@@ -386,7 +390,7 @@ class ClassroomService:
                         os.read(job.wake_r, 4096)
                     except OSError:
                         pass
-                if conn not in ready:
+                if conn.fileno() not in ready:
                     continue
                 try:
                     chunk = conn.recv(4096)
