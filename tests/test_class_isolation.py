@@ -855,33 +855,60 @@ class TestAClientThatStopsReadingHoldsOnlyItsOwnConnection:
 
 class TestManyWaitingRunsDoNotCostAnotherLearnersRun:
     """Each waiting run holds three descriptors in the service (its connection and the pipe that
-    wakes its thread): past 1024 of them, ``select`` refused the next connection's, and that
-    learner's run was dropped. 400 waiting runs of one learner, then alice's runs."""
+    wakes its thread): past 1024 of them, ``select`` refused a connection's, and a run's own
+    output pipe, and every other learner's run failed at once (400 waiting runs). The service
+    waits with ``poll``, and one learner has at most MAX_WAITING_RUNS runs waiting."""
 
     HOLD = snip("import time\ntime.sleep(300)\n", expected=None, timeout=600)
 
-    def test_alice_runs_behind_four_hundred_waiting_connections(self, service):
+    @staticmethod
+    def queue_runs(service, learner: str, n: int) -> list:
         import json
         import socket
 
         from torchcourse.runner.classroom_client import _snippet_to_json
 
-        request = (json.dumps({"op": "run", "learner": "crowd", "cold": False, "snippet": _snippet_to_json(self.HOLD)}) + "\n").encode()
+        request = (json.dumps({"op": "run", "learner": learner, "cold": False, "snippet": _snippet_to_json(TestManyWaitingRunsDoNotCostAnotherLearnersRun.HOLD)}) + "\n").encode()
+        out = []
+        for _ in range(n):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(service.sock)
+            s.sendall(request)
+            out.append(s)
+        return out
+
+    @staticmethod
+    def status(service) -> dict:
+        return TestAClientThatStopsReadingHoldsOnlyItsOwnConnection.status(service)
+
+    def test_alices_run_matches_while_eleven_hundred_connections_are_open(self, service):
+        import socket
+
         crowd = []
         try:
-            for _ in range(400):
+            for _ in range(1100):  # connections that have not sent their request yet: one descriptor each
                 s = socket.socket(socket.AF_UNIX)
                 s.connect(service.sock)
-                s.sendall(request)
                 crowd.append(s)
-            wait_for(lambda: TestAClientThatStopsReadingHoldsOnlyItsOwnConnection.status(service)["queued"].get("crowd", 0) >= 399,
-                     "the crowd's runs never all waited")
-            res = service.client("alice").run(ALICE_OK, use_cache=False)
-            assert_matches(res, ALICE_OK)
+            assert self.status(service)["running"] == []  # (answered once all of them were accepted)
+            assert_matches(service.client("alice").run(ALICE_OK, use_cache=False), ALICE_OK)
         finally:
             for s in crowd:
                 s.close()
-        wait_for(lambda: not TestAClientThatStopsReadingHoldsOnlyItsOwnConnection.status(service)["running"], "the crowd's run went on")
+
+    def test_one_learner_has_at_most_the_cap_waiting(self, service):
+        from torchcourse.runner.classroom import MAX_WAITING_RUNS
+
+        crowd = self.queue_runs(service, "eve", MAX_WAITING_RUNS + 1)  # one runs, the cap waits
+        try:
+            wait_for(lambda: self.status(service)["queued"].get("eve") == MAX_WAITING_RUNS, "eve's runs never waited")
+            res = service.client("eve").run(ALICE_OK, use_cache=False)
+            assert res.status == "error" and f"你已经有 {MAX_WAITING_RUNS} 个代码块在排队" in res.message, (res.status, res.message)
+            assert_matches(service.client("alice").run(ALICE_OK, use_cache=False), ALICE_OK)  # the other worker
+        finally:
+            for s in crowd:
+                s.close()
+        wait_for(lambda: not self.status(service)["running"], "eve's runs went on")
 
 
 class TestAQueuedClientThatStopsReadingHoldsNoOneElse:

@@ -584,6 +584,40 @@ class TestAPageThatSendsManySmallMessagesWaitsAlone:
         asyncio.run(scenario())
 
 
+class TestAPageThatSendsBinaryFramesIsClosed:
+    """The page sends text frames only; binary ones went by the message budget uncounted (100,000
+    a second, 41-47 % of serve's core). A binary frame closes that page's websocket (1003)."""
+
+    def test_a_binary_frame_closes_only_its_websocket(self, tmp_path, serve):
+        import json as jsonlib
+
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path)
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                alice = await Learner(http, served, token=TOKENS["alice"]).open()
+                await alice.wait_text("学员：alice")
+                bob = await Learner(http, served, token=TOKENS["bob"]).open()
+                await bob.wait_text("学员：bob")
+                await bob.ws.send_bytes(b"\0" * 16)
+
+                async def closed() -> None:  # (the app's frames go on coming until it is)
+                    while (await bob.ws.receive()).type not in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                        pass
+
+                await asyncio.wait_for(closed(), DEADLINE)
+                assert bob.ws.close_code == 1003
+                await alice.ws.send_str(jsonlib.dumps(["ping", "still"]))
+                while True:
+                    msg = await alice.ws.receive(timeout=DEADLINE)
+                    if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", "still"]:
+                        break
+
+        asyncio.run(scenario())
+
+
 class TestPageLoadsOfOneLearnerArePaced:
     """Each page load makes a websocket id that serve keeps for a minute: 8 connections reloading
     the page as fast as they could (22,000 loads in 20 s) made another learner's keys 3.4× slower

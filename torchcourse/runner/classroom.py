@@ -46,6 +46,7 @@ from collections import deque
 
 from torchcourse.paths import os_reason
 from torchcourse.runner import core
+from torchcourse.runner.execute import readable
 from torchcourse.runner.classroom_client import (  # noqa: F401 - the client's names, also importable from here
     ENV_LEARNER,
     ENV_SOCKET,
@@ -59,6 +60,10 @@ MAX_REQUEST = 4 << 20  # bytes of one request line (a snippet's code and expecte
 # seconds a client has to take one message (a result: up to the output cap) before its connection
 # is dropped; only that connection's own thread waits, never a run worker or the scheduler
 SEND_TIMEOUT = 30.0
+# runs one learner may have waiting at once (each holds a connection, a thread and three
+# descriptors here; one app keeps up to its thread pool's size waiting, 6 on 2 cores, 32 on many)
+MAX_WAITING_RUNS = 32
+MSG_TOO_MANY_WAITING = "你已经有 {n} 个代码块在排队，等前面的运行完再运行这一个"
 
 
 # -- the service -----------------------------------------------------------------------------
@@ -223,7 +228,7 @@ class ClassroomService:
         assert self.listener is not None
         while not self.stopping.is_set():
             try:
-                ready, _, _ = select.select([self.listener], [], [], 0.5)
+                ready = readable([self.listener.fileno()], 0.5)
             except InterruptedError:
                 continue
             except (OSError, ValueError):
@@ -364,11 +369,18 @@ class ClassroomService:
             job = Job(learner, _snippet_from_json(req["snippet"]), bool(req.get("cold")), conn)
             job.lock = lock
             with self.cv:
-                if self.stopping.is_set():
-                    raise OSError("stopping")
-                self.queue.put(job)
-                self._announce()
-                self.cv.notify()
+                refused = ("课堂的运行服务正在停止" if self.stopping.is_set()
+                           else MSG_TOO_MANY_WAITING.format(n=MAX_WAITING_RUNS) if len(self.queue.queues.get(learner, ())) >= MAX_WAITING_RUNS
+                           else "")
+                if not refused:
+                    self.queue.put(job)
+                    self._announce()
+                    self.cv.notify()
+            if refused:  # (never queued: nobody will end it, so nothing to wait for below)
+                job.close()
+                job = None
+                _send(conn, lock, {"error": refused})
+                return
             # until the run is done and its result sent: a cancel (or the client gone) stops it
             conn.settimeout(SEND_TIMEOUT)
             # poll, not select: select refuses descriptors past 1024, and each connection holds three
@@ -439,6 +451,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from torchcourse.runner.sandbox import private_mounts, sandbox_problem
 
+    # a waiting run holds three descriptors here (MAX_WAITING_RUNS per learner): the soft limit
+    # of many systems (1024) would refuse a class's connections long before the hard one
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 1 << 16 if hard == resource.RLIM_INFINITY else min(hard, 1 << 16)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
     problem = sandbox_problem()
     if problem:
         print(f"课堂运行服务没有启动：沙箱用不了——{problem}", file=sys.stderr)

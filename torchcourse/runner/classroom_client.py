@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import select
 import socket
 import threading
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Callable
 from torchcourse.paths import os_reason
 from torchcourse.runner import core
 from torchcourse.runner.cache import RunCache
+from torchcourse.runner.execute import readable
 
 ENV_SOCKET = "TORCHCOURSE_CLASS_RUNNER"
 ENV_LEARNER = "TORCHCOURSE_LEARNER"
@@ -223,7 +223,7 @@ class ClassroomClient:
                         s.sendall(b'{"op": "cancel"}\n')
                     except OSError:
                         return core.RunResult("cancelled", expected=expected, message="⏹️ 已取消")
-                ready, _, _ = select.select([s], [], [], 0.05)
+                ready = readable([s.fileno()], 0.05)
                 if ready:
                     chunk = s.recv(1 << 16)
                     if not chunk:

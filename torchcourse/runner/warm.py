@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import socket
 import subprocess
@@ -115,7 +114,7 @@ class Zygote:
             if left <= 0:
                 self.close()
                 raise ZygoteError("warm runner did not start in time")
-            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            ready = execute.readable([fd], min(left, 1.0))
             if ready:
                 chunk = os.read(fd, 4096)
                 if not chunk:
