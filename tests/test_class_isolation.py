@@ -544,6 +544,21 @@ class TestARunsDirectoryIsBoundedOnItsOwn:
         assert_matches(alice, self.ALICE)
 
 
+def looking_up_missing_names(n: int, then: str) -> str:
+    """A snippet that looks up ``n`` names that do not exist (each leaves a negative dentry, kernel
+    memory charged to its run's slot), then runs the line ``then``."""
+    return f"""
+        import os, random
+        tag = "%x" % random.getrandbits(48)
+        for i in range({n}):
+            try:
+                os.stat(f"/usr/.tc{{tag}}{{i}}")
+            except FileNotFoundError:
+                pass
+        {then}
+        """
+
+
 def children_holding(setup: str, n: int, each: str, hold: float) -> str:
     """A snippet: ``setup``, then ``n`` forked processes that each run ``each`` and hold what it
     took for ``hold`` seconds; ``all held`` is printed only once every one has held it to the end."""
@@ -597,16 +612,7 @@ class TestTheFileCapHoldsWhateverEarlierRunsLeftInTheSlot:
     its own memory) then holds files worth that much without its kernel memory rising past where
     it started: it is still stopped at its file cap."""
 
-    PREP = """
-        import os, random
-        tag = "%x" % random.getrandbits(48)
-        for i in range(300000):
-            try:
-                os.stat(f"/usr/.tc{tag}{i}")
-            except FileNotFoundError:
-                pass
-        print("looked up")
-        """
+    PREP = looking_up_missing_names(300000, 'print("looked up")')
     EVE = children_holding("""
         import mmap
         chunks = []
@@ -637,16 +643,7 @@ class TestWhatARunLeftInItsSlotIsGivenBack:
     one slot, and another learner's 1.5 GB allocation there took 12-13 s instead of 1.2-1.7).
     Once a run has ended, what it left in its slot is given back."""
 
-    EVE = """
-        import os, random
-        tag = "%x" % random.getrandbits(48)
-        for i in range(400000):
-            try:
-                os.stat(f"/usr/.tc{tag}{i}")
-            except FileNotFoundError:
-                pass
-        print(next(line for line in open("/proc/self/cgroup") if ":memory:" in line).strip().rsplit("/", 1)[-1])
-        """
+    EVE = looking_up_missing_names(400000, 'print(next(line for line in open("/proc/self/cgroup") if ":memory:" in line).strip().rsplit("/", 1)[-1])')
 
     @staticmethod
     def usage(service, slot: str) -> int:

@@ -479,6 +479,26 @@ class TestEachLearnersAppsShareACPUGroupOfTheirOwn:
                 p.wait()
 
 
+async def alice_and_bob(http, served) -> tuple["Learner", "Learner"]:
+    """alice's and bob's pages, each showing who is signed in."""
+    alice = await Learner(http, served, token=TOKENS["alice"]).open()
+    await alice.wait_text("学员：alice")
+    bob = await Learner(http, served, token=TOKENS["bob"]).open()
+    await bob.wait_text("学员：bob")
+    return alice, bob
+
+
+async def pong(ws, payload: str) -> None:
+    """Read ``ws`` until serve answers the ping ``payload`` (the app's frames come in between)."""
+    import aiohttp
+
+    while True:
+        msg = await ws.receive(timeout=DEADLINE)
+        assert msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), msg
+        if msg.type == aiohttp.WSMsgType.TEXT and json.loads(msg.data) == ["pong", payload]:
+            return
+
+
 class TestAPageThatSendsTooMuchWaitsAlone:
     """serve parses every page's messages on its one event loop and echoed any ping whole: two
     tabs sending 4 MB pings in a loop made another learner's keys take 56-140 ms to draw. A page
@@ -495,19 +515,9 @@ class TestAPageThatSendsTooMuchWaitsAlone:
 
         served, _root = start_class(serve, tmp_path)
 
-        async def pong(ws, payload: str) -> None:
-            while True:
-                msg = await ws.receive(timeout=DEADLINE)
-                assert msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), msg
-                if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", payload]:
-                    return
-
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
-                alice = await Learner(http, served, token=TOKENS["alice"]).open()
-                await alice.wait_text("学员：alice")
-                bob = await Learner(http, served, token=TOKENS["bob"]).open()
-                await bob.wait_text("学员：bob")
+                alice, bob = await alice_and_bob(http, served)
                 # a short ping is answered; a long one is not echoed
                 await bob.ws.send_str(jsonlib.dumps(["ping", "x" * (MAX_PING + 1)]))
                 await bob.ws.send_str(jsonlib.dumps(["ping", "1"]))
@@ -554,19 +564,9 @@ class TestAPageThatSendsManySmallMessagesWaitsAlone:
         served, _root = start_class(serve, tmp_path)
         burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
 
-        async def pong(ws, payload: str) -> None:
-            while True:
-                msg = await ws.receive(timeout=DEADLINE)
-                assert msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), msg
-                if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", payload]:
-                    return
-
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
-                alice = await Learner(http, served, token=TOKENS["alice"]).open()
-                await alice.wait_text("学员：alice")
-                bob = await Learner(http, served, token=TOKENS["bob"]).open()
-                await bob.wait_text("学员：bob")
+                alice, bob = await alice_and_bob(http, served)
                 tiny = jsonlib.dumps(["ping", "1"])
                 start = time.monotonic()  # before serve can read any of them
                 for _ in range(8 * burst):  # far fewer bytes than one burst
@@ -597,10 +597,7 @@ class TestAPageThatSendsBinaryFramesIsClosed:
 
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
-                alice = await Learner(http, served, token=TOKENS["alice"]).open()
-                await alice.wait_text("学员：alice")
-                bob = await Learner(http, served, token=TOKENS["bob"]).open()
-                await bob.wait_text("学员：bob")
+                alice, bob = await alice_and_bob(http, served)
                 await bob.ws.send_bytes(b"\0" * 16)
 
                 async def closed() -> None:  # (the app's frames go on coming until it is)
@@ -610,10 +607,7 @@ class TestAPageThatSendsBinaryFramesIsClosed:
                 await asyncio.wait_for(closed(), DEADLINE)
                 assert bob.ws.close_code == 1003
                 await alice.ws.send_str(jsonlib.dumps(["ping", "still"]))
-                while True:
-                    msg = await alice.ws.receive(timeout=DEADLINE)
-                    if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", "still"]:
-                        break
+                await pong(alice.ws, "still")
 
         asyncio.run(scenario())
 
