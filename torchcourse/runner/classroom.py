@@ -74,7 +74,6 @@ class Job:
         self.snippet = snippet
         self.cold = cold
         self.conn = conn
-        self.lock = threading.Lock()
         self.cancel = threading.Event()
         self.state = "queued"  # queued → running → done
         self.done = threading.Event()
@@ -367,7 +366,6 @@ class ClassroomService:
                 return
             learner = str(req.get("learner") or "")[:128]
             job = Job(learner, _snippet_from_json(req["snippet"]), bool(req.get("cold")), conn)
-            job.lock = lock
             with self.cv:
                 refused = ("课堂的运行服务正在停止" if self.stopping.is_set()
                            else MSG_TOO_MANY_WAITING.format(n=MAX_WAITING_RUNS) if len(self.queue.queues.get(learner, ())) >= MAX_WAITING_RUNS
