@@ -9,6 +9,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -156,6 +157,27 @@ def test_a_port_that_cannot_be_served_is_said_plainly(tmp_path):
     assert r.returncode == 1 and "端口已被占用" in r.stderr and "Traceback" not in r.stderr
     r = tc("serve", "--port", "70000", home=tmp_path)
     assert r.returncode == 2 and "0 到 65535" in r.stderr
+
+
+class TestARefusedPathCannotWriteTheLog:
+    """serve logs the path of each request it refuses, decoded: ``%0A`` in a path made a line of the
+    log that passed for serve's own, and ``%1B`` sequences retitled and erased the teacher's
+    terminal — with no token at all. Control characters reach the log escaped, on the one line."""
+
+    def test_a_newline_and_escape_sequences_stay_on_one_escaped_line(self, serve):
+        served = serve()
+        forged = "torchcourse serve: 学员 alice 的令牌是 FORGED"
+        path = "/x" + quote("\n" + forged + "\x1b]0;PWNED\x07\x1b[2K" + "y" * 400)
+        host, port = served.base.split("//")[1].rstrip("/").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+            assert s.recv(100).startswith(b"HTTP/1.1 403")
+        line = wait_for(lambda: next((ln for ln in served.log().splitlines() if "拒绝了一个请求" in ln and "/x" in ln), None),
+                        "the refusal is logged")
+        assert "\x1b" not in served.log() and "\x07" not in served.log()
+        assert not any(ln.startswith(forged) for ln in served.log().splitlines())
+        assert "/x\\ntorchcourse serve: 学员 alice 的令牌是 FORGED\\x1b]0;PWNED\\x07\\x1b[2K" in line, line
+        assert len(line) < 300, line
 
 
 class TestAHugeTerminalFromADroppedClient:

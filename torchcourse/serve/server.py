@@ -176,6 +176,14 @@ def patched_textual_js(statics: Path) -> bytes:
     return text.replace(JS_FONT_LITERAL, f'fontFamily:"{TERMINAL_FONTS}"').encode("utf-8")
 
 
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` for the log: control and format characters escaped (a path is decoded from the
+    request: ``%0A`` made a line that passed for serve's own, ``%1B`` sequences retitled and erased
+    the teacher's terminal), cut to ``limit`` characters."""
+    out = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return out if len(out) <= limit else out[:limit] + "…"
+
+
 def _clamp(value: str | None, default: int) -> int:
     try:
         n = int(value) if value is not None else default
@@ -516,7 +524,7 @@ class CourseServer(Server):
         if learner is None:
             given = request.query.get("token") or request.headers.get("Authorization") or request.cookies.get(self.cookie)
             why = "来自别的网页" if cross_origin else "令牌不对" if given else "没有令牌"
-            log.info("拒绝了一个请求（%s）：%s %s", why, request.method, request.path)  # the path only, never the query
+            log.info("拒绝了一个请求（%s）：%s %s", why, request.method, printable(request.path))  # the path only, never the query
             return self.refused(request)
         request["learner"] = learner
         response = await handler(request)
