@@ -701,6 +701,44 @@ class TestARunsKernelMemoryIsBounded:
         assert_matches(alice, self.ALICE)
 
 
+class TestARunsNetlinkQueuesAreItsKernelMemory:
+    """Messages queued on netlink sockets are kernel memory no memory group is charged for: one run
+    held 6.1 GB on NETLINK_USERSOCK sockets sending to each other, and 2.4 GB on routing sockets
+    whose answers it never read, outside its 2 GB and unseen by the guard; past the host's memory
+    the kernel's OOM killer would have picked another learner's run. Netlink is routing only
+    (getifaddrs), and what the run's sockets hold counts as its kernel memory: eve is stopped at
+    the cap, alice's run matches."""
+
+    EVE = """
+        import socket, struct
+        try:
+            socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2)
+            print("NETLINK_USERSOCK ok")
+        except OSError as e:
+            print("NETLINK_USERSOCK", e.strerror)
+        ifi = struct.pack("BxHiII", 0, 0, 1, 0, 0)
+        getlink = struct.pack("=IHHII", 16 + len(ifi), 18, 1, 0, 0) + ifi  # RTM_GETLINK of lo
+        socks = []
+        for _ in range(100):  # ~800 MB of answers when nothing stops it
+            s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            for _ in range(15000):
+                s.send(getlink)
+            socks.append(s)
+        rows = open("/proc/self/net/netlink").read().splitlines()[1:]
+        print("held MB", sum(int(r.split()[4]) for r in rows) >> 20)
+        """
+
+    def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service):
+        from torchcourse.runner.fileguard import RUN_KMEM
+
+        eve, alice = attack_while_alice_runs(service, self.EVE)
+        assert eve.actual.startswith("NETLINK_USERSOCK Protocol not supported"), eve.actual
+        assert "held MB" not in eve.actual, eve.actual
+        assert "内核内存" in eve.message and f"{RUN_KMEM >> 20} MB" in eve.message, eve.message
+        assert_matches(alice, ALICE_LONG)
+
+
 class TestAClassLearnerIsToldWhichLimitEndedTheirRun:
     """The class's client judges the output again against the learner's own course: the
     sandbox's word on the limit that ended the run stays at the start of the verdict, and such a

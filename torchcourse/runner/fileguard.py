@@ -18,7 +18,12 @@ a few thousand (a torch process maps ~1,000 files; DataLoader workers are forks 
 Other machine-wide kernel tables are paid for in the same kernel memory (epoll watches: one count
 per uid, ``fs.epoll.max_user_watches``, ~160 bytes each; one run used them all up within its own
 memory limit and another learner's ``asyncio.run()`` failed): a run whose kernel memory grows by
-more than :data:`RUN_KMEM` is killed as well.
+more than :data:`RUN_KMEM` is killed as well. Netlink sockets' queues are kernel memory no memory
+group is charged for: a run's sockets, each asking its own network namespace's routing table
+for a link (``RTM_GETLINK``) and never reading the answers, held 2.4 GB in 21 s (300 sockets at a
+4 MiB receive buffer), and ``NETLINK_USERSOCK`` sockets sending to each other 6.1 GB in 7 s,
+outside every limit of the run's. The bytes queued on the sockets of the run's network namespace
+(``/proc/PID/net/netlink``: each run has its own) are counted with its kernel memory.
 
 A run's kernel memory is measured from the lowest it has been since the run started, not from its
 start: what earlier runs left in the slot (reclaimable caches, ~400 MB of negative dentries after
@@ -61,6 +66,35 @@ def kernel_memory(group: str, v2: bool) -> int | None:
         return sum(stat.get(k, 0) for k in ("slab", "kernel_stack", "pagetables", "percpu", "sock"))
     except (OSError, ValueError):
         return None
+
+
+def netlink_queued(pids: list[int]) -> int:
+    """Bytes queued on the netlink sockets (received and not read, and being sent) of the network
+    namespaces ``pids`` are in, each namespace once."""
+    seen: set[int] = set()
+    total = 0
+    for pid in pids:
+        try:
+            ns = os.stat(f"/proc/{pid}/ns/net").st_ino
+            if ns in seen:
+                continue
+            seen.add(ns)
+            with open(f"/proc/{pid}/net/netlink", "rb") as fh:
+                next(fh, None)  # sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
+                for line in fh:
+                    fields = line.split()
+                    total += int(fields[4]) + int(fields[5])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def run_kernel_memory(group: str, v2: bool) -> int | None:
+    """The kernel memory of the run in ``group``: its memory group's, and its netlink queues."""
+    charged = kernel_memory(group, v2)
+    if charged is None:
+        return None
+    return charged + netlink_queued(group_pids(group))
 
 
 def group_pids(group: str) -> list[int]:
@@ -169,7 +203,7 @@ class FileGuard:
         self.rounds = 0  # looks at every watched run so far
 
     def watch(self, group: str) -> int | None:
-        base = kernel_memory(group, self.v2)
+        base = run_kernel_memory(group, self.v2)
         if base is None:
             return None
         with self._lock:
@@ -212,7 +246,7 @@ class FileGuard:
                     # the slot is then free, and the next run's processes in it are not this run's
                     w.gone = w.gone or kill_group(group)
                     continue
-                now = kernel_memory(group, self.v2)
+                now = run_kernel_memory(group, self.v2)
                 if now is None:
                     continue
                 if now < w.base:  # (reclaimed below where it started: grow from here)
