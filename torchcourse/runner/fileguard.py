@@ -135,18 +135,37 @@ def _file_mappings(pid: int) -> int:
     return n
 
 
+_KCMP = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
+KCMP_FILES = 2
+_libc = None
+
+
+def _same_table(pid: int, tid: int) -> bool:
+    """Whether thread ``tid`` shares ``pid``'s descriptor table (kcmp(KCMP_FILES); False when the
+    kernel cannot say: then its table is listed)."""
+    global _libc
+    if _KCMP is None:
+        return False
+    if _libc is None:
+        import ctypes
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc.syscall(_KCMP, pid, tid, KCMP_FILES, 0, 0) == 0
+
+
 def _descriptors(pid: int) -> int:
-    """The descriptors of ``pid`` and of each of its threads: a thread made with ``clone`` without
-    CLONE_FILES has a table of its own, which ``/proc/PID/fd`` (the leader's) does not show. (A
-    table threads share is counted once per thread: a torch process's ~10 threads hold a few
-    dozen.)"""
+    """The descriptors of ``pid`` and of each of its threads that has a table of its own: a thread
+    made with ``clone`` without CLONE_FILES has one, which ``/proc/PID/fd`` (the leader's) does not
+    show. A table the threads share is listed once (60 threads sharing 1,580 descriptors made each
+    count list ~95,000 entries, in the service's process, outside every CPU group)."""
     n = _count_dir(f"/proc/{pid}/fd")
     try:
-        tids = [t for t in os.listdir(f"/proc/{pid}/task") if t != str(pid)]
-    except OSError:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task") if t != str(pid)]
+    except (OSError, ValueError):
         return n
     for tid in tids:
-        n += _count_dir(f"/proc/{pid}/task/{tid}/fd")
+        if not _same_table(pid, tid):
+            n += _count_dir(f"/proc/{pid}/task/{tid}/fd")
     return n
 
 
