@@ -647,3 +647,41 @@ class TestTheFileGuardListsASharedTableOnce:
                 t.join(30)
             for fd in fds:
                 os.close(fd)
+
+
+class TestEveryWarmRunHasASlot:
+    """The slots are the runs at once (``jobs``) and two more, and a slot is free again only once its
+    run's processes have all left it. A warm run that found every slot still taken ran without a
+    slot's memory group and without the file guard. It waits for a free slot instead: four runs at
+    once on a runner with three slots all run in one."""
+
+    CODE = snip("""
+        import time
+        print(next(line for line in open("/proc/self/cgroup") if ":memory:" in line).strip().rsplit("/", 1)[-1])
+        time.sleep(2)
+        """, expected=None, timeout=60)
+
+    def test_four_runs_at_once_on_three_slots(self, classroom):
+        r = SandboxRunner(cache_dir=None, warm=True, hide=[str(classroom["root"])], jobs=1)
+        r.start()
+        try:
+            if not r.cgroups.slots:
+                if os.environ.get("CI"):
+                    pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
+                pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+            assert len(r.cgroups.slots) == 3
+            assert r.run(OK, use_cache=False).status == "match"  # the zygote is up
+            results = [None] * 4
+
+            def one(i):
+                results[i] = r.run(self.CODE, use_cache=False)
+
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            groups = sorted(res.actual.strip() for res in results)
+            assert all(g.startswith("slot-") for g in groups), [(res.status, res.actual, res.message) for res in results]
+        finally:
+            r.close()

@@ -575,7 +575,7 @@ def main(argv=None):
             ours.close()
             child_ours.close()
             theirs = [*jail_of.values()] + ([jail_r] if jail_r is not None else [])
-            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others, *theirs], slot_fd, jail_w, uid)
+            _spare(its, child_its, [listener, wake_r, wake_w, *children.values(), *(x for _p, *socks in spare for x in socks), *early, *others, *theirs, *waiting_fds()], slot_fd, jail_w, uid)
         its.close()
         child_its.close()
         if jail_r is not None:
@@ -719,6 +719,45 @@ def main(argv=None):
             pass
         os._exit(0)
 
+    # requests that came when no spare was ready and every run slot was taken (a run's processes
+    # still leaving its slot: the service starts at most ``jobs`` at once, and the slots are
+    # ``jobs`` + 2): each waits for a slot and starts once one is free — a run never goes without
+    # its slot's memory group and guard
+    waiting = []
+
+    def waiting_fds():
+        return [x for _m, _r, outfd, conn in waiting for x in (outfd, conn)]
+
+    def start_run(msg, req, outfd, conn):
+        """Start one request on the spare or a new fork; False when it must wait for a slot."""
+        pid = use_spare(msg, outfd, conn)
+        if pid is None:
+            if slot_fds and not free_slots:
+                return False
+            slot, slot_fd, others, uid = take_slot()
+            jail_r, jail_w = new_jail()
+            to_close = [listener, wake_r, wake_w, *children.values(), *early, *others, *jail_of.values(), *waiting_fds()]
+            if jail_r is not None:
+                to_close.append(jail_r)
+            pid = os.fork()
+            if pid == 0:
+                _child(req, outfd, [conn, *(x for x in to_close if x is not outfd)], slot_fd, jail_w, uid)
+            if jail_r is not None:
+                os.close(jail_w)
+                jail_of[pid] = jail_r
+            if slot is not None:
+                slot_of[pid] = slot
+            send(conn, {"pid": pid, "slot": slot})
+        os.close(outfd)
+        children[pid] = conn
+        if req.get("cleanup"):
+            dirs[pid] = req["cleanup"]
+        return True
+
+    def start_waiting():
+        while waiting and start_run(*waiting[0]):
+            waiting.pop(0)
+
     make_spare()  # the first request finds its processes forked already
     while True:
         try:
@@ -743,6 +782,7 @@ def main(argv=None):
             except OSError:
                 pass
             reap()
+            start_waiting()
         for sock in ready:
             if sock in early:
                 early_status(sock)
@@ -770,27 +810,8 @@ def main(argv=None):
                 for fd in fds:
                     os.close(fd)
                 continue
-            outfd = fds[0]
-            pid = use_spare(msg, outfd, conn)
-            if pid is None:
-                slot, slot_fd, others, uid = take_slot()
-                jail_r, jail_w = new_jail()
-                to_close = [listener, wake_r, wake_w, conn, *children.values(), *early, *others, *jail_of.values()]
-                if jail_r is not None:
-                    to_close.append(jail_r)
-                pid = os.fork()
-                if pid == 0:
-                    _child(req, outfd, to_close, slot_fd, jail_w, uid)
-                if jail_r is not None:
-                    os.close(jail_w)
-                    jail_of[pid] = jail_r
-                if slot is not None:
-                    slot_of[pid] = slot
-                send(conn, {"pid": pid, "slot": slot})
-            os.close(outfd)
-            children[pid] = conn
-            if req.get("cleanup"):
-                dirs[pid] = req["cleanup"]
+            waiting.append((msg, req, fds[0], conn))
+            start_waiting()
             reap()
 
 
