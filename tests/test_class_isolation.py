@@ -449,6 +449,30 @@ class TestARunCannotPinMemoryOnSharedDirectories:
             assert_matches(client.run(self.ALICE), self.ALICE)
 
 
+class TestTheRunsSharedDirectoryKeepsItsTimes:
+    """Every run passes through the directory that holds the run directories, and none writes in
+    it: with the group's write right, a run could set its times to now (utime), a signal every
+    other run in flight could read. It is the group's to pass through and list only."""
+
+    EVE = """
+        import os
+        runs = os.path.dirname(os.path.dirname(os.getcwd()))
+        try:
+            os.utime(runs)
+            print("utime ok")
+        except OSError as e:
+            print("utime", e.strerror)
+        with open("mine", "w") as fh:
+            fh.write("its own directory is writable")
+        print(open("mine").read())
+        """
+
+    def test_utime_is_refused_and_the_runs_own_directory_is_written(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE, alice=ALICE_OK)
+        assert eve.actual.strip().splitlines() == ["utime Permission denied", "its own directory is writable"], (eve.actual, eve.message)
+        assert_matches(alice, ALICE_OK)
+
+
 class TestDevShmIsEachRunsOwn:
     EVE = """
         open("/dev/shm/eve-note", "w").write("secret")

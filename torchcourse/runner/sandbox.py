@@ -199,10 +199,14 @@ class Sandbox:
         self.zygote_root = os.path.join(self.root, "zyg")
         for d in (self.runs_root, self.zygote_root):
             os.mkdir(d, 0o700)
-            self.own(d, group=d == self.runs_root)  # (only the zygote's uid uses the zygotes' directory)
+            self.own(d, group=False)  # (only the zygote's uid uses the zygotes' directory)
+        # the runs pass through the runs' directory to their own, and none writes in it: utime on
+        # it was a channel from one run to every other (its times)
+        runs_mode = 0o750 if self.privileged else 0o700
+        os.chmod(self.runs_root, runs_mode)
         self.runs_on_tmpfs = False
         if runs_tmpfs and _PRIVATE_MOUNTS[0]:
-            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid, self.dir_mode)
+            self.runs_on_tmpfs = _mount_tmpfs(self.runs_root, int(runs_tmpfs), self.uid, self.gid, runs_mode)
             # shared: each run's own tmpfs, mounted on its directory later (run_space), reaches the
             # zygote's bwrap (whose copy of this mount is its slave) and the runs forked from it
             if self.runs_on_tmpfs and _libc().mount(None, self.runs_root.encode(), None, MS_SHARED, None) != 0:
