@@ -584,6 +584,58 @@ class TestAPageThatSendsManySmallMessagesWaitsAlone:
         asyncio.run(scenario())
 
 
+class TestALearnersPagesShareOneMessageBudget:
+    """Each page had a message budget of its own, so a learner's four tabs could send four times
+    the rate (another learner's keys were 1.2-1.4x slower). One budget for all of a learner's
+    pages: two tabs together get answered no faster than one may send."""
+
+    def test_two_tabs_flooding_pings_are_answered_at_one_pages_rate(self, tmp_path, serve):
+        import json as jsonlib
+        import time
+
+        import aiohttp
+
+        from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
+
+        served, _root = start_class(serve, tmp_path)
+        burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                alice, bob = await alice_and_bob(http, served)
+                bob2 = await Learner(http, served, token=TOKENS["bob"]).open()
+                await bob2.wait_text("学员：bob")
+                tiny = jsonlib.dumps(["ping", "1"])
+                start = time.monotonic()  # before serve can read any of them
+                for _ in range(4 * burst):
+                    await bob.ws.send_str(tiny)
+                    await bob2.ws.send_str(tiny)
+                answered = [0]
+
+                async def read(tab) -> None:
+                    while sum(answered) < burst + rate:  # the burst and a second's worth past it
+                        try:
+                            msg = await tab.ws.receive(timeout=1.0)
+                        except TimeoutError:
+                            continue
+                        if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", "1"]:
+                            answered[0] += 1
+                            # both tabs' answers together: never more than one page's rate allows
+                            assert answered[0] <= burst + rate * (time.monotonic() - start) + 16, (answered, time.monotonic() - start)
+
+                tasks = [asyncio.create_task(read(tab)) for tab in (bob, bob2)]
+                done, pending = await asyncio.wait(tasks, timeout=DEADLINE, return_when=asyncio.FIRST_EXCEPTION)
+                for task in pending:
+                    task.cancel()
+                for task in done:
+                    task.result()  # (the first tab whose answer came too soon fails here)
+                assert not pending, answered
+                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                await pong(alice.ws, "alice")
+
+        asyncio.run(scenario())
+
+
 class TestAPageThatSendsBinaryFramesIsClosed:
     """The page sends text frames only; binary ones went by the message budget uncounted (100,000
     a second, 41-47 % of serve's core). A binary frame closes that page's websocket (1003)."""

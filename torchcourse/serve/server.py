@@ -23,8 +23,8 @@ changed here, and why:
   :data:`OTHER_LEARNER_CLOSE` and no app runs; a download goes only to its learner; the page
   names who is signed in.
 - a page's messages are read within limits (:data:`MAX_MESSAGE`, :data:`MAX_PING`,
-  :data:`MESSAGE_RATE`, :data:`MESSAGE_COST`): a page that sends faster, or more messages, waits,
-  unread, and no other does; as root, a
+  :data:`MESSAGE_RATE`, :data:`MESSAGE_COST`, one budget for all of a learner's pages): pages that
+  send faster, or more messages, wait, unread, and no other learner's do; as root, a
   class's app processes run in each learner's CPU group (:class:`~torchcourse.runner.cgroups.AppGroups`).
 - once a tab has told the server its size, the next page request starts its app at once (it
   reads the progress as it is then, like any start), so the app loads while the page does; its
@@ -96,14 +96,14 @@ START_WINDOW = 10.0
 # websockets count as running requests for the per-address connection cap, and one learner opening
 # 300 of them filled their address's 256 (every classmate behind the same NAT or proxy got 503)
 MAX_WAITING = 2
-# what one page may send: a message at most MAX_MESSAGE bytes (a key, a paste, a resize), a ping's
+# what one learner's pages may send, together: a message at most MAX_MESSAGE bytes (a key, a paste, a resize), a ping's
 # payload echoed only up to MAX_PING characters, and at most MESSAGE_RATE bytes a second on average
 # (MESSAGE_BURST at once), each message counted as at least MESSAGE_COST bytes (256 messages a
 # second: a key, a mouse move, a resize each; a mouse swept over the page sends ~60-120) — past
-# that serve stops reading that websocket for a while. Every message is parsed on serve's one
+# that serve stops reading that learner's websockets for a while. Every message is parsed on serve's one
 # event loop: two tabs sending 4 MB pings in a loop made another learner's key take 56-140 ms to
 # draw instead of 8-25, and four sending 34-byte pings as fast as they could (42,000 a second)
-# made it 4-7x slower
+# made it 4-7x slower (1.2-1.4x while each page had a budget of its own)
 MAX_MESSAGE = 256 << 10
 MAX_PING = 64
 MESSAGE_RATE = 256 << 10
@@ -373,6 +373,7 @@ class CourseServer(Server):
         self.sessions: set[CourseAppService] = set()
         self.spares: dict[str, CourseAppService] = {}  # apps started for a page that has not connected yet
         self.tickets: dict[str, tuple[str, float]] = {}  # a page's websocket id → (its learner, expiry)
+        self.budgets: dict[str, list[float]] = {}  # a learner's message budget, all their pages' (credit, when)
         self.last_size: tuple[int, int] | None = None  # the cells of the learner's last tab
         self.js = patched_textual_js(self.statics_path)
         self.cookie = f"torchcourse_token_{port}"
@@ -645,21 +646,23 @@ class CourseServer(Server):
     async def handle_js(self, request: web.Request) -> web.Response:
         return web.Response(body=self.js, content_type="application/javascript", charset="utf-8")
 
-    async def _process_messages(self, websocket: web.WebSocketResponse, app_service: AppService) -> None:
-        """textual-serve's loop over the page's messages, within what a page may send (see
-        :data:`MESSAGE_RATE`): a page that sends faster waits, unread, and only it."""
+    async def _process_messages(self, websocket: web.WebSocketResponse, app_service: AppService, learner: str = "") -> None:
+        """textual-serve's loop over the page's messages, within what a learner may send (see
+        :data:`MESSAGE_RATE`; one budget for all of a learner's pages: four tabs of 256 messages
+        a second each made another learner's keys 1.2-1.4x slower): pages that send faster wait,
+        unread, and only they."""
         from aiohttp import WSMsgType
 
         loop = asyncio.get_running_loop()
-        credit, last = float(MESSAGE_BURST), loop.time()
+        budget = self.budgets.setdefault(learner, [float(MESSAGE_BURST), loop.time()])
         async for message in websocket:
             if message.type == WSMsgType.BINARY:  # the page sends text only: 100,000 binary frames a
                 await websocket.close(code=1003)  # second went by uncounted, parsed on the event loop
                 return
             now = loop.time()
             size = len(message.data) if isinstance(message.data, (str, bytes)) else 0
-            credit = min(float(MESSAGE_BURST), credit + (now - last) * MESSAGE_RATE) - max(size, MESSAGE_COST)
-            last = now
+            credit = min(float(MESSAGE_BURST), budget[0] + (now - budget[1]) * MESSAGE_RATE) - max(size, MESSAGE_COST)
+            budget[:] = [credit, now]
             if credit < 0:
                 await asyncio.sleep(-credit / MESSAGE_RATE)
             if message.type != WSMsgType.TEXT:
@@ -724,7 +727,7 @@ class CourseServer(Server):
             early = "（页面加载时已启动）" if service.attached_early else ""
             who = f"：学员 {learner}" if learner else ""
             log.info("打开了一个会话（pid %s；现在 %d 个）%s%s", service.pid, len(self.sessions), early, who)
-            await self._process_messages(websocket, service)
+            await self._process_messages(websocket, service, learner or "")
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # a broken browser message: end this session, keep serving
