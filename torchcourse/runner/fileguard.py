@@ -22,8 +22,14 @@ more than :data:`RUN_KMEM` is killed as well. Netlink sockets' queues are kernel
 group is charged for: a run's sockets, each asking its own network namespace's routing table
 for a link (``RTM_GETLINK``) and never reading the answers, held 2.4 GB in 21 s (300 sockets at a
 4 MiB receive buffer), and ``NETLINK_USERSOCK`` sockets sending to each other 6.1 GB in 7 s,
-outside every limit of the run's. The bytes queued on the sockets of the run's network namespace
-(``/proc/PID/net/netlink``: each run has its own) are counted with its kernel memory.
+outside every limit of the run's. IP sockets alike: cgroup v1 charges TCP buffers to a group only
+up to its ``kmem.tcp`` limit (each socket may still take a minimum past it), never the data of
+connections not yet accepted (100 of them held 864 MB), and UDP and error queues not at all (a
+copy of every datagram sent with ``SO_TIMESTAMPING``, ICMP errors with ``IP_RECVERR``: 1.6-3.15 GB
+in one run). The bytes queued on the sockets of the run's network namespace (each run has its own:
+``/proc/PID/net/netlink``, ``tcp``, ``udp`` …) are counted with its kernel memory, and a run holding
+more than :data:`RUN_SOCKETS` sockets is stopped: what each socket may hold outside every group
+(its options' memory, up to ``net.core.optmem_max``) is then bounded too.
 
 A run's kernel memory is measured from the lowest it has been since the run started, not from its
 start: what earlier runs left in the slot (reclaimable caches, ~400 MB of negative dentries after
@@ -43,6 +49,7 @@ from torchcourse.runner.tc_supervise import sigkill_each
 
 RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
 RUN_KMEM = 128 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
+RUN_SOCKETS = 1024  # sockets one run may hold at once, of every family, TIME_WAIT ones included (the course's: a few dozen)
 KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
 KMEM_STEP = 16 << 20  # counted and within the cap: count again after this much more
 TICK = 0.1  # seconds between looks (a run adds ~240,000 files a second at most: ~24,000 a tick)
@@ -68,33 +75,83 @@ def kernel_memory(group: str, v2: bool) -> int | None:
         return None
 
 
-def netlink_queued(pids: list[int]) -> int:
-    """Bytes queued on the netlink sockets (received and not read, and being sent) of the network
-    namespaces ``pids`` are in, each namespace once."""
-    seen: set[int] = set()
+# the tables of a network namespace's IP sockets (each line's tx_queue:rx_queue, in bytes; a socket
+# is in them once it has an address)
+INET_TABLES = ("tcp", "tcp6", "udp", "udp6", "udplite", "udplite6", "raw", "raw6")
+
+
+def _sockets(pid: int) -> int:
+    """The sockets of ``pid``'s network namespace (``sockstat``'s ``sockets: used``: every family,
+    with an address or not) and its TCP connections in TIME_WAIT (``tw``; they are in its table)."""
+    n = 0
+    with open(f"/proc/{pid}/net/sockstat", "rb") as fh:
+        for line in fh:
+            fields = line.split()
+            if fields[:2] == [b"sockets:", b"used"]:
+                n += int(fields[2])
+            elif fields[:1] == [b"TCP:"] and b"tw" in fields:
+                n += int(fields[fields.index(b"tw") + 1])
+    return n
+
+
+def _inet_queued(pid: int) -> int:
     total = 0
+    for name in INET_TABLES:
+        try:
+            fh = open(f"/proc/{pid}/net/{name}", "rb")
+        except FileNotFoundError:
+            continue
+        with fh:
+            next(fh, None)
+            for line in fh:
+                fields = line.split(None, 5)
+                if len(fields) > 4:
+                    tx, _, rx = fields[4].partition(b":")
+                    total += int(tx, 16) + int(rx or b"0", 16)
+    return total
+
+
+def _netlink_queued(pid: int) -> int:
+    total = 0
+    with open(f"/proc/{pid}/net/netlink", "rb") as fh:
+        next(fh, None)  # sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
+        for line in fh:
+            fields = line.split()
+            total += int(fields[4]) + int(fields[5])
+    return total
+
+
+def network_use(pids: list[int], socket_cap: int) -> tuple[int, int]:
+    """(bytes queued on the sockets, sockets) of the network namespaces ``pids`` are in, each
+    namespace once: what waits on netlink sockets, and on IP sockets — received and not read
+    (connections never accepted included), being sent, error queues —; the sockets counted from
+    ``sockstat`` (the IP sockets' tables are read only while there are at most ``socket_cap``)."""
+    seen: set[int] = set()
+    queued = sockets = 0
     for pid in pids:
         try:
             ns = os.stat(f"/proc/{pid}/ns/net").st_ino
             if ns in seen:
                 continue
             seen.add(ns)
-            with open(f"/proc/{pid}/net/netlink", "rb") as fh:
-                next(fh, None)  # sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
-                for line in fh:
-                    fields = line.split()
-                    total += int(fields[4]) + int(fields[5])
+            queued += _netlink_queued(pid)
+            n = _sockets(pid)
+            sockets += n
+            if 0 < n <= socket_cap:
+                queued += _inet_queued(pid)
         except (OSError, ValueError, IndexError):
             continue
-    return total
+    return queued, sockets
 
 
-def run_kernel_memory(group: str, v2: bool) -> int | None:
-    """The kernel memory of the run in ``group``: its memory group's, and its netlink queues."""
+def run_usage(group: str, v2: bool, socket_cap: int) -> tuple[int | None, int]:
+    """(kernel memory, sockets) of the run in ``group``: its memory group's kernel memory and
+    what its sockets hold (None: the group is unreadable, gone)."""
     charged = kernel_memory(group, v2)
     if charged is None:
-        return None
-    return charged + netlink_queued(group_pids(group))
+        return None, 0
+    queued, sockets = network_use(group_pids(group), socket_cap)
+    return charged + queued, sockets
 
 
 def group_pids(group: str) -> list[int]:
@@ -198,7 +255,7 @@ class _Watch:
         self.base = base
         self.trigger = KMEM_TRIGGER
         self.killed = 0  # what it held when the guard killed it (files, or bytes of kernel memory)
-        self.why = ""  # "files" or "kmem"
+        self.why = ""  # "files", "kmem" or "sockets"
         self.ticks = 0
         self.gone = False  # killed and its group seen empty: the slot's next run is not this one
 
@@ -206,12 +263,14 @@ class _Watch:
 class FileGuard:
     """Watches the memory groups of the runs in flight (see the module's text). ``watch`` when a
     run starts in a group (it returns the run's token), ``unwatch(token)`` when it has ended:
-    ``("files", n)`` or ``("kmem", bytes)`` when the guard stopped it, else None."""
+    ``("files", n)``, ``("kmem", bytes)`` or ``("sockets", n)`` when the guard stopped it, else None."""
 
-    def __init__(self, *, v2: bool = False, cap: int = RUN_FILES, kmem_cap: int = RUN_KMEM, tick: float = TICK):
+    def __init__(self, *, v2: bool = False, cap: int = RUN_FILES, kmem_cap: int = RUN_KMEM, socket_cap: int = RUN_SOCKETS,
+                 tick: float = TICK):
         self.v2 = v2
         self.cap = cap
         self.kmem_cap = kmem_cap
+        self.socket_cap = socket_cap
         self.tick = tick
         self._watched: dict[int, _Watch] = {}
         self._tokens = 0
@@ -222,7 +281,7 @@ class FileGuard:
         self.rounds = 0  # looks at every watched run so far
 
     def watch(self, group: str) -> int | None:
-        base = run_kernel_memory(group, self.v2)
+        base, _sockets = run_usage(group, self.v2, self.socket_cap)
         if base is None:
             return None
         with self._lock:
@@ -265,8 +324,12 @@ class FileGuard:
                     # the slot is then free, and the next run's processes in it are not this run's
                     w.gone = w.gone or kill_group(group)
                     continue
-                now = run_kernel_memory(group, self.v2)
+                now, sockets = run_usage(group, self.v2, self.socket_cap)
                 if now is None:
+                    continue
+                if sockets > self.socket_cap:
+                    w.killed, w.why = sockets, "sockets"
+                    w.gone = kill_group(group)
                     continue
                 if now < w.base:  # (reclaimed below where it started: grow from here)
                     w.trigger = max(KMEM_TRIGGER, w.trigger - (w.base - now))

@@ -424,6 +424,8 @@ MSG_RUN_FILES = ("🗂️ 这次运行同时持有的文件（打开的文件描
                  "（停止时约 {n:,} 个），它的所有进程已被终止：整台机器只有一张打开文件表，由所有运行共用")
 MSG_RUN_KMEM = ("🧱 这次运行占用的内核内存（打开的文件、内存映射、epoll 监视、管道、套接字里没读走的数据等）超过了每次运行的上限 {cap} MB"
                 "（停止时约 {n} MB），它的所有进程已被终止：这些内核表由整台机器的所有运行共用")
+MSG_RUN_SOCKETS = ("🔌 这次运行同时持有的套接字超过了每次运行的上限 {cap:,} 个（停止时约 {n:,} 个，含 TIME_WAIT 的连接），"
+                   "它的所有进程已被终止：套接字里的数据和选项占用的内核内存不算在任何一次运行的内存上限里")
 _OOM_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory")
 
 
@@ -542,6 +544,7 @@ class SandboxRunner(core.Runner):
         if stopped:
             why, n = stopped
             self._note(res, MSG_RUN_FILES.format(cap=self.guard.cap, n=n) if why == "files"
+                       else MSG_RUN_SOCKETS.format(cap=self.guard.socket_cap, n=n) if why == "sockets"
                        else MSG_RUN_KMEM.format(cap=self.guard.kmem_cap >> 20, n=n >> 20))
             return
         kills, fail = getattr(self._slot, "after", None) or self.cgroups.counters(group)
