@@ -155,6 +155,33 @@ async def test_gpu_snippet_is_editable_and_says_why_it_does_not_run_norun_is_rea
     store.close()
 
 
+class TestASecondEWhileTheEditorOpens:
+    """``e e`` in one read (a key held down, the browser's stdin message): the second ``e``
+    found the editor mounted but not composed yet, with no text area, and the app crashed
+    (``NoMatches: '.editor-area'``, as ``u``, ``y``, ``e`` did: ``test_snippet_restore.py``)."""
+
+    @sync
+    async def test_the_second_e_keeps_the_one_editor_with_the_cursor_in_it(self, tmp_path):
+        from textual import events
+
+        from torchcourse.tui.widgets.editor import SnippetEditor
+
+        app, store = build_app(tmp_path / "p.sqlite3")
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_reader(pilot, "01")
+            view = view_of(screen, "hello")
+            view.focus()
+            await wait_for(pilot, lambda: screen.focused is view, what="#hello focused")
+            for key in "ee":
+                app.post_message(events.Key(key, key))
+            await wait_for(pilot, lambda: editor_of(view) is not None and editor_of(view).query(".editor-area")
+                           and screen.focused is editor_of(view).area, what="the editor focused",
+                           fail=lambda: not app.is_running)
+            await pilot.pause()
+            assert len(view.query(SnippetEditor)) == 1 and editor_of(view).area.text == HELLO
+        store.close()
+
+
 def test_the_editor_loads_lazily_rss_stays_under_120_mb_and_torch_stays_out(tmp_path):
     """TextArea and tree-sitter stay off the start-up path and the reader's first screen; with the
     longest shipped chapter, the editor open and an edited snippet run on the warm runner, the

@@ -259,11 +259,11 @@ class Snippets:
         if view.snippet.norun:
             self.screen.notify(f"#{view.snippet.id} 只供阅读（不运行），不能改。")
             return
-        from torchcourse.tui.widgets.editor import SnippetEditor, open_editor
+        from torchcourse.tui.widgets.editor import live_editor, open_editor
 
-        found = view.query(SnippetEditor)
-        if found:
-            found.first().area.focus()
+        editor = live_editor(view)  # not one still being removed after u or Esc: a new one then
+        if editor is not None:
+            editor.focus_area()
             return
         open_editor(view, view.code)
 

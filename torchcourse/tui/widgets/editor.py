@@ -111,6 +111,9 @@ class SnippetEditor(Vertical):
         super().__init__(**kwargs)
         self.view = view
         self.initial = code
+        # set by close_editor: Textual removes a widget in steps (its children first, then
+        # itself), so for a few frames a closed editor is still in the snippet, empty
+        self.closing = False
 
     def compose(self) -> ComposeResult:
         yield Static(f"✏️ 改代码 #{self.view.snippet.id}：{EDITOR_HELP}", classes="editor-help")
@@ -126,8 +129,15 @@ class SnippetEditor(Vertical):
     def code(self) -> str:
         return self.area.text
 
+    def focus_area(self) -> None:
+        """Put the cursor in the code; an editor just mounted and not composed yet has no text
+        area (``on_mount`` focuses it then)."""
+        found = self.query(".editor-area")
+        if found and not self.closing:
+            found.first().focus()
+
     def on_mount(self) -> None:
-        self.area.focus()
+        self.focus_area()
 
     def run(self) -> None:
         self.post_message(self.RunEdited(self, self.code))
@@ -145,9 +155,17 @@ def open_editor(view, code: str) -> SnippetEditor:
     return editor
 
 
+def live_editor(view) -> SnippetEditor | None:
+    """The editor open in ``view``: never one that ``close_editor`` is removing (``u`` then
+    ``e`` found that one, already empty, and its missing text area crashed the app)."""
+    return next((editor for editor in view.query(SnippetEditor) if not editor.closing), None)
+
+
 def close_editor(view) -> None:
     for editor in view.query(SnippetEditor):
-        editor.remove()
+        if not editor.closing:
+            editor.closing = True
+            editor.remove()
     found = view.query(".code")
     if found:
         found.first().display = True
