@@ -664,6 +664,27 @@ class TestAPageThatSendsBinaryFramesIsClosed:
         asyncio.run(scenario())
 
 
+class TestAnEmptyKeyMessageIsDropped:
+    """``["stdin", ""]`` went to the app as an empty data packet, and Textual's web driver feeds
+    it to its key parser, which takes an empty feed for the end of its input: the app took no key
+    after it, ever. serve drops an empty key message; the keys after it work."""
+
+    def test_the_keys_after_an_empty_key_message_reach_the_app(self, tmp_path, serve):
+        import aiohttp
+
+        served, _root = start_class(serve, tmp_path)
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                alice = await Learner(http, served, token=TOKENS["alice"]).open()
+                await alice.wait_text("开始 (c)：01")
+                await alice.press("")
+                await alice.press("c")
+                await alice.wait_text("看完了一块内存")
+
+        asyncio.run(scenario())
+
+
 class TestPageLoadsOfOneLearnerArePaced:
     """Each page load makes a websocket id that serve keeps for a minute: 8 connections reloading
     the page as fast as they could (22,000 loads in 20 s) made another learner's keys 3.4× slower

@@ -673,7 +673,8 @@ class CourseServer(Server):
             except (ValueError, TypeError, IndexError, KeyError):
                 continue  # not a message of the page's: ignored
             if kind == "stdin" and isinstance(data, str):
-                await app_service.send_bytes(data.encode("utf-8"))
+                if data:  # an empty data packet is the end of input to Textual's web driver: no key after it arrived
+                    await app_service.send_bytes(data.encode("utf-8"))
             elif kind == "resize" and isinstance(data, dict):
                 await app_service.set_terminal_size(data.get("width"), data.get("height"))
             elif kind == "ping" and isinstance(data, (str, int, float)) and len(str(data)) <= MAX_PING:
