@@ -1288,6 +1288,39 @@ class TestMachineWideKernelFacilitiesAreRefused:
         assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
 
 
+class TestARunCannotUseUpTheKernelsBPFBudget:
+    """The JIT images of BPF programs — socket filters, and seccomp filters a run would add to its
+    own — come out of the kernel's one bpf_jit_limit (528 MB here), charged to no memory group: 15
+    runs of one learner filled it, and then every other learner's run failed to be confined
+    (seccomp: errno 524), as did every unprivileged filter on the host. A run can attach no socket
+    filter and add no seccomp filter; SIOCETHTOOL (the kernel's one rtnl_lock) is refused too;
+    other prctl calls and a DataLoader still work."""
+
+    CODE = snip('''
+        import socket, ctypes, struct, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        ins = struct.pack("HBBI", 6, 0, 0, 0xffff)  # RET #0xffff
+        class P(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("f", ctypes.c_char_p)]
+        prog = P(1, ins)
+        for name, opt in (("SO_ATTACH_FILTER", 26), ("SO_ATTACH_REUSEPORT_CBPF", 51)):
+            r = libc.setsockopt(s.fileno(), 1, opt, ctypes.byref(prog), ctypes.sizeof(prog))
+            print(name, "ok" if r == 0 else os.strerror(ctypes.get_errno()))
+        r = libc.prctl(22, 2, ctypes.byref(prog), 0, 0); print("PR_SET_SECCOMP", "ok" if r == 0 else os.strerror(ctypes.get_errno()))
+        r = libc.syscall(317, 1, 0, ctypes.byref(prog)); print("seccomp()", "ok" if r == 0 else os.strerror(ctypes.get_errno()))
+        r = libc.prctl(15, b"x", 0, 0, 0); print("PR_SET_NAME", "ok" if r == 0 else os.strerror(ctypes.get_errno()))
+        import fcntl
+        try: fcntl.ioctl(socket.socket(), 0x8946, bytes(40)); print("SIOCETHTOOL ok")
+        except OSError as e: print("SIOCETHTOOL", e.strerror)
+        ''', expected="SO_ATTACH_FILTER Operation not permitted\nSO_ATTACH_REUSEPORT_CBPF Operation not permitted\n"
+                      "PR_SET_SECCOMP Operation not permitted\nseccomp() Operation not permitted\nPR_SET_NAME ok\n"
+                      "SIOCETHTOOL Operation not permitted")
+
+    def test_bpf_programs_are_refused_and_ordinary_runs_work(self, service):
+        assert_matches(service.client("eve").run(self.CODE), self.CODE)
+        assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
+
+
 def status_field(pid: int, name: str) -> list[str]:
     with open(f"/proc/{pid}/status") as fh:
         return next(line for line in fh if line.startswith(name + ":")).split()[1:]

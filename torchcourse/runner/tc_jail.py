@@ -524,7 +524,15 @@ SIOCGIFCONF = 0x8912
 # EPERM. (A timestamp asked for per message, in a control message, still works: the file guard
 # counts what sockets hold, error queues included.)
 SOL_SOCKET, IPPROTO_TCP = 1, 6
-SOL_UNACCOUNTED_OPTS = (37, 65)  # SO_TIMESTAMPING_OLD, SO_TIMESTAMPING_NEW
+# BPF socket filters too (SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF/EBPF), and, once
+# this filter is in, seccomp filters of the run's own (prctl(PR_SET_SECCOMP), seccomp(
+# SECCOMP_SET_MODE_FILTER)): their JIT images come out of the kernel's one bpf_jit_limit, charged to
+# no group; 15 runs of one learner filled it (528 MB), and then every other run's confinement and
+# every unprivileged process's filter on the host failed with errno 524
+SOL_UNACCOUNTED_OPTS = (26, 37, 50, 51, 52, 65)  # SO_ATTACH_FILTER, SO_TIMESTAMPING_OLD, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_C/EBPF, SO_TIMESTAMPING_NEW
+PRCTL, SECCOMP = (157, 167), (317, 277)
+SECCOMP_SET_MODE_FILTER = 1
+SIOCETHTOOL = 0x8946  # (takes the kernel's one rtnl_lock, like SIOCGIFCONF: EPERM too)
 TCP_UNACCOUNTED_OPTS = (14, 31, 32, 38, 39, 40, 41, 42)  # TCP_MD5SIG, TCP_ULP, TCP_MD5SIG_EXT, TCP_AO_*
 # fcntl(F_SETPIPE_SZ) past a pipe's default size gets EPERM (what the kernel answers past its
 # limit): the pages of enlarged pipes count per uid (fs.pipe-user-pages-soft), and one run
@@ -609,6 +617,8 @@ def only_self_program(own_pid, machine=None):
     prog.append((_JEQ, OPENAT[col], "openat", 0))
     prog.append((_JEQ, SETSOCKOPT[col], "setsockopt", 0))
     prog.append((_JEQ, IOCTL[col], "ioctl", 0))
+    prog.append((_JEQ, PRCTL[col], "prctl", 0))
+    prog.append((_JEQ, SECCOMP[col], "seccomp", 0))
     for nums in NO_NEW_NAMESPACES.values():
         prog.append((_JEQ, nums[col], "deny", 0))
     prog.append((_JEQ, CLONE3[col], "foreign", 0))
@@ -630,7 +640,9 @@ def only_self_program(own_pid, machine=None):
              ("ipv6_opt",), (_LD_ABS, ARG2, 0, 0)]
     prog += [(_JEQ, opt, "deny", 0) for opt in IPV6_RTNL_OPTS]
     prog += [(_RET, SECCOMP_RET_ALLOW, 0, 0)]
-    prog += [("ioctl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, SIOCGIFCONF, "deny", "allow")]
+    prog += [("ioctl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, SIOCGIFCONF, "deny", 0), (_JEQ, SIOCETHTOOL, "deny", "allow")]
+    prog += [("prctl",), (_LD_ABS, ARG0, 0, 0), (_JEQ, PR_SET_SECCOMP, "deny", "allow")]
+    prog += [("seccomp",), (_LD_ABS, ARG0, 0, 0), (_JEQ, SECCOMP_SET_MODE_FILTER, "deny", "allow")]
     prog += [("socket",), (_LD_ABS, ARG0, 0, 0)]
     prog += [(_JEQ, fam, "allow", 0) for fam in SOCKET_FAMILIES]
     prog += [(_JEQ, AF_NETLINK, 0, "no_family"), (_LD_ABS, ARG2, 0, 0), (_JEQ, NETLINK_ROUTE, "allow", 0),
