@@ -811,6 +811,39 @@ class TestWhatARunsIPSocketsHoldIsItsKernelMemory:
                     pass
         print("held")
         """
+    SEND_TIMESTAMPS = """
+        import socket, struct, time
+        ask = [(socket.SOL_SOCKET, 37, struct.pack("i", 0x2))]  # SO_TIMESTAMPING per message: TX_SOFTWARE
+        lst = socket.socket(); lst.bind(("127.0.0.1", 0)); lst.listen(4096)
+        pairs = []
+        for _ in range(100):
+            c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
+            c.connect(lst.getsockname()); a, _ = lst.accept()
+            a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
+            c.setblocking(False); a.setblocking(False)
+            pairs.append((c, a))
+
+        def drain(s):
+            try:
+                while True:
+                    s.recv(1 << 22)
+            except BlockingIOError:
+                pass
+
+        end = time.time() + 20
+        for c, a in pairs:  # every message read, a copy of each left on its sender's error queue: ~760 MB
+            for _ in range(400):
+                for s, peer in ((c, a), (a, c)):
+                    try:
+                        s.sendmsg([bytes(65000)], ask)
+                    except BlockingIOError:
+                        pass
+                    drain(peer)
+            if time.time() > end:
+                break
+        time.sleep(3)
+        print("held")
+        """
     MANY = """
         import socket, time
         socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(1100)]
@@ -831,7 +864,7 @@ class TestWhatARunsIPSocketsHoldIsItsKernelMemory:
         """, expected="TCP_MD5SIG Operation not permitted\nTCP_ULP Operation not permitted\n"
                       "SO_TIMESTAMPING Operation not permitted\nTCP_NODELAY ok")
 
-    @pytest.mark.parametrize("attack", ["UNACCEPTED", "ERROR_QUEUES"])
+    @pytest.mark.parametrize("attack", ["UNACCEPTED", "ERROR_QUEUES", "SEND_TIMESTAMPS"])
     def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service, attack):
         from torchcourse.runner.fileguard import RUN_KMEM
 

@@ -522,7 +522,7 @@ SIOCGIFCONF = 0x8912
 # slab, 75 MB of it in the run's group), the TLS upper layer, and SO_TIMESTAMPING (with it every
 # datagram sent leaves a copy on the sender's error queue: 3.15 GB from 400 sockets in 8 s) get
 # EPERM. (A timestamp asked for per message, in a control message, still works: the file guard
-# counts what sockets hold, error queues included.)
+# counts what sockets hold, error queues included — TCP's from the socket diagnostics.)
 SOL_SOCKET, IPPROTO_TCP = 1, 6
 # BPF socket filters too (SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF/EBPF), and, once
 # this filter is in, seccomp filters of the run's own (prctl(PR_SET_SECCOMP), seccomp(
