@@ -42,6 +42,7 @@ held at most 1,935 files and added at most 7 MB of kernel memory.
 from __future__ import annotations
 
 import os
+import struct
 import threading
 
 from torchcourse.runner.cgroups import _read_counters
@@ -137,7 +138,7 @@ def _tcp_memory(pid: int) -> int:
             diag = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
         finally:
             if _libc.setns(_OWN_NET[0], CLONE_NEWNET) != 0:  # (this thread only: back where it was)
-                raise RuntimeError("the file guard could not go back to its own network namespace")
+                raise OSError(ctypes.get_errno(), "setns back")  # (its reads name each pid: they stay right)
     finally:
         os.close(target)
     total = 0
@@ -209,7 +210,7 @@ def network_use(pids: list[int], socket_cap: int) -> tuple[int, int]:
             sockets += n
             if 0 < n <= socket_cap:
                 queued += _inet_queued(pid)
-        except (OSError, ValueError, IndexError):
+        except (OSError, ValueError, IndexError, struct.error):  # (a run's namespace gone meanwhile, a short read)
             continue
     return queued, sockets
 
