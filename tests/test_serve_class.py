@@ -47,8 +47,10 @@ def store_of(data_root: Path, name: str):
 class Learner:
     """One browser tab, spoken to as the page does: keys in, the screen rebuilt from the stream."""
 
-    def __init__(self, http, served: Served, token: str | None = None, path: str = "ws", cookie: str | None = None):
+    def __init__(self, http, served: Served, token: str | None = None, path: str = "ws", cookie: str | None = None,
+                 autoping: bool = True):
         self.http, self.served, self.token, self.path, self.cookie = http, served, token, path, cookie
+        self.autoping = autoping
         self.screen = ScreenModel(110, 30)
         self.ws = None
 
@@ -59,7 +61,7 @@ class Learner:
         if self.cookie:
             headers["Cookie"] = self.cookie
         url = self.served.base.replace("http://", "ws://") + self.path + "?width=110&height=30"
-        self.ws = await self.http.ws_connect(url, headers=headers)
+        self.ws = await self.http.ws_connect(url, headers=headers, autoping=self.autoping)
         return self
 
     async def wait_text(self, needle: str) -> str:
@@ -630,6 +632,43 @@ class TestALearnersPagesShareOneMessageBudget:
                 for task in done:
                     task.result()  # (the first tab whose answer came too soon fails here)
                 assert not pending, answered
+                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                await pong(alice.ws, "alice")
+
+        asyncio.run(scenario())
+
+
+class TestWebsocketPingFramesCountAgainstTheBudget:
+    """aiohttp answered websocket PING frames inside receive(), before the message budget saw them:
+    four tabs flooding pings made serve 91-97 % busy and another learner's keys 8.6x slower. Ping
+    frames are charged like any message: they are answered no faster than the budget allows."""
+
+    def test_ping_frames_are_answered_at_the_budgets_rate(self, tmp_path, serve):
+        import json as jsonlib
+        import time
+
+        import aiohttp
+
+        from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
+
+        served, _root = start_class(serve, tmp_path)
+        burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
+
+        async def scenario() -> None:
+            async with aiohttp.ClientSession() as http:
+                alice = await Learner(http, served, token=TOKENS["alice"]).open()
+                await alice.wait_text("学员：alice")
+                bob = await Learner(http, served, token=TOKENS["bob"], autoping=False).open()
+                await bob.wait_text("学员：bob")
+                start = time.monotonic()
+                for _ in range(8 * burst):
+                    await bob.ws.ping(b"1")
+                answered = 0
+                while answered < burst + rate:
+                    msg = await bob.ws.receive(timeout=DEADLINE)
+                    if msg.type == aiohttp.WSMsgType.PONG:
+                        answered += 1
+                        assert answered <= burst + rate * (time.monotonic() - start) + 8, (answered, time.monotonic() - start)
                 await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
                 await pong(alice.ws, "alice")
 
