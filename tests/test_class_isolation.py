@@ -861,8 +861,13 @@ class TestWhatARunsIPSocketsHoldIsItsKernelMemory:
                 print(name, "ok")
             except OSError as e:
                 print(name, e.strerror)
+        try:
+            socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262).close()
+            print("MPTCP ok")
+        except OSError as e:
+            print("MPTCP", e.strerror)
         """, expected="TCP_MD5SIG Operation not permitted\nTCP_ULP Operation not permitted\n"
-                      "SO_TIMESTAMPING Operation not permitted\nTCP_NODELAY ok")
+                      "SO_TIMESTAMPING Operation not permitted\nTCP_NODELAY ok\nMPTCP Protocol not supported")
 
     @pytest.mark.parametrize("attack", ["UNACCEPTED", "ERROR_QUEUES", "SEND_TIMESTAMPS"])
     def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service, attack):
