@@ -5,6 +5,7 @@ and the warm path (a child forked by the zygote). Never imports torch.
 
 from __future__ import annotations
 
+import math
 import os
 import select
 import signal
@@ -38,18 +39,16 @@ _DROP_ENV = (
 )
 
 
-
 def readable(fds, timeout: float) -> list[int]:
     """Those of ``fds`` (descriptors) ready to read (or at their end) within ``timeout`` seconds.
     ``poll``, not ``select``: select refuses descriptors past 1024, and a class's one service
-    holds more than that with a few hundred runs waiting."""
+    holds more than that with a few hundred runs waiting. (A signal does not cut the wait short:
+    Python retries it.)"""
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
-    try:
-        return [fd for fd, _ev in poller.poll(max(0, int(timeout * 1000)))]
-    except InterruptedError:  # pragma: no cover
-        return []
+    return [fd for fd, _ev in poller.poll(max(0, math.ceil(timeout * 1000)))]
+
 
 def snippet_env() -> dict[str, str]:
     """The fixed environment every snippet (cold or warm) runs in."""

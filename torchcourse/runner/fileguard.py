@@ -46,6 +46,7 @@ import struct
 import threading
 
 from torchcourse.runner.cgroups import _read_counters
+from torchcourse.runner.tc_jail import CLONE_NEWNET, _lib
 from torchcourse.runner.tc_supervise import sigkill_each
 
 RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
@@ -76,20 +77,24 @@ def kernel_memory(group: str, v2: bool) -> int | None:
         return None
 
 
-
-
-def _sockets(pid: int) -> int:
-    """The sockets of ``pid``'s network namespace (``sockstat``'s ``sockets: used``: every family,
-    with an address or not) and its TCP connections in TIME_WAIT (``tw``; they are in its table)."""
-    n = 0
-    with open(f"/proc/{pid}/net/sockstat", "rb") as fh:
-        for line in fh:
-            fields = line.split()
-            if fields[:2] == [b"sockets:", b"used"]:
-                n += int(fields[2])
-            elif fields[:1] == [b"TCP:"] and b"tw" in fields:
-                n += int(fields[fields.index(b"tw") + 1])
-    return n
+def _sockets(pid: int) -> tuple[int, int]:
+    """(sockets, IP sockets) of ``pid``'s network namespace, from ``sockstat`` and ``sockstat6``:
+    ``sockets: used`` counts every family, with an address or not; the IP ones are those in use
+    (in the tables once they have an address: an IP socket without one holds no data) and TCP's
+    connections in TIME_WAIT (``tw``, in its table too), which are counted in both."""
+    every = ip = 0
+    for name in ("sockstat", "sockstat6"):
+        with open(f"/proc/{pid}/net/{name}", "rb") as fh:
+            for line in fh:
+                fields = line.split()
+                if fields[:2] == [b"sockets:", b"used"]:
+                    every += int(fields[2])
+                elif fields and not fields[0].startswith(b"FRAG"):
+                    counts = dict(zip(fields[1::2], fields[2::2]))
+                    ip += int(counts.get(b"inuse", 0))
+                    tw = int(counts.get(b"tw", 0))
+                    ip, every = ip + tw, every + tw
+    return every, ip
 
 
 def _table_queued(pid: int, names) -> int:
@@ -109,7 +114,6 @@ def _table_queued(pid: int, names) -> int:
     return total
 
 
-CLONE_NEWNET = 0x40000000
 SOCK_DIAG_BY_FAMILY, NETLINK_SOCK_DIAG, INET_DIAG_SKMEMINFO = 20, 4, 7
 _OWN_NET: list[int] = []
 
@@ -123,21 +127,17 @@ def _tcp_memory(pid: int) -> int:
     OSError when the namespace cannot be entered (not root)."""
     import ctypes
     import socket
-    import struct
 
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
     if not _OWN_NET:
         _OWN_NET.append(os.open("/proc/thread-self/ns/net", os.O_RDONLY))
     target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
     try:
-        if _libc.setns(target, CLONE_NEWNET) != 0:
+        if _lib().setns(target, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns")
         try:
             diag = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
         finally:
-            if _libc.setns(_OWN_NET[0], CLONE_NEWNET) != 0:  # (this thread only: back where it was)
+            if _lib().setns(_OWN_NET[0], CLONE_NEWNET) != 0:  # (this thread only: back where it was)
                 raise OSError(ctypes.get_errno(), "setns back")  # (its reads name each pid: they stay right)
     finally:
         os.close(target)
@@ -196,7 +196,8 @@ def network_use(pids: list[int], socket_cap: int) -> tuple[int, int]:
     """(bytes queued on the sockets, sockets) of the network namespaces ``pids`` are in, each
     namespace once: what waits on netlink sockets, and on IP sockets — received and not read
     (connections never accepted included), being sent, error queues —; the sockets counted from
-    ``sockstat`` (the IP sockets' tables are read only while there are at most ``socket_cap``)."""
+    ``sockstat`` (what IP sockets hold is read only when there are some, and at most
+    ``socket_cap``: a run of the course with a DataLoader has unix sockets only)."""
     seen: set[int] = set()
     queued = sockets = 0
     for pid in pids:
@@ -206,22 +207,22 @@ def network_use(pids: list[int], socket_cap: int) -> tuple[int, int]:
                 continue
             seen.add(ns)
             queued += _netlink_queued(pid)
-            n = _sockets(pid)
-            sockets += n
-            if 0 < n <= socket_cap:
+            every, ip = _sockets(pid)
+            sockets += every
+            if 0 < ip and every <= socket_cap:
                 queued += _inet_queued(pid)
         except (OSError, ValueError, IndexError, struct.error):  # (a run's namespace gone meanwhile, a short read)
             continue
     return queued, sockets
 
 
-def run_usage(group: str, v2: bool, socket_cap: int) -> tuple[int | None, int]:
-    """(kernel memory, sockets) of the run in ``group``: its memory group's kernel memory and
-    what its sockets hold (None: the group is unreadable, gone)."""
+def run_usage(group: str, pids: list[int], v2: bool, socket_cap: int) -> tuple[int | None, int]:
+    """(kernel memory, sockets) of the run in ``group`` (its processes ``pids``): its memory
+    group's kernel memory and what its sockets hold (None: the group is unreadable, gone)."""
     charged = kernel_memory(group, v2)
     if charged is None:
         return None, 0
-    queued, sockets = network_use(group_pids(group), socket_cap)
+    queued, sockets = network_use(pids, socket_cap)
     return charged + queued, sockets
 
 
@@ -265,20 +266,14 @@ def _file_mappings(pid: int) -> int:
 
 _KCMP = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 KCMP_FILES = 2
-_libc = None
 
 
 def _same_table(pid: int, tid: int) -> bool:
     """Whether thread ``tid`` shares ``pid``'s descriptor table (kcmp(KCMP_FILES); False when the
     kernel cannot say: then its table is listed)."""
-    global _libc
     if _KCMP is None:
         return False
-    if _libc is None:
-        import ctypes
-
-        _libc = ctypes.CDLL(None, use_errno=True)
-    return _libc.syscall(_KCMP, pid, tid, KCMP_FILES, 0, 0) == 0
+    return _lib().syscall(_KCMP, pid, tid, KCMP_FILES, 0, 0) == 0
 
 
 def _descriptors(pid: int) -> int:
@@ -352,7 +347,7 @@ class FileGuard:
         self.rounds = 0  # looks at every watched run so far
 
     def watch(self, group: str) -> int | None:
-        base, _sockets = run_usage(group, self.v2, self.socket_cap)
+        base, _sockets = run_usage(group, group_pids(group), self.v2, self.socket_cap)
         if base is None:
             return None
         with self._lock:
@@ -395,7 +390,8 @@ class FileGuard:
                     # the slot is then free, and the next run's processes in it are not this run's
                     w.gone = w.gone or kill_group(group)
                     continue
-                now, sockets = run_usage(group, self.v2, self.socket_cap)
+                pids = group_pids(group)
+                now, sockets = run_usage(group, pids, self.v2, self.socket_cap)
                 if now is None:
                     continue
                 if sockets > self.socket_cap:
@@ -412,7 +408,7 @@ class FileGuard:
                     w.killed, w.why = now - w.base, "kmem"
                     w.gone = kill_group(group)
                     continue
-                n = files_held(group_pids(group), stop_after=self.cap)
+                n = files_held(pids, stop_after=self.cap)
                 if n > self.cap:
                     w.killed, w.why = n, "files"
                     w.gone = kill_group(group)

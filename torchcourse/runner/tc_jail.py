@@ -497,7 +497,7 @@ EOPNOTSUPP = 95
 # group is charged for (6.1 GB held by one run in 7 s; the guard counts netlink queues too now).
 SOCKET_CALLS = {"socket": (41, 198), "socketpair": (53, 199)}
 SOCKET_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
-AF_NETLINK, NETLINK_ROUTE = 16, 0
+AF_UNIX, AF_NETLINK, NETLINK_ROUTE = 1, 16, 0
 # MPTCP (an AF_INET/AF_INET6 protocol) gets EPROTONOSUPPORT: its own queues are not in the TCP
 # socket diagnostics the file guard reads (held to 63 MB by the slot's kmem.tcp when tried)
 IPPROTO_MPTCP = 262
@@ -647,7 +647,7 @@ def only_self_program(own_pid, machine=None):
     prog += [("prctl",), (_LD_ABS, ARG0, 0, 0), (_JEQ, PR_SET_SECCOMP, "deny", "allow")]
     prog += [("seccomp",), (_LD_ABS, ARG0, 0, 0), (_JEQ, SECCOMP_SET_MODE_FILTER, "deny", "allow")]
     prog += [("socket",), (_LD_ABS, ARG0, 0, 0)]
-    prog += [(_JEQ, 1, "allow", 0), (_JEQ, 2, "inet", 0), (_JEQ, 10, "inet", 0)]  # SOCKET_FAMILIES
+    prog += [(_JEQ, fam, "allow" if fam == AF_UNIX else "inet", 0) for fam in SOCKET_FAMILIES]
     prog += [(_JEQ, AF_NETLINK, 0, "no_family"), (_LD_ABS, ARG2, 0, 0), (_JEQ, NETLINK_ROUTE, "allow", 0),
              (_RET, SECCOMP_RET_ERRNO | EPROTONOSUPPORT, 0, 0), ("no_family",), (_RET, SECCOMP_RET_ERRNO | EAFNOSUPPORT, 0, 0),
              ("inet",), (_LD_ABS, ARG2, 0, 0), (_JEQ, IPPROTO_MPTCP, 0, "allow"), (_RET, SECCOMP_RET_ERRNO | EPROTONOSUPPORT, 0, 0)]
