@@ -549,6 +549,47 @@ class TestAPageThatSendsTooMuchWaitsAlone:
         asyncio.run(scenario())
 
 
+async def answered_within_budget(tabs: list["Learner"], send, is_answer) -> None:
+    """Send the budget's burst eight times over, ``send(tab)`` spread over ``tabs`` (before serve
+    can read any of it), then read every tab until the burst and a second's worth past it have
+    been answered (``is_answer(message)``): serve answers each before it is read, so no count may
+    ever run ahead of what the budget allows since the flood began."""
+    import time
+
+    from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
+
+    burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
+    start = time.monotonic()
+    for _ in range(8 * burst // len(tabs)):
+        for tab in tabs:
+            await send(tab)
+    answered = [0]
+
+    async def read(tab) -> None:
+        while answered[0] < burst + rate:
+            try:
+                msg = await tab.ws.receive(timeout=1.0)
+            except TimeoutError:
+                continue
+            if is_answer(msg):
+                answered[0] += 1
+                assert answered[0] <= burst + rate * (time.monotonic() - start) + 8 * len(tabs), (answered, time.monotonic() - start)
+
+    tasks = [asyncio.create_task(read(tab)) for tab in tabs]
+    done, pending = await asyncio.wait(tasks, timeout=DEADLINE, return_when=asyncio.FIRST_EXCEPTION)
+    for task in pending:
+        task.cancel()
+    for task in done:
+        task.result()  # (the first tab whose answer came too soon fails here)
+    assert not pending, answered
+
+
+def is_pong(payload: str):
+    import aiohttp
+
+    return lambda msg: msg.type == aiohttp.WSMsgType.TEXT and json.loads(msg.data) == ["pong", payload]
+
+
 class TestAPageThatSendsManySmallMessagesWaitsAlone:
     """Counting bytes alone let tiny messages through at any rate: four tabs sending 34-byte pings
     as fast as they could (42,000 a second) made another learner's keys 4-7x slower to draw. Each
@@ -556,31 +597,15 @@ class TestAPageThatSendsManySmallMessagesWaitsAlone:
     MESSAGE_BURST / MESSAGE_COST messages read, then MESSAGE_RATE / MESSAGE_COST a second."""
 
     def test_tiny_pings_are_answered_no_faster_than_the_rate_and_another_learner_still_is(self, tmp_path, serve):
-        import json as jsonlib
-        import time
-
         import aiohttp
 
-        from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
-
         served, _root = start_class(serve, tmp_path)
-        burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
 
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
                 alice, bob = await alice_and_bob(http, served)
-                tiny = jsonlib.dumps(["ping", "1"])
-                start = time.monotonic()  # before serve can read any of them
-                for _ in range(8 * burst):  # far fewer bytes than one burst
-                    await bob.ws.send_str(tiny)
-                answered = 0
-                while answered < burst + rate:  # the burst and a second's worth past it
-                    msg = await bob.ws.receive(timeout=DEADLINE)
-                    if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", "1"]:
-                        answered += 1
-                        # serve answered each before bob read it: never more than the rate allows
-                        assert answered <= burst + rate * (time.monotonic() - start) + 8, (answered, time.monotonic() - start)
-                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                await answered_within_budget([bob], lambda tab: tab.ws.send_str('["ping", "1"]'), is_pong("1"))
+                await alice.ws.send_str(json.dumps(["ping", "alice"]))
                 await pong(alice.ws, "alice")
 
         asyncio.run(scenario())
@@ -592,47 +617,17 @@ class TestALearnersPagesShareOneMessageBudget:
     pages: two tabs together get answered no faster than one may send."""
 
     def test_two_tabs_flooding_pings_are_answered_at_one_pages_rate(self, tmp_path, serve):
-        import json as jsonlib
-        import time
-
         import aiohttp
 
-        from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
-
         served, _root = start_class(serve, tmp_path)
-        burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
 
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
                 alice, bob = await alice_and_bob(http, served)
                 bob2 = await Learner(http, served, token=TOKENS["bob"]).open()
                 await bob2.wait_text("学员：bob")
-                tiny = jsonlib.dumps(["ping", "1"])
-                start = time.monotonic()  # before serve can read any of them
-                for _ in range(4 * burst):
-                    await bob.ws.send_str(tiny)
-                    await bob2.ws.send_str(tiny)
-                answered = [0]
-
-                async def read(tab) -> None:
-                    while sum(answered) < burst + rate:  # the burst and a second's worth past it
-                        try:
-                            msg = await tab.ws.receive(timeout=1.0)
-                        except TimeoutError:
-                            continue
-                        if msg.type == aiohttp.WSMsgType.TEXT and jsonlib.loads(msg.data) == ["pong", "1"]:
-                            answered[0] += 1
-                            # both tabs' answers together: never more than one page's rate allows
-                            assert answered[0] <= burst + rate * (time.monotonic() - start) + 16, (answered, time.monotonic() - start)
-
-                tasks = [asyncio.create_task(read(tab)) for tab in (bob, bob2)]
-                done, pending = await asyncio.wait(tasks, timeout=DEADLINE, return_when=asyncio.FIRST_EXCEPTION)
-                for task in pending:
-                    task.cancel()
-                for task in done:
-                    task.result()  # (the first tab whose answer came too soon fails here)
-                assert not pending, answered
-                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                await answered_within_budget([bob, bob2], lambda tab: tab.ws.send_str('["ping", "1"]'), is_pong("1"))
+                await alice.ws.send_str(json.dumps(["ping", "alice"]))
                 await pong(alice.ws, "alice")
 
         asyncio.run(scenario())
@@ -644,15 +639,9 @@ class TestWebsocketPingFramesCountAgainstTheBudget:
     frames are charged like any message: they are answered no faster than the budget allows."""
 
     def test_ping_frames_are_answered_at_the_budgets_rate(self, tmp_path, serve):
-        import json as jsonlib
-        import time
-
         import aiohttp
 
-        from torchcourse.serve.server import MESSAGE_BURST, MESSAGE_COST, MESSAGE_RATE
-
         served, _root = start_class(serve, tmp_path)
-        burst, rate = MESSAGE_BURST // MESSAGE_COST, MESSAGE_RATE / MESSAGE_COST
 
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
@@ -660,16 +649,8 @@ class TestWebsocketPingFramesCountAgainstTheBudget:
                 await alice.wait_text("学员：alice")
                 bob = await Learner(http, served, token=TOKENS["bob"], autoping=False).open()
                 await bob.wait_text("学员：bob")
-                start = time.monotonic()
-                for _ in range(8 * burst):
-                    await bob.ws.ping(b"1")
-                answered = 0
-                while answered < burst + rate:
-                    msg = await bob.ws.receive(timeout=DEADLINE)
-                    if msg.type == aiohttp.WSMsgType.PONG:
-                        answered += 1
-                        assert answered <= burst + rate * (time.monotonic() - start) + 8, (answered, time.monotonic() - start)
-                await alice.ws.send_str(jsonlib.dumps(["ping", "alice"]))
+                await answered_within_budget([bob], lambda tab: tab.ws.ping(b"1"), lambda msg: msg.type == aiohttp.WSMsgType.PONG)
+                await alice.ws.send_str(json.dumps(["ping", "alice"]))
                 await pong(alice.ws, "alice")
 
         asyncio.run(scenario())
