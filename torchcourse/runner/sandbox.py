@@ -336,6 +336,8 @@ class Sandbox:
                 "shm": RUN_SHM_SIZE, "pidns": True}
         if relative:  # a warm run: the zygotes' directory (their control socket) is hidden from it
             spec["hide"] = [self.zygote_root]
+        if relative and self.runs_on_tmpfs:  # and the other runs' directories (tc_jail.cover_other_runs)
+            spec["runs"] = self.runs_root
         if relative and self.slot_fds:
             spec["slots"] = [list(fds) for fds in self.slot_fds]
             if self.slot_uids():

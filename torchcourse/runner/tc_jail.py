@@ -66,6 +66,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REC, MS_SLAVE = 1 << 14, 1 << 19
+MS_REMOUNT, MS_BIND, MS_PRIVATE = 32, 4096, 1 << 18
 PR_SET_PDEATHSIG = 1
 SIOCSIFFLAGS = 0x8914
 IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x1, 0x8, 0x40
@@ -203,6 +204,30 @@ def own_ipc_and_shm(shm_size, hide=()):
     for path in hide:
         _check(lib.mount(b"tmpfs", os.fsencode(path), b"tmpfs", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), b"size=4k,mode=0555"),
                f"mount over {path}")
+
+
+def cover_other_runs(runs, own_dir):
+    """In the run's own mount namespace (made by :func:`own_ipc_and_shm`): the runs' directory
+    ``runs`` is covered by an empty read-only tmpfs with only ``own_dir`` (this run's
+    ``tc-run-*``) bound back at its place. Every run directory is a tmpfs mount point of its own,
+    and a mount point needs no permission for ``statvfs()``: a run measured how much another
+    learner's run had written and how many files it held, as it went. The names of the runs in
+    flight when this one starts stay in ``/proc/self/mountinfo`` (covered: no path reaches them);
+    runs started later are not even listed there (this namespace no longer receives mounts)."""
+    lib = _lib()
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    cwd = os.getcwd()
+    fd = os.open(own_dir, os.O_PATH | os.O_DIRECTORY)
+    try:
+        lib.mount(None, os.fsencode(runs), None, ctypes.c_ulong(MS_PRIVATE | MS_REC), None)  # (not a mount point: nothing to stop)
+        _check(lib.mount(b"tmpfs", os.fsencode(runs), b"tmpfs", ctypes.c_ulong(flags), b"size=4k,mode=0755"), f"mount over {runs}")
+        os.mkdir(own_dir, 0o700)
+        _check(lib.mount(f"/proc/self/fd/{fd}".encode(), os.fsencode(own_dir), None, ctypes.c_ulong(MS_BIND), None), f"bind {own_dir}")
+        _check(lib.mount(None, os.fsencode(runs), None, ctypes.c_ulong(MS_REMOUNT | MS_BIND | MS_RDONLY | flags), None),
+               f"read-only {runs}")
+    finally:
+        os.close(fd)
+    os.chdir(cwd)
 
 
 def _exit_like(status):
@@ -426,13 +451,21 @@ def prepare(spec):
             own_ipc_and_shm(spec["shm"], spec.get("hide") or ())
             if spec.get("pidns"):
                 own_pid_namespace()  # returns in the snippet's process only
-        drop_capabilities()
+        if not spec.get("runs"):  # (else restrict drops them, once the run's directory is known)
+            drop_capabilities()
     limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
     set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
 
 
 def restrict(spec, own_dir):
     """The rest of :func:`confine`: the Landlock domain of this run's own directories."""
+    runs = spec.get("runs")
+    if runs and spec.get("userns", True):  # (prepare kept the capabilities in the run's namespaces for this)
+        try:
+            if spec.get("shm") and os.path.dirname(os.path.normpath(own_dir)) == os.path.normpath(runs):
+                cover_other_runs(runs, own_dir)
+        finally:
+            drop_capabilities()
     # the run directory and its private HOME and TMPDIR (siblings in the same tc-run-* directory);
     # not that directory itself: ``../x`` from the run directory is outside it, and refused
     writable = [os.path.join(own_dir, d) for d in ("run", "home", "tmp")]

@@ -241,6 +241,8 @@ def _confine(req, jail_fd=None):
             raise tc_jail.JailError(f"the run slot's uid {uid} was not taken")
         if not _PREPARED[0]:
             tc_jail.prepare(spec)
+        if uid is not None:
+            _wait_until_given(own, uid)
         tc_jail.restrict(spec, own)
     except Exception as exc:  # noqa: BLE001
         try:
@@ -250,6 +252,25 @@ def _confine(req, jail_fd=None):
         _jail_word(jail_fd, JAIL_FAILED_WORD)
         os._exit(70)
     _jail_word(jail_fd, JAIL_OK_WORD)
+
+
+def _wait_until_given(own, uid, within=2.0):
+    """Until the driver has made the run's directory its slot uid's alone (``Sandbox.give_run``,
+    done once the zygote has said which slot the run took, while this process gets its request):
+    no code of the snippet runs while another run's uid may still pass through its directory.
+    After ``within`` seconds (a driver that never gets to it) the run goes on as before."""
+    import time
+
+    end = time.monotonic() + within
+    while True:
+        try:
+            if os.stat(own).st_uid == uid:
+                return
+        except OSError:
+            return
+        if time.monotonic() > end:
+            return
+        time.sleep(0.0005)
 
 
 def _prepare_jail():
