@@ -509,12 +509,17 @@ SELF_ONLY_WHO = {"setpriority": (141, 140, 0), "ioprio_set": (251, 30, 1)}  # (x
 # then failed with EAGAIN; glibc's POSIX aio uses threads, not these); memfd_secret: each secret
 # page is cut out of the kernel's direct map, whose large pages never come back (one run turned
 # 19 GB of the host's 1 GB kernel mappings into small ones until reboot); openat2: its flags sit
-# behind a pointer (O_DIRECT below), and the C library's open() does not use it.
+# behind a pointer (O_DIRECT below), and the C library's open() does not use it; perf_event_open:
+# an event opened with ``inherit`` is copied into every child the run forks, without a descriptor,
+# in kernel memory charged to no group (a chain of one run's sleeping processes carried 10 x 4,000
+# events: +1.6 GB of the host's unreclaimable slab in 19 s, 46 MB in the run's group, the guard
+# never fired), and every context switch walks them (another learner's loop 2.46x slower).
 NOT_HERE = {"add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
             "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
             "inotify_init": (253, None), "inotify_init1": (294, 26), "fanotify_init": (300, 262),
             "io_setup": (206, 0), "io_destroy": (207, 1), "io_submit": (209, 2), "io_cancel": (210, 3),
-            "io_getevents": (208, 4), "io_pgetevents": (333, 292), "memfd_secret": (447, 447), "openat2": (437, 437)}
+            "io_getevents": (208, 4), "io_pgetevents": (333, 292), "memfd_secret": (447, 447), "openat2": (437, 437),
+            "perf_event_open": (298, 241)}
 # Extended attributes, set or removed, get EOPNOTSUPP (a file system without them answers the
 # same): Landlock has no rule for them, and the kernel memory a run pinned on an inode that outlives
 # it (the runs' shared directory) stayed charged to its run slot: 18 runs of one learner, each
