@@ -1370,6 +1370,27 @@ class TestMachineWideKernelFacilitiesAreRefused:
         assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
 
 
+class TestTheMachinesActivityCountersReadEmpty:
+    """Counters of the whole machine that no namespace narrows (open files, dentries, load,
+    pressure, interrupts) moved with another learner's run: a run could tell when a classmate ran
+    and roughly what. In a run they read empty; its own processes, memory and cores it still sees."""
+
+    EVE = """
+        import os
+        for p in ("/proc/sys/fs/file-nr", "/proc/sys/fs/dentry-state", "/proc/loadavg", "/proc/vmstat", "/proc/interrupts"):
+            print(p, len(open(p).read()))
+        print("/proc/pressure", os.listdir("/proc/pressure"))
+        print("own", len(open("/proc/self/status").read()) > 0, len(open("/proc/meminfo").read()) > 0, os.cpu_count() > 0)
+        """
+
+    def test_they_read_empty_while_another_run_works(self, service):
+        eve, alice = attack_while_alice_runs(service, self.EVE)
+        assert eve.actual.strip().splitlines() == [
+            "/proc/sys/fs/file-nr 0", "/proc/sys/fs/dentry-state 0", "/proc/loadavg 0", "/proc/vmstat 0",
+            "/proc/interrupts 0", "/proc/pressure []", "own True True True"], eve.actual
+        assert_matches(alice, ALICE_LONG)
+
+
 class TestARunCannotUseUpTheKernelsBPFBudget:
     """The JIT images of BPF programs — socket filters, and seccomp filters a run would add to its
     own — come out of the kernel's one bpf_jit_limit (528 MB here), charged to no memory group: 15

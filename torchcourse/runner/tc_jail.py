@@ -264,6 +264,26 @@ def _quiet_fds(keep):
     os.closerange(top, 1 << 16)
 
 
+# The machine's own activity counters, which no PID or network namespace narrows: another run's
+# files, dentries, load and pressure moved them as it ran (file-nr went 2051 -> 3337 while
+# another learner's run opened 1,000 sockets). Read in a run, they are empty.
+MACHINE_COUNTERS = ("/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
+                    "/proc/loadavg", "/proc/vmstat", "/proc/interrupts", "/proc/softirqs", "/proc/schedstat", "/proc/slabinfo")
+MACHINE_COUNTER_DIRS = ("/proc/pressure",)
+
+
+def hide_machine_counters():
+    """In the run's own /proc (its mount namespace): :data:`MACHINE_COUNTERS` read empty
+    (``/dev/null`` bound over each), :data:`MACHINE_COUNTER_DIRS` are empty."""
+    lib = _lib()
+    for path in MACHINE_COUNTERS:
+        if os.path.exists(path):
+            lib.mount(b"/dev/null", path.encode(), None, ctypes.c_ulong(MS_BIND), None)
+    for path in MACHINE_COUNTER_DIRS:
+        if os.path.isdir(path):
+            lib.mount(b"tmpfs", path.encode(), b"tmpfs", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), b"size=4k,mode=0555")
+
+
 def own_pid_namespace():
     """A PID namespace of this run's own, with a fresh read-only ``/proc`` (in the run's mount
     namespace, made by :func:`own_ipc_and_shm`): the run sees only its own processes there.
@@ -317,7 +337,8 @@ def own_pid_namespace():
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_DFL)  # pid 1 with no handler: no signal from inside reaches it
         # a fresh /proc of this namespace (read-only: the proc mount that makes it allowed is)
-        lib.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), None)
+        if lib.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0:
+            hide_machine_counters()
         snippet = os.fork()
     except BaseException:
         os._exit(70)
