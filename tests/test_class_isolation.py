@@ -1370,6 +1370,85 @@ class TestMachineWideKernelFacilitiesAreRefused:
         assert_matches(service.client("alice").run(ALICE_DATALOADER), ALICE_DATALOADER)
 
 
+class TestLocksOnTheMachinesFilesAreBounded:
+    """The device nodes and system files a run opens are the host's own, and the kernel keeps one
+    list of locks per file that every close of it, by any process of the machine, walks under a
+    spinlock: 20,000 byte-range locks one run set on /dev/null made a host shell's redirections
+    from it 1,200x slower, and dnotify registrations on the shared library directory made every
+    exec on the host 22x slower. Byte-range locks and dnotify are refused; flock stays (torch.compile's
+    cache uses it), and a run holding more than the cap of them is stopped — also when the process
+    that took them has ended and a child keeps the files."""
+
+    REFUSED = snip("""
+        import errno, fcntl, os
+        fd = os.open("/dev/null", os.O_RDWR)
+        for what, fn in (("lockf", lambda: fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)),
+                         ("F_OFD_SETLK", lambda: fcntl.fcntl(fd, 37, bytes(32))),
+                         ("F_NOTIFY", lambda: fcntl.fcntl(os.open("/usr", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)),
+                         ("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH))):
+            try:
+                fn()
+                print(what, "ok")
+            except OSError as e:
+                print(what, errno.errorcode[e.errno])
+        """, expected="lockf ENOLCK\nF_OFD_SETLK ENOLCK\nF_NOTIFY EINVAL\nflock ok")
+    MANY = """
+        import fcntl, os, time
+        fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(3000)]
+        for fd in fds:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        print("locked", len(fds), flush=True)
+        time.sleep(30)
+        print("never stopped")
+        """
+    LEFT_TO_A_CHILD = """
+        import fcntl, os, time
+        if os.fork() == 0:
+            fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(3000)]
+            for fd in fds:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            if os.fork() == 0:  # the child keeps the files; the locks keep the pid of the one that took them
+                time.sleep(30)
+            os._exit(0)
+        time.sleep(30)
+        print("never stopped")
+        """
+
+    def test_byte_range_locks_and_dnotify_are_refused(self, service):
+        assert_matches(service.client("alice").run(self.REFUSED), self.REFUSED)
+
+    @pytest.mark.parametrize("code", [MANY, LEFT_TO_A_CHILD], ids=["held", "left-to-a-child"])
+    def test_a_run_holding_too_many_flocks_is_stopped(self, service, code):
+        from torchcourse.runner.fileguard import RUN_LOCKS
+
+        eve, alice = attack_while_alice_runs(service, code)
+        assert "never stopped" not in eve.actual, eve.actual
+        assert "🔒" in eve.message and f"{RUN_LOCKS:,} 个" in eve.message, (eve.actual, eve.message)
+        assert_matches(alice, ALICE_LONG)
+
+
+class TestAllRunsTogetherStayBelowTheKernelsFilesInFlight:
+    """Past 16,000 files in flight over unix sockets on the whole machine, every send makes the kernel
+    walk them all, in a worker outside every group; a run's descriptor limit is also the most its
+    uid may have in flight. With --jobs 6, one learner's 5 runs at 4,096 each held 21,505 and the
+    kernel's workers took 34 % of a core: with more than 3 runs at once each gets fewer."""
+
+    CODE = snip("""
+        import resource
+        print(resource.getrlimit(resource.RLIMIT_NOFILE))
+        """, expected="(2500, 2500)")
+
+    def test_six_runs_at_once_get_2500_descriptors_each(self, tmp_path):
+        if PROBLEM:
+            pytest.skip(f"sandbox unavailable: {PROBLEM}")
+        svc = Service(tmp_path, jobs=6, hide=[])
+        try:
+            assert_matches(svc.client("alice").run(self.CODE), self.CODE)
+            assert_matches(svc.client("alice").run(self.CODE, cold=True), self.CODE)
+        finally:
+            svc.stop()
+
+
 class TestTheMachinesActivityCountersReadEmpty:
     """Counters of the whole machine that no namespace narrows (open files, dentries, load,
     pressure, interrupts) moved with another learner's run: a run could tell when a classmate ran
@@ -1377,7 +1456,8 @@ class TestTheMachinesActivityCountersReadEmpty:
 
     EVE = """
         import os
-        for p in ("/proc/sys/fs/file-nr", "/proc/sys/fs/dentry-state", "/proc/loadavg", "/proc/vmstat", "/proc/interrupts"):
+        for p in ("/proc/sys/fs/file-nr", "/proc/sys/fs/dentry-state", "/proc/loadavg", "/proc/vmstat", "/proc/interrupts",
+                  "/proc/zoneinfo", "/proc/buddyinfo", "/proc/diskstats", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr"):
             print(p, len(open(p).read()))
         print("/proc/pressure", os.listdir("/proc/pressure"))
         print("own", len(open("/proc/self/status").read()) > 0, len(open("/proc/meminfo").read()) > 0, os.cpu_count() > 0)
@@ -1387,7 +1467,8 @@ class TestTheMachinesActivityCountersReadEmpty:
         eve, alice = attack_while_alice_runs(service, self.EVE)
         assert eve.actual.strip().splitlines() == [
             "/proc/sys/fs/file-nr 0", "/proc/sys/fs/dentry-state 0", "/proc/loadavg 0", "/proc/vmstat 0",
-            "/proc/interrupts 0", "/proc/pressure []", "own True True True"], eve.actual
+            "/proc/interrupts 0", "/proc/zoneinfo 0", "/proc/buddyinfo 0", "/proc/diskstats 0", "/proc/sys/fs/aio-nr 0",
+            "/proc/sys/kernel/pty/nr 0", "/proc/pressure []", "own True True True"], eve.actual
         assert_matches(alice, ALICE_LONG)
 
 

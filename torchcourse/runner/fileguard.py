@@ -52,6 +52,16 @@ from torchcourse.runner.tc_supervise import sigkill_each
 RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
 RUN_KMEM = 128 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
 RUN_SOCKETS = 1024  # sockets one run may hold at once, of every family, TIME_WAIT ones included (the course's: a few dozen)
+# File locks: the kernel keeps one list of them per file, and every close of that file by any process
+# of the machine walks it under a spinlock (``locks_remove_file``). The system files and device
+# nodes a run opens are the host's own: 20,000 byte-range locks one run set on /dev/null made a
+# host shell's 300 redirections from it 1,200x slower. Byte-range (POSIX, OFD) locks are refused
+# by the run's seccomp filter; ``flock`` stays (torch.compile's cache takes one), and a run holding
+# more than RUN_LOCKS is stopped: those whose holder is one of the run's processes, and, once a
+# file carries more than FILE_LOCKS_AT_MOST locks of anyone's, the run's descriptors of that file
+# (a lock stays with its holder's pid after that process has ended and a child keeps the file).
+RUN_LOCKS = 1024
+FILE_LOCKS_AT_MOST = 1024
 KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
 KMEM_STEP = 16 << 20  # counted and within the cap: count again after this much more
 TICK = 0.1  # seconds between looks (a run adds ~240,000 files a second at most: ~24,000 a tick)
@@ -226,6 +236,50 @@ def run_usage(group: str, pids: list[int], v2: bool, socket_cap: int) -> tuple[i
     return charged + queued, sockets
 
 
+def file_locks() -> tuple[dict[int, int], dict[tuple[int, int, int], int]]:
+    """The machine's file locks (``/proc/locks``, waiters included): how many each holder pid has,
+    and how many each file (major, minor, inode) carries."""
+    by_pid: dict[int, int] = {}
+    by_file: dict[tuple[int, int, int], int] = {}
+    try:
+        with open("/proc/locks", "rb") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 1 and fields[1] == b"->":
+                    del fields[1]
+                if len(fields) < 6:
+                    continue
+                try:
+                    pid = int(fields[4])
+                    major, minor, ino = fields[5].split(b":")
+                    key = (int(major, 16), int(minor, 16), int(ino))
+                except ValueError:
+                    continue
+                by_pid[pid] = by_pid.get(pid, 0) + 1
+                by_file[key] = by_file.get(key, 0) + 1
+    except OSError:
+        pass
+    return by_pid, by_file
+
+
+def descriptors_of(pids, files) -> int:
+    """How many descriptors of ``pids`` are of one of ``files`` ((major, minor, inode) each)."""
+    n = 0
+    for pid in pids:
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            if (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) in files:
+                n += 1
+    return n
+
+
 def group_pids(group: str) -> list[int]:
     try:
         with open(os.path.join(group, "cgroup.procs")) as fh:
@@ -314,7 +368,7 @@ def kill_group(group: str) -> bool:
 
 
 class _Watch:
-    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks", "gone")
+    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks", "gone", "seen")
 
     def __init__(self, group: str, base: int):
         self.group = group
@@ -324,17 +378,19 @@ class _Watch:
         self.why = ""  # "files", "kmem" or "sockets"
         self.ticks = 0
         self.gone = False  # killed and its group seen empty: the slot's next run is not this one
+        self.seen: set[int] = set()  # every pid seen in its group (a lock keeps its holder's pid)
 
 
 class FileGuard:
     """Watches the memory groups of the runs in flight (see the module's text). ``watch`` when a
     run starts in a group (it returns the run's token), ``unwatch(token)`` when it has ended:
-    ``("files", n)``, ``("kmem", bytes)`` or ``("sockets", n)`` when the guard stopped it, else None."""
+    ``("files", n)``, ``("kmem", bytes)``, ``("sockets", n)`` or ``("locks", n)`` when the guard stopped it, else None."""
 
     def __init__(self, *, v2: bool = False, cap: int = RUN_FILES, kmem_cap: int = RUN_KMEM, socket_cap: int = RUN_SOCKETS,
-                 tick: float = TICK):
+                 tick: float = TICK, lock_cap: int = RUN_LOCKS):
         self.v2 = v2
         self.cap = cap
+        self.lock_cap = lock_cap
         self.kmem_cap = kmem_cap
         self.socket_cap = socket_cap
         self.tick = tick
@@ -383,6 +439,8 @@ class FileGuard:
                 if self._closed:
                     return
                 watched = list(self._watched.values())
+            by_pid, by_file = file_locks()
+            heavy = {f for f, n in by_file.items() if n > FILE_LOCKS_AT_MOST}
             for w in watched:
                 group = w.group
                 if w.why:
@@ -391,6 +449,15 @@ class FileGuard:
                     w.gone = w.gone or kill_group(group)
                     continue
                 pids = group_pids(group)
+                if len(w.seen) < 100_000:
+                    w.seen.update(pids)
+                locks = sum(by_pid.get(pid, 0) for pid in w.seen) if by_pid else 0
+                if heavy and locks <= self.lock_cap:
+                    locks = max(locks, descriptors_of(pids, heavy))
+                if locks > self.lock_cap:
+                    w.killed, w.why = locks, "locks"
+                    w.gone = kill_group(group)
+                    continue
                 now, sockets = run_usage(group, pids, self.v2, self.socket_cap)
                 if now is None:
                     continue

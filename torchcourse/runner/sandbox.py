@@ -40,6 +40,7 @@ from pathlib import Path
 from torchcourse.runner import core, execute
 from torchcourse.runner.cgroups import Cgroups
 from torchcourse.runner.fileguard import FileGuard
+from torchcourse.runner.tc_jail import run_nofile
 
 RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 JAIL_SCRIPT = os.path.join(RUNNER_DIR, "tc_jail.py")
@@ -186,6 +187,7 @@ class Sandbox:
         the mount vanishes with it."""
         self.python = python or execute.default_python()
         self.mem, self.nproc, self.fsize = int(mem), int(nproc), int(fsize)
+        self.nofile = run_nofile(1)  # (SandboxRunner: from its runs at once)
         self.privileged = os.geteuid() == 0
         self.uid, self.gid = sandbox_uid() if self.privileged else (os.getuid(), os.getgid())
         # root: every run slot's processes have a uid of their own (slot_uids) and the sandbox's
@@ -333,7 +335,7 @@ class Sandbox:
     def jail_spec(self, *, relative: bool) -> dict:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
         spec = {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
-                "shm": RUN_SHM_SIZE, "pidns": True}
+                "shm": RUN_SHM_SIZE, "pidns": True, "nofile": self.nofile}
         if relative:  # a warm run: the zygotes' directory (their control socket) is hidden from it
             spec["hide"] = [self.zygote_root]
         if relative and self.runs_on_tmpfs:  # and the other runs' directories (tc_jail.cover_other_runs)
@@ -428,6 +430,8 @@ MSG_RUN_KMEM = ("🧱 这次运行占用的内核内存（打开的文件、内�
                 "（停止时约 {n} MB），它的所有进程已被终止：这些内核表由整台机器的所有运行共用")
 MSG_RUN_SOCKETS = ("🔌 这次运行同时持有的套接字超过了每次运行的上限 {cap:,} 个（停止时约 {n:,} 个，含 TIME_WAIT 的连接），"
                    "它的所有进程已被终止：套接字里的数据和选项占用的内核内存不算在任何一次运行的内存上限里")
+MSG_RUN_LOCKS = ("🔒 这次运行同时持有的文件锁超过了每次运行的上限 {cap:,} 个（停止时约 {n:,} 个），它的所有进程已被终止："
+                 "系统文件和设备文件是整台机器共用的，每个文件上的锁越多，机器上每个进程关闭这个文件时就越慢")
 _OOM_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory")
 
 
@@ -459,6 +463,7 @@ class SandboxRunner(core.Runner):
         self.run_space_each = max(16 << 20, int(run_space or jobs * RUNS_TMPFS_PER_JOB) // max(1, jobs))  # each run's own tmpfs
         self._extra_env = dict(env or {})
         sb = self.sandbox
+        sb.nofile = run_nofile(jobs)
         self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
         # one memory group per run slot below the sandbox's: at most ``jobs`` runs at once, plus
         # the zygote's spare and a run still exiting
@@ -547,6 +552,7 @@ class SandboxRunner(core.Runner):
             why, n = stopped
             self._note(res, MSG_RUN_FILES.format(cap=self.guard.cap, n=n) if why == "files"
                        else MSG_RUN_SOCKETS.format(cap=self.guard.socket_cap, n=n) if why == "sockets"
+                       else MSG_RUN_LOCKS.format(cap=self.guard.lock_cap, n=n) if why == "locks"
                        else MSG_RUN_KMEM.format(cap=self.guard.kmem_cap >> 20, n=n >> 20))
             return
         kills, fail = getattr(self._slot, "after", None) or self.cgroups.counters(group)

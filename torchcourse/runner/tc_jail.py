@@ -79,9 +79,16 @@ RLIMIT_DEFAULTS = {"mem": 2 << 30, "nproc": 64, "cpu": 70, "fsize": 256 << 20}
 # descriptors per process (lowered, never raised): also the most files a run's uid may have in
 # flight over unix sockets. Past 16,000 sockets in flight on the whole machine, with a cycle among
 # them, every send makes the kernel walk them all (a kworker outside every cgroup took 81 % of a
-# core for one run holding 18,000); three runs at 4,096 stay below it. The course's runs hold at
-# most ~2,000 files each.
+# core for one run holding 18,000). All runs at once must stay below it together, so a class
+# with more runs at once gives each fewer (run_nofile): up to 3 at 4,096, 6 at 2,500. The
+# course's runs hold at most ~2,000 files each, a few hundred of them descriptors.
 RUN_NOFILE = 4096
+UNIX_INFLIGHT_BUDGET = 15_000
+
+
+def run_nofile(jobs):
+    """Descriptors per process of a run when ``jobs`` runs go at once (see :data:`RUN_NOFILE`)."""
+    return max(512, min(RUN_NOFILE, UNIX_INFLIGHT_BUDGET // max(1, int(jobs))))
 
 
 class JailError(Exception):
@@ -268,7 +275,9 @@ def _quiet_fds(keep):
 # files, dentries, load and pressure moved them as it ran (file-nr went 2051 -> 3337 while
 # another learner's run opened 1,000 sockets). Read in a run, they are empty.
 MACHINE_COUNTERS = ("/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
-                    "/proc/loadavg", "/proc/vmstat", "/proc/interrupts", "/proc/softirqs", "/proc/schedstat", "/proc/slabinfo")
+                    "/proc/sys/fs/dentry-negative", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr",
+                    "/proc/loadavg", "/proc/vmstat", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/vmallocinfo",
+                    "/proc/diskstats", "/proc/interrupts", "/proc/softirqs", "/proc/schedstat", "/proc/slabinfo")
 MACHINE_COUNTER_DIRS = ("/proc/pressure",)
 
 
@@ -439,7 +448,7 @@ def _lowered(which, value):
     return value if hard == resource.RLIM_INFINITY or hard > value else hard
 
 
-def set_limits(mem, nproc, cpu, fsize, *, relative=True):
+def set_limits(mem, nproc, cpu, fsize, *, relative=True, nofile=RUN_NOFILE):
     """``mem`` bytes of address space on top of what is mapped now (``relative``) or in all."""
     import resource
 
@@ -450,7 +459,7 @@ def set_limits(mem, nproc, cpu, fsize, *, relative=True):
         (resource.RLIMIT_CPU, int(cpu)),
         (resource.RLIMIT_FSIZE, int(fsize)),
         (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_NOFILE, _lowered(resource.RLIMIT_NOFILE, RUN_NOFILE)),
+        (resource.RLIMIT_NOFILE, _lowered(resource.RLIMIT_NOFILE, int(nofile))),
     ]
     for which, value in limits:
         hard = value if which != resource.RLIMIT_CPU else value + 5
@@ -475,7 +484,8 @@ def prepare(spec):
         if not spec.get("runs"):  # (else restrict drops them, once the run's directory is known)
             drop_capabilities()
     limits = {k: spec.get(k, v) for k, v in RLIMIT_DEFAULTS.items()}
-    set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)))
+    set_limits(limits["mem"], limits["nproc"], limits["cpu"], limits["fsize"], relative=bool(spec.get("relative", True)),
+               nofile=spec.get("nofile", RUN_NOFILE))
 
 
 def restrict(spec, own_dir):
@@ -601,6 +611,17 @@ TCP_UNACCOUNTED_OPTS = (14, 31, 32, 38, 39, 40, 41, 42)  # TCP_MD5SIG, TCP_ULP, 
 # enlarging its pipes left every other run unable to enlarge one. Shrinking stays allowed.
 FCNTL = (72, 25)
 F_SETPIPE_SZ = 1031
+# Byte-range locks (F_GETLK/F_SETLK/F_SETLKW and their OFD forms) get ENOLCK, as on a file system
+# without them: the kernel keeps one list of locks per file and every close of that file by any
+# process walks it under a spinlock, and the files a run may open are the host's own (20,000
+# locks one run set on /dev/null made a host shell's redirections from it 1,200x slower; read
+# locks on libc slowed every exec on the host). flock() stays (torch.compile's cache uses it): the
+# file guard counts those. F_NOTIFY (dnotify: every read of a file in the directory, by anyone,
+# walks its registrations — 32,000 on the shared library directory made the host's exec 22x
+# slower) and F_SETLEASE get EINVAL, as on a kernel without them.
+BYTE_RANGE_LOCKS = (5, 6, 7, 36, 37, 38)
+F_SETLEASE, F_NOTIFY = 1024, 1026
+ENOLCK = 37
 PIPE_DEFAULT_SIZE = 65536
 # New namespaces: every namespace a process makes counts against its uid's
 # user.max_*_namespaces in the first user namespace (one count for all runs): a run's child that
@@ -688,7 +709,9 @@ def only_self_program(own_pid, machine=None):
     prog.append((_RET, SECCOMP_RET_ALLOW, 0, 0))
     prog += [("clone",), (_LD_ABS, ARG0, 0, 0), (_JSET, CLONE_NEW_FLAGS, "deny", "allow")]
     # (the kernel reads F_SETPIPE_SZ's size as 32 bits; a larger value is EINVAL there)
-    prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0), (_JEQ, F_SETFL, "setfl", 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"),
+    prog += [("fcntl",), (_LD_ABS, ARG1, 0, 0)]
+    prog += [(_JEQ, cmd, "enolck", 0) for cmd in BYTE_RANGE_LOCKS]
+    prog += [(_JEQ, F_NOTIFY, "einval", 0), (_JEQ, F_SETLEASE, "einval", 0), (_JEQ, F_SETFL, "setfl", 0), (_JEQ, F_SETPIPE_SZ, 0, "allow"),
              (_LD_ABS, ARG2, 0, 0), (_JGT, PIPE_DEFAULT_SIZE, "deny", "allow"),
              ("setfl",), (_LD_ABS, ARG2, 0, 0), (_JSET, O_DIRECT[col], "einval", "allow")]
     prog += [("setsockopt",), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "ip_opt", 0), (_JEQ, 41, "ipv6_opt", 0),
@@ -713,7 +736,8 @@ def only_self_program(own_pid, machine=None):
     prog += [("fadvise",), (_LD_ABS, ARG3, 0, 0), (_JEQ, FADV_DONTNEED, "noop", 0), (_JEQ, FADV_NOREUSE, "noop", "allow")]
     prog += [("open",), (_LD_ABS, ARG1, 0, 0), (_JSET, O_DIRECT[col], "einval", "allow")]
     prog += [("openat",), (_LD_ABS, ARG2, 0, 0), (_JSET, O_DIRECT[col], "einval", "allow")]
-    prog += [("noop",), (_RET, SECCOMP_RET_ERRNO | 0, 0, 0), ("einval",), (_RET, SECCOMP_RET_ERRNO | EINVAL, 0, 0)]
+    prog += [("noop",), (_RET, SECCOMP_RET_ERRNO | 0, 0, 0), ("einval",), (_RET, SECCOMP_RET_ERRNO | EINVAL, 0, 0),
+             ("enolck",), (_RET, SECCOMP_RET_ERRNO | ENOLCK, 0, 0)]
     prog += [("nosupport",), (_RET, SECCOMP_RET_ERRNO | EOPNOTSUPP, 0, 0)]
     for name, nums in SELF_ONLY_WHO.items():  # (BPF jumps only forward: these before pid_check)
         prog += [(name,), (_LD_ABS, ARG0, 0, 0), (_JEQ, nums[2], 0, "deny"), (_LD_ABS, ARG1, 0, 0), (_JEQ, 0, "pid_check", "pid_check")]
