@@ -224,6 +224,18 @@ class TestAClassNamesTheKernelLimitsOneLearnerCouldUseUp:
         assert "fs.file-max 只有 300000" in warnings[0] and "至少 1000000" in warnings[0] and "sysctl -w fs.file-max=9223372036854775807" in warnings[0]
         assert "fs.pipe-user-pages-hard 是 1024" in warnings[1] and "sysctl -w fs.pipe-user-pages-hard=0" in warnings[1]
 
+    def test_crashes_piped_to_a_program_are_named_with_the_fix(self, tmp_path):
+        from torchcourse.serve.classroom import kernel_limit_warnings
+
+        sysctls = self.sysctls(tmp_path, "9223372036854775807")
+        (tmp_path / "kernel").mkdir()
+        (tmp_path / "kernel" / "core_pattern").write_text("|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h\n")
+        warnings = kernel_limit_warnings(2, sysctls)
+        assert len(warnings) == 1, warnings
+        assert "/usr/lib/systemd/systemd-coredump" in warnings[0] and "sysctl -w kernel.core_pattern=core" in warnings[0]
+        (tmp_path / "kernel" / "core_pattern").write_text("core\n")
+        assert kernel_limit_warnings(2, sysctls) == []
+
     def test_a_machine_set_up_for_a_class_gets_no_warning(self, tmp_path):
         from torchcourse.serve.classroom import kernel_limit_warnings
 

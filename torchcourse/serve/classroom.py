@@ -20,7 +20,9 @@ def kernel_limit_warnings(jobs: int, sysctl_dir: str = "/proc/sys") -> list[str]
     """Machine-wide kernel limits that one learner's runs could use up for everyone (Chinese
     warnings; none when the machine is set up for a class). ``fs.file-max``: one table for the
     machine; each run is stopped once it holds ~100,000 files (runner/fileguard.py), so the table
-    must hold that for every run at once (the slots: ``jobs`` + 2) with room for the host."""
+    must hold that for every run at once (the slots: ``jobs`` + 2) with room for the host.
+    ``kernel.core_pattern`` piped to a program (apport, systemd-coredump): the kernel starts it, as
+    root and outside every group, for each crashing process, whatever its RLIMIT_CORE."""
     def read(name: str) -> int | None:
         try:
             with open(f"{sysctl_dir}/{name}") as fh:
@@ -40,6 +42,16 @@ def kernel_limit_warnings(jobs: int, sysctl_dir: str = "/proc/sys") -> list[str]
     if hard:
         out.append(f"fs.pipe-user-pages-hard 是 {hard}：所有代码块共用一个 uid，一个学员开足够多的管道后，别的学员新建管道会失败。"
                    "请以 root 运行 sysctl -w fs.pipe-user-pages-hard=0（默认值）")
+    try:
+        with open(f"{sysctl_dir}/kernel/core_pattern") as fh:
+            core_pattern = fh.read().strip()
+    except OSError:
+        core_pattern = ""
+    if core_pattern.startswith("|"):
+        helper = core_pattern[1:].split()[0] if core_pattern[1:].split() else core_pattern
+        out.append(f"kernel.core_pattern 把崩溃交给程序 {helper}：代码块的进程每崩溃一次，内核就在所有运行的限制之外"
+                   "以 root 启动它，读取整个进程的内存映像（运行的 RLIMIT_CORE 是 0 也一样），一个学员的代码块反复崩溃"
+                   "就能让它占满 CPU 和磁盘。请以 root 运行 sysctl -w kernel.core_pattern=core（运行不写 core 文件）")
     return out
 
 
