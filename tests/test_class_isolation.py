@@ -1452,14 +1452,18 @@ class TestAllRunsTogetherStayBelowTheKernelsFilesInFlight:
 class TestTheMachinesActivityCountersReadEmpty:
     """Counters of the whole machine that no namespace narrows (open files, dentries, load,
     pressure, interrupts) moved with another learner's run: a run could tell when a classmate ran
-    and roughly what. In a run they read empty; its own processes, memory and cores it still sees."""
+    and roughly what. And some machine-wide files hold a lock the whole host needs while they are
+    read (/proc/locks the file-lock table: every flock and SQLite commit of the host waited;
+    /proc/fs/ext4's shrinker info a walk of every cached inode). A run's /proc keeps an allow-list
+    of them: the rest read empty; its own processes, memory and cores it still sees."""
 
     EVE = """
         import os
         for p in ("/proc/sys/fs/file-nr", "/proc/sys/fs/dentry-state", "/proc/loadavg", "/proc/vmstat", "/proc/interrupts",
-                  "/proc/zoneinfo", "/proc/buddyinfo", "/proc/diskstats", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr"):
+                  "/proc/zoneinfo", "/proc/buddyinfo", "/proc/diskstats", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr",
+                  "/proc/locks", "/proc/timer_list"):
             print(p, len(open(p).read()))
-        print("/proc/pressure", os.listdir("/proc/pressure"))
+        print("/proc/pressure", os.listdir("/proc/pressure"), "/proc/fs", os.listdir("/proc/fs"))
         print("own", len(open("/proc/self/status").read()) > 0, len(open("/proc/meminfo").read()) > 0, os.cpu_count() > 0)
         """
 
@@ -1468,7 +1472,8 @@ class TestTheMachinesActivityCountersReadEmpty:
         assert eve.actual.strip().splitlines() == [
             "/proc/sys/fs/file-nr 0", "/proc/sys/fs/dentry-state 0", "/proc/loadavg 0", "/proc/vmstat 0",
             "/proc/interrupts 0", "/proc/zoneinfo 0", "/proc/buddyinfo 0", "/proc/diskstats 0", "/proc/sys/fs/aio-nr 0",
-            "/proc/sys/kernel/pty/nr 0", "/proc/pressure []", "own True True True"], eve.actual
+            "/proc/sys/kernel/pty/nr 0", "/proc/locks 0", "/proc/timer_list 0", "/proc/pressure [] /proc/fs []",
+            "own True True True"], eve.actual
         assert_matches(alice, ALICE_LONG)
 
 

@@ -271,26 +271,38 @@ def _quiet_fds(keep):
     os.closerange(top, 1 << 16)
 
 
-# The machine's own activity counters, which no PID or network namespace narrows: another run's
-# files, dentries, load and pressure moved them as it ran (file-nr went 2051 -> 3337 while
-# another learner's run opened 1,000 sockets). Read in a run, they are empty.
+# What a run's own /proc shows beyond its own processes: an allow-list. Every other top-level entry
+# is covered (a file by /dev/null, a directory by an empty read-only tmpfs): the machine's activity
+# counters, which no namespace narrows (file-nr went 2051 -> 3337 while another learner's run opened
+# 1,000 sockets), and files whose every read holds a lock the whole host needs — /proc/locks takes
+# the machine's file-lock table for writing (8 readers made every flock and SQLite commit on the
+# host 140-1,600x slower), /proc/fs/ext4/*/es_shrinker_info walks every cached inode of the root
+# file system under a spinlock (host exec 10-23x slower). Kept: meminfo, stat and cpuinfo (libraries
+# size their thread pools and buffers from them), sys (configuration; its counters below read
+# empty), sysvipc (the run's own IPC namespace), uptime, version, filesystems, and the links (self,
+# thread-self, mounts, net).
+PROC_KEPT = frozenset({"meminfo", "stat", "cpuinfo", "sys", "sysvipc", "uptime", "version", "filesystems"})
 MACHINE_COUNTERS = ("/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
-                    "/proc/sys/fs/dentry-negative", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr",
-                    "/proc/loadavg", "/proc/vmstat", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/vmallocinfo",
-                    "/proc/diskstats", "/proc/interrupts", "/proc/softirqs", "/proc/schedstat", "/proc/slabinfo")
-MACHINE_COUNTER_DIRS = ("/proc/pressure",)
+                    "/proc/sys/fs/dentry-negative", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr")
 
 
-def hide_machine_counters():
-    """In the run's own /proc (its mount namespace): :data:`MACHINE_COUNTERS` read empty
-    (``/dev/null`` bound over each), :data:`MACHINE_COUNTER_DIRS` are empty."""
+def hide_machine_wide(proc="/proc"):
+    """In the run's own /proc (its mount namespace): every top-level entry that is neither a
+    process's nor in :data:`PROC_KEPT` nor a link is covered, and :data:`MACHINE_COUNTERS` read
+    empty (``/dev/null`` bound over each file, an empty read-only tmpfs over each directory)."""
     lib = _lib()
-    for path in MACHINE_COUNTERS:
-        if os.path.exists(path):
-            lib.mount(b"/dev/null", path.encode(), None, ctypes.c_ulong(MS_BIND), None)
-    for path in MACHINE_COUNTER_DIRS:
+    ro = ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    covered = []
+    for name in os.listdir(proc):
+        path = os.path.join(proc, name)
+        if name.isdigit() or name in PROC_KEPT or os.path.islink(path):
+            continue
+        covered.append(path)
+    for path in [*covered, *(p for p in MACHINE_COUNTERS if os.path.exists(p))]:
         if os.path.isdir(path):
-            lib.mount(b"tmpfs", path.encode(), b"tmpfs", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), b"size=4k,mode=0555")
+            lib.mount(b"tmpfs", path.encode(), b"tmpfs", ro, b"size=4k,mode=0555")
+        else:
+            lib.mount(b"/dev/null", path.encode(), None, ctypes.c_ulong(MS_BIND), None)
 
 
 def own_pid_namespace():
@@ -347,7 +359,7 @@ def own_pid_namespace():
             signal.signal(s, signal.SIG_DFL)  # pid 1 with no handler: no signal from inside reaches it
         # a fresh /proc of this namespace (read-only: the proc mount that makes it allowed is)
         if lib.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0:
-            hide_machine_counters()
+            hide_machine_wide()
         snippet = os.fork()
     except BaseException:
         os._exit(70)
