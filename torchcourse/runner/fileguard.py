@@ -58,8 +58,9 @@ RUN_SOCKETS = 1024  # sockets one run may hold at once, of every family, TIME_WA
 # host shell's 300 redirections from it 1,200x slower. Byte-range (POSIX, OFD) locks are refused
 # by the run's seccomp filter; ``flock`` stays (torch.compile's cache takes one), and a run holding
 # more than RUN_LOCKS is stopped: those whose holder is one of the run's processes, and, once a
-# file carries more than FILE_LOCKS_AT_MOST locks of anyone's, the run's descriptors of that file
-# (a lock stays with its holder's pid after that process has ended and a child keeps the file).
+# file carries more than FILE_LOCKS_AT_MOST locks of anyone's, the run's descriptors and mappings of
+# that file (a lock stays with its holder's pid after that process has ended and another keeps the
+# file open — by a descriptor, or by a mapping without any).
 RUN_LOCKS = 1024
 FILE_LOCKS_AT_MOST = 1024
 KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
@@ -262,14 +263,16 @@ def file_locks() -> tuple[dict[int, int], dict[tuple[int, int, int], int]]:
     return by_pid, by_file
 
 
-def descriptors_of(pids, files) -> int:
-    """How many descriptors of ``pids`` are of one of ``files`` ((major, minor, inode) each)."""
+def holds_of(pids, files) -> int:
+    """How many descriptors and mappings of ``pids`` are of one of ``files`` ((major, minor,
+    inode) each): a lock lives as long as its open file, which a mapping keeps open without any
+    descriptor (a run mapped 40,000 locked opens of libc and closed their descriptors)."""
     n = 0
     for pid in pids:
         try:
             names = os.listdir(f"/proc/{pid}/fd")
         except OSError:
-            continue
+            names = []
         for name in names:
             try:
                 st = os.stat(f"/proc/{pid}/fd/{name}")
@@ -277,6 +280,20 @@ def descriptors_of(pids, files) -> int:
                 continue
             if (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) in files:
                 n += 1
+        try:
+            with open(f"/proc/{pid}/maps", "rb") as fh:
+                for line in fh:
+                    fields = line.split(None, 5)
+                    if len(fields) < 5 or fields[4] == b"0":
+                        continue
+                    major, _, minor = fields[3].partition(b":")
+                    try:
+                        if (int(major, 16), int(minor, 16), int(fields[4])) in files:
+                            n += 1
+                    except ValueError:
+                        continue
+        except OSError:
+            pass
     return n
 
 
@@ -453,7 +470,7 @@ class FileGuard:
                     w.seen.update(pids)
                 locks = sum(by_pid.get(pid, 0) for pid in w.seen) if by_pid else 0
                 if heavy and locks <= self.lock_cap:
-                    locks = max(locks, descriptors_of(pids, heavy))
+                    locks = max(locks, holds_of(pids, heavy))
                 if locks > self.lock_cap:
                     w.killed, w.why = locks, "locks"
                     w.gone = kill_group(group)
