@@ -375,12 +375,25 @@ def files_held(pids: list[int], stop_after: int | None = None) -> int:
 
 def kill_group(group: str) -> bool:
     """SIGKILL every process in ``group``, again while new ones appear (a run still forking);
-    True once the group was seen empty (the run is gone: whatever enters later is not its)."""
+    True once the group was seen empty (the run is gone: whatever enters later is not its).
+    A killed process stays in the group until its exit is done (milliseconds for a torch-sized
+    one): the group is looked at again for up to half a second — had the next look found it
+    still there, the slot's next run, maybe another learner's, could have entered by then and
+    been killed with it."""
+    import time
+
     for _ in range(50):
         pids = group_pids(group)
         if not pids:
             return True
         sigkill_each(pids)
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        pids = group_pids(group)
+        if not pids:
+            return True
+        sigkill_each(pids)
+        time.sleep(0.002)
     return not group_pids(group)
 
 
