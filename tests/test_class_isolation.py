@@ -958,16 +958,20 @@ class TestARunsDirectoryIsClosedToTheOthers:
               os.path.isdir(os.environ["HOME"]))
         """, expected="others True measured [] ok True")
 
-    def test_another_runs_space_cannot_be_measured(self, service):
+    def eve_while_alice_holds_her_directory(self, service, eve):
+        """eve's run, while alice's run holds its file and socket in its directory."""
         results: dict = {}
         cancel = threading.Event()
         t = run_in_thread(service.client("alice"), snip(self.ALICE, expected=None, timeout=180), results, "alice", cancel=cancel)
         try:
             wait_for(lambda: run_file(service, "held") is not None, "alice's run never got going", 150)
-            assert_matches(service.client("eve").run(self.MEASURE), self.MEASURE)
+            assert_matches(service.client("eve").run(eve), eve)
         finally:
             cancel.set()
             t.join(60)
+
+    def test_another_runs_space_cannot_be_measured(self, service):
+        self.eve_while_alice_holds_her_directory(service, self.MEASURE)
 
     def test_the_runs_directories_are_its_uids_alone(self, service):
         """Its working directory and HOME too, not only their parent: another run holding an
@@ -985,15 +989,7 @@ class TestARunsDirectoryIsClosedToTheOthers:
             assert_matches(client.run(code, use_cache=False), code)
 
     def test_stat_and_connect_are_refused(self, service):
-        results: dict = {}
-        cancel = threading.Event()
-        t = run_in_thread(service.client("alice"), snip(self.ALICE, expected=None, timeout=180), results, "alice", cancel=cancel)
-        try:
-            wait_for(lambda: run_file(service, "held") is not None, "alice's run never got going", 150)
-            assert_matches(service.client("eve").run(self.EVE), self.EVE)
-        finally:
-            cancel.set()
-            t.join(60)
+        self.eve_while_alice_holds_her_directory(service, self.EVE)
 
 
 class TestARunSeesOnlyItsOwnProcesses:

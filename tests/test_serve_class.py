@@ -493,11 +493,11 @@ class TestEachLearnersAppsShareACPUGroupOfTheirOwn:
                 p.wait()
 
 
-async def alice_and_bob(http, served) -> tuple["Learner", "Learner"]:
-    """alice's and bob's pages, each showing who is signed in."""
+async def alice_and_bob(http, served, **bob_kw) -> tuple["Learner", "Learner"]:
+    """alice's and bob's pages, each showing who is signed in (``bob_kw``: for bob's Learner)."""
     alice = await Learner(http, served, token=TOKENS["alice"]).open()
     await alice.wait_text("学员：alice")
-    bob = await Learner(http, served, token=TOKENS["bob"]).open()
+    bob = await Learner(http, served, token=TOKENS["bob"], **bob_kw).open()
     await bob.wait_text("学员：bob")
     return alice, bob
 
@@ -657,10 +657,7 @@ class TestWebsocketPingFramesCountAgainstTheBudget:
 
         async def scenario() -> None:
             async with aiohttp.ClientSession() as http:
-                alice = await Learner(http, served, token=TOKENS["alice"]).open()
-                await alice.wait_text("学员：alice")
-                bob = await Learner(http, served, token=TOKENS["bob"], autoping=False).open()
-                await bob.wait_text("学员：bob")
+                alice, bob = await alice_and_bob(http, served, autoping=False)
                 await answered_within_budget([bob], lambda tab: tab.ws.ping(b"1"), lambda msg: msg.type == aiohttp.WSMsgType.PONG)
                 await alice.ws.send_str(json.dumps(["ping", "alice"]))
                 await pong(alice.ws, "alice")
