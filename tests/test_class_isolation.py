@@ -1371,10 +1371,12 @@ class TestLocksOnTheMachinesFilesAreBounded:
     list of locks per file that every close of it, by any process of the machine, walks under a
     spinlock: 20,000 byte-range locks one run set on /dev/null made a host shell's redirections
     from it 1,200x slower, and dnotify registrations on the shared library directory made every
-    exec on the host 22x slower. Byte-range locks and dnotify are refused; flock stays (torch.compile's
-    cache uses it), and a run holding more than the cap of them is stopped — also when the process
-    that took them has ended and a child keeps the files, or a mapping keeps them with no descriptor
-    left (40,000 locks on the host's libc kept so made every exec on the host 9.5x slower)."""
+    exec on the host 22x slower. Byte-range locks and dnotify are refused; flock is answered by the
+    run's supervisor, which refuses it on any file that is not on the run's own file systems
+    (TestARunLocksOnlyItsOwnFiles). On its own files a run holding more than the cap of them is
+    stopped (the guard reads the machine's lock table, and that read holds the host's locking) —
+    also when the process that took them has ended and a child keeps the files, or a mapping
+    keeps them with no descriptor left."""
 
     REFUSED = snip("""
         import errno, fcntl, os
@@ -1388,10 +1390,11 @@ class TestLocksOnTheMachinesFilesAreBounded:
                 print(what, "ok")
             except OSError as e:
                 print(what, errno.errorcode[e.errno])
-        """, expected="lockf ENOLCK\nF_OFD_SETLK ENOLCK\nF_NOTIFY EINVAL\nflock ok")
+        """, expected="lockf ENOLCK\nF_OFD_SETLK ENOLCK\nF_NOTIFY EINVAL\nflock ENOLCK")
     MANY = """
         import fcntl, os, time
-        fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(3000)]
+        open("f", "w").close()
+        fds = [os.open("f", os.O_RDONLY) for _ in range(3000)]
         for fd in fds:
             fcntl.flock(fd, fcntl.LOCK_SH)
         print("locked", len(fds), flush=True)
@@ -1401,7 +1404,8 @@ class TestLocksOnTheMachinesFilesAreBounded:
     LEFT_TO_A_CHILD = """
         import fcntl, os, time
         if os.fork() == 0:
-            fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(3000)]
+            open("f", "w").close()
+            fds = [os.open("f", os.O_RDONLY) for _ in range(3000)]
             for fd in fds:
                 fcntl.flock(fd, fcntl.LOCK_SH)
             if os.fork() == 0:  # the child keeps the files; the locks keep the pid of the one that took them
@@ -1455,6 +1459,112 @@ class TestLocksOnTheMachinesFilesAreBounded:
         assert "never stopped" not in eve.actual, eve.actual
         assert "🔒" in eve.message and f"{RUN_LOCKS:,} 个" in eve.message, (eve.actual, eve.message)
         assert_matches(alice, ALICE_LONG)
+
+
+class TestARunLocksOnlyItsOwnFiles:
+    """A run's flock() goes to its supervisor (a seccomp user notification), which takes the lock on
+    that very open file when the file is on the run's own file systems (its run directory, its
+    /dev/shm) and answers ENOLCK for any other: the host's libc and /dev/null, its own executable,
+    and the one inode every eventfd, epoll and timerfd of the machine shares — lists of locks that
+    every close of such a file, by any process of the host, walked. On its own files flock behaves
+    as the kernel's: a second open file waits for the lock (or gets EAGAIN with LOCK_NB) until the
+    first lets it go. The supervisor answers at most RATE calls a second (it is outside the run's
+    CPU group): a run that loops on flock waits, alone."""
+
+    EVE = snip("""
+        import errno, fcntl, os, select, sys, time
+        def flock(what, fd, op=fcntl.LOCK_SH | fcntl.LOCK_NB):
+            try:
+                fcntl.flock(fd, op)
+                print(what, "locked")
+            except OSError as e:
+                print(what, errno.errorcode[e.errno])
+        for path in ("/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/aarch64-linux-gnu/libc.so.6", "/dev/null", "/proc/self/exe"):
+            if os.path.exists(path):
+                flock("system" if "libc" in path else path, os.open(path, os.O_RDONLY))
+        flock("eventfd", os.eventfd(0))
+        ep = select.epoll()
+        flock("epoll", ep.fileno())
+        flock("pipe", os.pipe()[0])
+        flock("shm", os.open("/dev/shm/x", os.O_CREAT | os.O_RDWR))
+        mine = os.open("mine", os.O_CREAT | os.O_RDWR)
+        flock("own", mine, fcntl.LOCK_EX)
+        pid = os.fork()
+        if pid == 0:
+            other = os.open("mine", os.O_RDWR)
+            flock("another open file", other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            sys.stdout.flush()
+            fcntl.flock(other, fcntl.LOCK_EX)
+            print("it waited until the lock was let go:", os.read(os.open("note", os.O_RDONLY), 10).decode(), flush=True)
+            os._exit(0)
+        time.sleep(0.5)
+        with open("note", "w") as fh:
+            fh.write("yes")
+        fcntl.flock(mine, fcntl.LOCK_UN)
+        os.waitpid(pid, 0)
+        flock("bad fd", 999)
+        import threading  # (torch.compile takes its cache lock from a worker thread)
+        t = threading.Thread(target=lambda: (flock("own, from a thread", os.open("mine", os.O_RDWR)),
+                                             flock("system, from a thread", os.open("/dev/null", os.O_RDONLY))))
+        t.start()
+        t.join()
+        """, expected="system ENOLCK\n/dev/null ENOLCK\n/proc/self/exe ENOLCK\neventfd ENOLCK\nepoll ENOLCK\npipe ENOLCK\n"
+                      "shm locked\nown locked\nanother open file EAGAIN\nit waited until the lock was let go: yes\nbad fd EBADF\n"
+                      "own, from a thread locked\nsystem, from a thread ENOLCK")
+    LOOP = snip("""
+        import fcntl, os, time
+        fd = os.open("mine", os.O_CREAT | os.O_RDWR)
+        t = time.monotonic()
+        for _ in range(1500):
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        print(time.monotonic() - t)
+        """, timeout=60)
+
+    @pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+    def test_only_the_runs_own_files_take_a_lock(self, service, cold):
+        a_client, a_started = started(service, "alice")
+        results: dict = {}
+        t = run_in_thread(a_client, ALICE_LONG, results, "alice")
+        assert a_started.wait(120), "alice's run never started"
+        assert_matches(service.client("eve").run(self.EVE, cold=cold), self.EVE)
+        t.join(180)
+        assert_matches(results["alice"], ALICE_LONG)
+
+    WAITERS = snip("""
+        import errno, fcntl, os, threading, time
+        held = os.open("mine", os.O_CREAT | os.O_RDWR)
+        fcntl.flock(held, fcntl.LOCK_EX)
+        refused, locked = [], []
+        def wait_for_it():
+            fd = os.open("mine", os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as e:
+                refused.append(errno.errorcode[e.errno])
+                return
+            locked.append(1)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        threads = [threading.Thread(target=wait_for_it) for _ in range(40)]  # (a run has at most 64 tasks)
+        for t in threads:
+            t.start()
+        while len(refused) < 8:
+            time.sleep(0.01)
+        fcntl.flock(held, fcntl.LOCK_UN)
+        for t in threads:
+            t.join()
+        print(sorted(set(refused)), len(refused), len(locked))
+        """, expected="['ENOLCK'] 8 32", timeout=120)
+
+    def test_at_most_32_requests_wait_for_a_lock(self, service):
+        assert_matches(service.client("eve").run(self.WAITERS), self.WAITERS)
+
+    def test_a_run_that_loops_on_flock_is_paced(self, service):
+        from torchcourse.runner.tc_supervise import LockKeeper
+
+        res = service.client("eve").run(self.LOOP)
+        assert res.status in ("match", "mismatch") and res.returncode == 0, (res.status, res.actual, res.message)
+        assert float(res.actual) >= (3000 - LockKeeper.BURST) / LockKeeper.RATE, res.actual
 
 
 class TestAllRunsTogetherStayBelowTheKernelsFilesInFlight:

@@ -336,6 +336,8 @@ class Sandbox:
         mem = self.mem if relative else self.mem + COLD_BASE_VM
         spec = {"read": [*self.read_paths, "/proc"], "mem": mem, "nproc": self.nproc, "fsize": self.fsize, "relative": relative,
                 "shm": RUN_SHM_SIZE, "pidns": True, "nofile": self.nofile}
+        if self.runs_on_tmpfs:  # a class: each run's directory is a file system of its own (run_space)
+            spec["keeper"] = True  # flock() only on the run's own files (tc_supervise.LockKeeper)
         if relative:  # a warm run: the zygotes' directory (their control socket) is hidden from it
             spec["hide"] = [self.zygote_root]
         if relative and self.runs_on_tmpfs:  # and the other runs' directories (tc_jail.cover_other_runs)

@@ -500,8 +500,10 @@ def prepare(spec):
                nofile=spec.get("nofile", RUN_NOFILE))
 
 
-def restrict(spec, own_dir):
-    """The rest of :func:`confine`: the Landlock domain of this run's own directories."""
+def restrict(spec, own_dir, keeper=None):
+    """The rest of :func:`confine`: the Landlock domain of this run's own directories, and the
+    seccomp filter. ``keeper`` (with ``spec["keeper"]``): the socket to this run's supervisor,
+    which then decides every ``flock()`` of the run (:func:`only_self_filter`)."""
     runs = spec.get("runs")
     if runs and spec.get("userns", True):  # (prepare kept the capabilities in the run's namespaces for this)
         try:
@@ -520,7 +522,11 @@ def restrict(spec, own_dir):
         tcp=_PRIVATE_NET[0],
     )
     if spec.get("seccomp", True):
-        only_self_filter()
+        if spec.get("keeper") and keeper is None:
+            raise JailError("no flock keeper")  # (never a class run whose flock() reaches the host's files)
+        only_self_filter(keeper, own_dir) if spec.get("keeper") else only_self_filter()
+    elif keeper is not None:
+        keeper.close()
     tmp = os.environ.get("TMPDIR")
     if tmp:  # torch.compile's kernel cache: the run's own (a shared one would be a channel between runs)
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "torchinductor")
@@ -627,8 +633,12 @@ F_SETPIPE_SZ = 1031
 # without them: the kernel keeps one list of locks per file and every close of that file by any
 # process walks it under a spinlock, and the files a run may open are the host's own (20,000
 # locks one run set on /dev/null made a host shell's redirections from it 1,200x slower; read
-# locks on libc slowed every exec on the host). flock() stays (torch.compile's cache uses it): the
-# file guard counts those. F_NOTIFY (dnotify: every read of a file in the directory, by anyone,
+# locks on libc slowed every exec on the host). flock() stays (torch.compile's cache uses it), and
+# in a class (``spec["keeper"]``) each call goes to the run's supervisor (a seccomp user
+# notification), which takes the lock itself on the very same open file when that file lives on
+# the run's own file systems (its run directory's tmpfs, its /dev/shm) and answers ENOLCK for any
+# other (the host's libc, /dev/null, the one inode shared by every eventfd and epoll file of the
+# machine ...): tc_supervise.LockKeeper. F_NOTIFY (dnotify: every read of a file in the directory, by anyone,
 # walks its registrations — 32,000 on the shared library directory made the host's exec 22x
 # slower) and F_SETLEASE get EINVAL, as on a kernel without them.
 BYTE_RANGE_LOCKS = (5, 6, 7, 36, 37, 38)
@@ -648,6 +658,10 @@ CLONE_NEW_FLAGS = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | 
 X32_BIT = 0x40000000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_USER_NOTIF = 0x7FC00000
+SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
+FLOCK = (73, 32)
+SYS_SECCOMP = (317, 277)
 EPERM, ENOSYS, EINVAL, EAFNOSUPPORT, EPROTONOSUPPORT = 1, 38, 22, 97, 93
 _LD_ABS, _JEQ, _JGE, _JGT, _JSET, _RET = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06
 
@@ -680,10 +694,10 @@ def _assemble(program):
     return out
 
 
-def only_self_program(own_pid, machine=None):
+def only_self_program(own_pid, machine=None, *, keeper=False):
     """The BPF program: on the native architecture, the calls above act only on pid 0 or
     ``own_pid`` and :data:`NOT_HERE`'s are refused; a foreign architecture's calls (i386, x32)
-    are refused whole."""
+    are refused whole. ``keeper``: ``flock`` goes to the filter's listener (the supervisor)."""
     import platform
 
     machine = machine or platform.machine()
@@ -694,6 +708,8 @@ def only_self_program(own_pid, machine=None):
     prog = [(_LD_ABS, 4, 0, 0), (_JEQ, AUDIT_ARCH[machine], 0, "foreign"), (_LD_ABS, 0, 0, 0)]
     if machine == "x86_64":
         prog.append((_JGE, X32_BIT, "foreign", 0))
+    if keeper:
+        prog += [(_JEQ, FLOCK[col], 0, "not_flock"), (_RET, SECCOMP_RET_USER_NOTIF, 0, 0), ("not_flock",)]
     for nums in SELF_ONLY_PID.values():
         prog.append((_JEQ, nums[col], "pid0", 0))
     for name, nums in SELF_ONLY_WHO.items():
@@ -759,20 +775,43 @@ def only_self_program(own_pid, machine=None):
     return _assemble(prog)
 
 
-def only_self_filter():
-    """Install the filter on this process (after NO_NEW_PRIVS; inherited by all it starts)."""
-    insns = only_self_program(os.getpid())
+def only_self_filter(keeper=None, own_dir=None):
+    """Install the filter on this process (after NO_NEW_PRIVS; inherited by all it starts).
+    ``keeper`` (a socket to the run's supervisor): ``flock`` goes to the filter's listener, which
+    is sent to the supervisor with the devices of the run's own file systems (``own_dir``'s and
+    /dev/shm's) and closed here, before any code of the snippet runs: no process of the run
+    ever holds it. Without a listener on the other side the call fails (ENOSYS)."""
+    import platform
+
+    insns = only_self_program(os.getpid(), keeper=keeper is not None)
     fprog = _SockFprog(len(insns), ctypes.cast(insns, ctypes.POINTER(_SockFilter)))
-    _check(_lib().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
+    if keeper is None:
+        _check(_lib().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
+        return
+    import socket
+
+    col = 0 if platform.machine() == "x86_64" else 1
+    try:
+        devs = sorted({os.stat(own_dir).st_dev, os.stat("/dev/shm").st_dev})
+        listener = _check(_lib().syscall(SYS_SECCOMP[col], 1, SECCOMP_FILTER_FLAG_NEW_LISTENER, ctypes.byref(fprog)),
+                          "seccomp(NEW_LISTENER)")  # (1: SECCOMP_SET_MODE_FILTER)
+        try:
+            socket.send_fds(keeper, [json.dumps({"devs": devs}).encode()], [listener])
+        finally:
+            os.close(listener)
+    except OSError as exc:
+        raise JailError(f"flock keeper: {exc}") from exc
+    finally:
+        keeper.close()
 
 
-def confine(spec, own_dir):
+def confine(spec, own_dir, keeper=None):
     """Everything above, for a snippet whose ``tc-run-*`` directory is ``own_dir`` (it may write
     in ``run``, ``home`` and ``tmp`` there, nothing else). ``spec``: dict with
     ``read`` (paths), ``mem``, ``nproc``, ``cpu``, ``fsize``, ``relative`` (address-space limit on
     top of the current size: a forked child), ``userns`` (default true)."""
     prepare(spec)
-    restrict(spec, own_dir)
+    restrict(spec, own_dir, keeper)
 
 
 PR_SET_KEEPCAPS = 8
@@ -832,6 +871,20 @@ def take_uid(uid, saved=None):
     _check(_lib().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(DUMPABLE)")
 
 
+KEEPER_FD_ENV = "TC_LOCK_KEEPER_FD"
+
+
+def _keeper_from_env():
+    """A cold run: the socket to its supervisor (tc_supervise.main), inherited at the descriptor
+    the environment names; the variable goes, so the snippet never sees it."""
+    fd = os.environ.pop(KEEPER_FD_ENV, None)
+    if fd is None:
+        return None
+    import socket
+
+    return socket.socket(fileno=int(fd))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if "--" not in argv:
@@ -851,7 +904,7 @@ def main(argv=None):
                 i += 2
             elif opts[i] == "--confine":
                 spec = json.loads(opts[i + 1])
-                confine(spec, spec.get("dir") or os.getcwd())
+                confine(spec, spec.get("dir") or os.getcwd(), _keeper_from_env())
                 i += 2
             else:
                 raise JailError(f"unknown option {opts[i]}")

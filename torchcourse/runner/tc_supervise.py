@@ -365,6 +365,181 @@ class Supervisor:
         _exit_like(status)
 
 
+class LockKeeper:
+    """The supervisor's side of a run's ``flock()`` calls in a class (tc_jail: the seccomp filter
+    sends each one here as a user notification, and the run's first process sends this keeper
+    the filter's listener). A lock on a file of the run's own file systems (its run directory's
+    tmpfs, its /dev/shm: the devices it was told) is taken by this keeper on that very open file
+    (``pidfd_getfd``: the same open file description, so the lock is the run's, released when the
+    run's last descriptor of it closes); any other file gets ENOLCK, as on a file system without
+    locks. The kernel keeps one list of locks per file and walks it on every close of that file
+    by any process: the run can grow only lists that only it walks. A blocking request waits here
+    (looked at again every 20 ms while the caller waits), never in the kernel. This thread is
+    outside the run's CPU group: it answers at most :data:`RATE` calls a second (then the run's
+    callers wait), and holds at most :data:`MAX_WAITING` waiting requests (then ENOLCK)."""
+
+    RATE, BURST, MAX_WAITING, LOOK_AGAIN = 2000.0, 400.0, 32, 0.02
+    RECV, SEND, ID_VALID = 0xC0502100, 0xC0182101, 0x40082102  # SECCOMP_IOCTL_NOTIF_*
+    PIDFD_OPEN, PIDFD_GETFD, PIDFD_THREAD = 434, 438, os.O_EXCL  # (the same on x86_64 and aarch64)
+
+    def __init__(self, sock):
+        import threading
+
+        self.sock = sock
+        self.thread = threading.Thread(target=self._serve, name="tc-lock-keeper", daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import ctypes
+        import json
+        import select
+        import socket
+
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 4096, 1)
+        except OSError:
+            return
+        finally:
+            self.sock.close()
+        if not fds:
+            return  # (the run's confinement failed, or was made without a keeper)
+        listener = fds[0]
+        try:
+            self.devs = {int(d) for d in json.loads(msg.decode("ascii"))["devs"]}
+        except (ValueError, KeyError, TypeError):
+            self.devs = set()
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.waiting = {}  # notification id -> (our descriptor of the file, op)
+        tokens, last = self.BURST, time.monotonic()
+        poller = select.poll()
+        poller.register(listener, select.POLLIN)
+        try:
+            while True:
+                try:
+                    events = poller.poll(int(self.LOOK_AGAIN * 1000) if self.waiting else None)
+                except InterruptedError:
+                    continue
+                gone = False
+                for _fd, ev in events:
+                    if ev & select.POLLIN:
+                        now = time.monotonic()
+                        tokens = min(self.BURST, tokens + (now - last) * self.RATE)
+                        last = now
+                        if tokens < 1.0:
+                            time.sleep((1.0 - tokens) / self.RATE)
+                            continue
+                        tokens -= 1.0
+                        self._take(listener)
+                    elif ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                        gone = True  # every process of the run has exited
+                self._look_again(listener)
+                if gone:
+                    break
+        finally:
+            for f, _op in self.waiting.values():
+                os.close(f)
+            os.close(listener)
+
+    def _valid(self, listener, nid):
+        import ctypes
+
+        return self.libc.ioctl(listener, self.ID_VALID, ctypes.byref(ctypes.c_uint64(nid))) == 0
+
+    def _answer(self, listener, nid, error):
+        import ctypes
+        import struct
+
+        resp = ctypes.create_string_buffer(struct.pack("QqiI", nid, 0, -error if error else 0, 0), 24)
+        self.libc.ioctl(listener, self.SEND, resp)  # (fails when the caller is gone: nothing to do)
+
+    def _pidfd(self, tid):
+        """A pidfd of the caller: the notification names the calling thread (torch.compile takes
+        its cache lock from a worker thread)."""
+        import ctypes
+
+        fd = self.libc.syscall(self.PIDFD_OPEN, ctypes.c_int(tid), ctypes.c_uint(self.PIDFD_THREAD))
+        if fd >= 0:
+            return fd
+        try:  # (a kernel before 6.9: no PIDFD_THREAD; the thread group's leader)
+            with open(f"/proc/{tid}/status", "rb") as fh:
+                tgid = next(int(line.split()[1]) for line in fh if line.startswith(b"Tgid:"))
+        except (OSError, StopIteration, ValueError, IndexError):
+            return -1
+        return self.libc.syscall(self.PIDFD_OPEN, ctypes.c_int(tgid), ctypes.c_uint(0))
+
+    def _take(self, listener):
+        import ctypes
+        import errno
+        import struct
+
+        buf = ctypes.create_string_buffer(80)
+        if self.libc.ioctl(listener, self.RECV, buf) != 0:
+            return  # (the caller went away meanwhile)
+        nid, pid = struct.unpack_from("QI", buf.raw, 0)
+        fd, op = struct.unpack_from("i", buf.raw, 32)[0], struct.unpack_from("i", buf.raw, 40)[0]  # (args[0], args[1])
+        pidfd = self._pidfd(pid)
+        if pidfd < 0:
+            return self._answer(listener, nid, errno.ENOLCK)
+        try:
+            if not self._valid(listener, nid):  # (the pid may already be another process's)
+                return
+            f = self.libc.syscall(self.PIDFD_GETFD, ctypes.c_int(pidfd), ctypes.c_int(fd), ctypes.c_uint(0))
+            err = ctypes.get_errno()
+        finally:
+            os.close(pidfd)
+        if f < 0:
+            return self._answer(listener, nid, errno.EBADF if err == errno.EBADF else errno.ENOLCK)
+        try:
+            own = os.fstat(f).st_dev in self.devs
+        except OSError:
+            own = False
+        if not own:
+            os.close(f)
+            return self._answer(listener, nid, errno.ENOLCK)
+        self._try(listener, nid, f, op, first=True)
+
+    def _try(self, listener, nid, f, op, first=False):
+        import errno
+        import fcntl
+
+        try:
+            fcntl.flock(f, op | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) and not op & fcntl.LOCK_NB:
+                if first:
+                    if len(self.waiting) >= self.MAX_WAITING:
+                        os.close(f)
+                        return self._answer(listener, nid, errno.ENOLCK)
+                    self.waiting[nid] = (f, op)
+                return
+            self.waiting.pop(nid, None)
+            os.close(f)
+            return self._answer(listener, nid, exc.errno or errno.ENOLCK)
+        except (ValueError, OverflowError):
+            self.waiting.pop(nid, None)
+            os.close(f)
+            return self._answer(listener, nid, errno.EINVAL)
+        self.waiting.pop(nid, None)
+        os.close(f)
+        self._answer(listener, nid, 0)
+
+    def _look_again(self, listener):
+        for nid, (f, op) in list(self.waiting.items()):
+            if not self._valid(listener, nid):  # (the caller was killed, or a signal ended its wait)
+                del self.waiting[nid]
+                os.close(f)
+            else:
+                self._try(listener, nid, f, op)
+
+
+def keeper_pair():
+    """(the supervisor's end, the snippet process's end) of the socket the run's first process
+    sends its seccomp listener on (:class:`LockKeeper`)."""
+    import socket
+
+    return socket.socketpair()
+
+
 def child_setup():
     """First thing in the snippet's process: its own session, dies with the supervisor."""
     os.setsid()
@@ -383,6 +558,18 @@ def child_setup():
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
+def _wants_keeper(cmd):
+    """The command confines a run whose flock() calls come to this supervisor (tc_jail's spec)."""
+    if "--confine" not in cmd[:-1]:
+        return False
+    import json
+
+    try:
+        return bool(json.loads(cmd[cmd.index("--confine") + 1]).get("keeper"))
+    except (ValueError, AttributeError):
+        return False
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     timeout = float(argv[0])
@@ -390,6 +577,7 @@ def main(argv=None):
     cmd = argv[argv.index("--") + 1 :]
     lifeline = os.dup(0)
     os.set_inheritable(lifeline, False)
+    pair = keeper_pair() if _wants_keeper(cmd) else None
 
     def start():
         pid = os.fork()
@@ -399,9 +587,16 @@ def main(argv=None):
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)
                 os.close(null)
+                if pair is not None:  # (tc_jail --confine takes it: _keeper_from_env)
+                    pair[0].close()
+                    os.set_inheritable(pair[1].fileno(), True)
+                    os.environ["TC_LOCK_KEEPER_FD"] = str(pair[1].fileno())
                 os.execv(cmd[0], cmd)
             finally:
                 os._exit(127)
+        if pair is not None:
+            pair[1].close()
+            LockKeeper(pair[0])
         return pid
 
     supervise(start, timeout=timeout, lifeline_fd=lifeline, run_dir=run_dir)

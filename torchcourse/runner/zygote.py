@@ -173,7 +173,7 @@ def _take_faults_ahead():
     list(weakref.finalize._registry.items())
 
 
-def _snippet_main(req, outfd, done_fd=None, jail_fd=None):
+def _snippet_main(req, outfd, done_fd=None, jail_fd=None, keeper=None):
     """In the snippet's process (after tc_supervise.child_setup and _prepare_snippet_process):
     run it like ``python file``.
     ``done_fd``: tell the supervisor the exit code and close the output, then sleep until the
@@ -181,7 +181,8 @@ def _snippet_main(req, outfd, done_fd=None, jail_fd=None):
     torch-sized process takes tens of ms of CPU that nobody needs to wait for, and done at once
     it competed with the status's way to the driver and the driver's wrap-up.
     ``jail_fd`` (a sandbox): where the confinement's outcome is told, before any of the
-    snippet's code runs (see :func:`_confine`)."""
+    snippet's code runs (see :func:`_confine`); ``keeper``: the socket to the supervisor's
+    tc_supervise.LockKeeper (closed by the confinement)."""
     rc = 70
     try:
         os.dup2(outfd, 1)
@@ -192,7 +193,7 @@ def _snippet_main(req, outfd, done_fd=None, jail_fd=None):
             if req.get(key):
                 os.environ[key] = req[key]
         if _JAIL[0] is not None:
-            _confine(req, jail_fd)
+            _confine(req, jail_fd, keeper)
         import tempfile
 
         tempfile.tempdir = None  # computed again from the new TMPDIR
@@ -226,7 +227,7 @@ def _jail_word(fd, word):
         pass
 
 
-def _confine(req, jail_fd=None):
+def _confine(req, jail_fd=None, keeper=None):
     """In a sandbox: this snippet process may touch only its own ``tc-run-*`` directory, with the
     sandbox's limits (its CPU seconds from the request's timeout). Never runs the snippet
     half-confined: on failure it says why, tells the zygote on ``jail_fd`` and exits 70."""
@@ -243,7 +244,7 @@ def _confine(req, jail_fd=None):
             tc_jail.prepare(spec)
         if uid is not None:
             _wait_until_given(own, uid)
-        tc_jail.restrict(spec, own)
+        tc_jail.restrict(spec, own, keeper if spec.get("keeper") else None)
     except Exception as exc:  # noqa: BLE001
         try:
             os.write(2, ("🚫 [torchcourse] 沙箱没能建立，代码没有运行：%s\n" % exc).encode())
@@ -395,6 +396,7 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
     try:
         sup = tc_supervise.Supervisor()
         done_r, done_w = os.pipe()
+        keeper = tc_supervise.keeper_pair() if (_JAIL[0] or {}).get("keeper") else (None, None)
         pid = os.fork()
     except BaseException:
         os._exit(70)
@@ -405,6 +407,8 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
             tc_supervise.child_setup()
             sock.close()
             os.close(done_r)
+            if keeper[0] is not None:
+                keeper[0].close()
             _join_slot(slot_fd)
             _prepare_snippet_process()
             if _JAIL[0] is not None:
@@ -419,8 +423,11 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
             req = json.loads(msg.decode("utf-8"))
         except BaseException:
             os._exit(70)
-        _snippet_main(req, fds[0], done_w, jail_fd)
+        _snippet_main(req, fds[0], done_w, jail_fd, keeper[1])
     try:  # the status goes to the driver as soon as the snippet says it is done, then a word to the zygote
+        if keeper[0] is not None:
+            keeper[1].close()
+            tc_supervise.LockKeeper(keeper[0])
         _close_all(slot_fd)
         if jail_fd is not None:
             os.close(jail_fd)
@@ -442,17 +449,23 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
     _take_slot_uid(uid, os.getuid(), jail_fd)
 
     def start():
+        keeper = tc_supervise.keeper_pair() if (_JAIL[0] or {}).get("keeper") else (None, None)
         pid = os.fork()
         if pid == 0:
             try:
                 _take_slot_uid(uid, None, jail_fd)  # (first: a change of uid clears the parent-death signal)
                 _SLOT_UID[0] = uid
                 tc_supervise.child_setup()
+                if keeper[0] is not None:
+                    keeper[0].close()
                 _join_slot(slot_fd)
                 _prepare_snippet_process()
             except BaseException:
                 os._exit(70)
-            _snippet_main(req, outfd, jail_fd=jail_fd)  # runs the snippet and never returns
+            _snippet_main(req, outfd, jail_fd=jail_fd, keeper=keeper[1])  # runs the snippet and never returns
+        if keeper[0] is not None:
+            keeper[1].close()
+            tc_supervise.LockKeeper(keeper[0])
         os.close(outfd)
         _close_all(slot_fd)
         if jail_fd is not None:
