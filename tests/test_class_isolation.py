@@ -1448,6 +1448,38 @@ class TestLocksOnTheMachinesFilesAreBounded:
         print("never stopped")
         """
 
+    IN_FLIGHT = r"""
+        import os, socket, time
+        open("f", "w").close()
+        a, b = socket.socketpair()
+        # short children: each takes 20 locks, leaves the files in flight on the socket (never
+        # received: no process holds them) and ends; the locks keep the dead children's pids
+        factory = (
+            "import fcntl, os, socket, sys\n"
+            "out = socket.socket(fileno=int(sys.argv[1]))\n"
+            "for _ in range(100):\n"
+            "    if os.fork() == 0:\n"
+            "        fds = [os.open('f', os.O_RDONLY) for _ in range(20)]\n"
+            "        for fd in fds:\n"
+            "            fcntl.flock(fd, fcntl.LOCK_SH)\n"
+            "        socket.send_fds(out, [b'x'], fds)\n"
+            "        os._exit(0)\n"
+            "    os.wait()\n")
+        import subprocess, sys
+        subprocess.run([sys.executable, "-S", "-I", "-c", factory, str(b.fileno())], pass_fds=(b.fileno(),))
+        print("in flight", flush=True)
+        time.sleep(30)
+        print("never stopped")
+        """
+
+    def test_locks_left_in_flight_on_a_socket_count_as_the_runs(self, service):
+        from torchcourse.runner.fileguard import RUN_LOCKS
+
+        eve, alice = attack_while_alice_runs(service, self.IN_FLIGHT)
+        assert "never stopped" not in eve.actual, eve.actual
+        assert "🔒" in eve.message and f"{RUN_LOCKS:,} 个" in eve.message, (eve.actual, eve.message)
+        assert_matches(alice, ALICE_LONG)
+
     def test_byte_range_locks_and_dnotify_are_refused(self, service):
         assert_matches(service.client("alice").run(self.REFUSED), self.REFUSED)
 
@@ -1463,8 +1495,8 @@ class TestLocksOnTheMachinesFilesAreBounded:
 
 class TestARunLocksOnlyItsOwnFiles:
     """A run's flock() goes to its supervisor (a seccomp user notification), which takes the lock on
-    that very open file when the file is on the run's own file systems (its run directory, its
-    /dev/shm) and answers ENOLCK for any other: the host's libc and /dev/null, its own executable,
+    that very open file when the file is on the run's own file system (its run directory's tmpfs)
+    and answers ENOLCK for any other (its /dev/shm too): the host's libc and /dev/null, its own executable,
     and the one inode every eventfd, epoll and timerfd of the machine shares — lists of locks that
     every close of such a file, by any process of the host, walked. On its own files flock behaves
     as the kernel's: a second open file waits for the lock (or gets EAGAIN with LOCK_NB) until the
@@ -1509,7 +1541,7 @@ class TestARunLocksOnlyItsOwnFiles:
         t.start()
         t.join()
         """, expected="system ENOLCK\n/dev/null ENOLCK\n/proc/self/exe ENOLCK\neventfd ENOLCK\nepoll ENOLCK\npipe ENOLCK\n"
-                      "shm locked\nown locked\nanother open file EAGAIN\nit waited until the lock was let go: yes\nbad fd EBADF\n"
+                      "shm ENOLCK\nown locked\nanother open file EAGAIN\nit waited until the lock was let go: yes\nbad fd EBADF\n"
                       "own, from a thread locked\nsystem, from a thread ENOLCK")
     LOOP = snip("""
         import fcntl, os, time
@@ -1565,6 +1597,46 @@ class TestARunLocksOnlyItsOwnFiles:
         res = service.client("eve").run(self.LOOP)
         assert res.status in ("match", "mismatch") and res.returncode == 0, (res.status, res.actual, res.message)
         assert float(res.actual) >= (3000 - LockKeeper.BURST) / LockKeeper.RATE, res.actual
+
+
+class TestTheLockKeepersWorkIsTheRuns:
+    """The supervisor answers a run's flock() calls from outside the run; on cgroup v1 a warm run's
+    supervisor joins the run slot's CPU group (never its memory group), so the work the run makes
+    it do is in the run's share of the CPU, not the sandbox's."""
+
+    HOLD = """
+        import os
+        open("mine", "w").close()
+        cpu = next(line for line in open("/proc/self/cgroup") if ":cpu," in line or ":cpu:" in line).strip().split(":", 2)[2]
+        with open("held.tmp", "w") as fh:
+            fh.write(cpu)
+        os.rename("held.tmp", "held")
+        import time
+        time.sleep(120)
+        """
+
+    @staticmethod
+    def group(pid: int, controller: str) -> str:
+        with open(f"/proc/{pid}/cgroup") as fh:
+            return next(line for line in fh if f":{controller}," in line or f":{controller}:" in line).strip().split(":", 2)[2]
+
+    @staticmethod
+    def parent(pid: int) -> int:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+
+    def test_a_warm_runs_supervisor_is_in_the_runs_cpu_group_and_not_its_memory_group(self, service):
+        with open("/proc/self/cgroup") as fh:
+            if not any(":cpu," in line or ":cpu:" in line for line in fh):
+                pytest.skip("cgroup v2: the slots' memory and CPU groups are one directory")
+        with eve_holding(service, self.HOLD):
+            zygotes = the_zygotes(service)
+            run = run_processes(service)[0]
+            supervisor = run
+            while self.parent(supervisor) not in zygotes:
+                supervisor = self.parent(supervisor)
+            assert self.group(supervisor, "cpu") == self.group(run, "cpu"), (self.group(supervisor, "cpu"), self.group(run, "cpu"))
+            assert self.group(supervisor, "memory") != self.group(run, "memory")
 
 
 class TestAllRunsTogetherStayBelowTheKernelsFilesInFlight:

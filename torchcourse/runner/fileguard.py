@@ -57,10 +57,12 @@ RUN_SOCKETS = 1024  # sockets one run may hold at once, of every family, TIME_WA
 # nodes a run opens are the host's own: 20,000 byte-range locks one run set on /dev/null made a
 # host shell's 300 redirections from it 1,200x slower. Byte-range (POSIX, OFD) locks are refused
 # by the run's seccomp filter; ``flock`` stays (torch.compile's cache takes one), and a run holding
-# more than RUN_LOCKS is stopped: those whose holder is one of the run's processes, and, once a
-# file carries more than FILE_LOCKS_AT_MOST locks of anyone's, the run's descriptors and mappings of
-# that file (a lock stays with its holder's pid after that process has ended and another keeps the
-# file open — by a descriptor, or by a mapping without any).
+# more than RUN_LOCKS is stopped: those whose holder is one of the run's processes; in a class every
+# lock on the run's own directory's file system (its own tmpfs, the only files its flock() reaches:
+# tc_supervise.LockKeeper), whoever holds it; and, once a file elsewhere carries more than
+# FILE_LOCKS_AT_MOST locks of anyone's, the run's descriptors and mappings of that file (a lock stays
+# with its holder's pid after that process has ended and another keeps the file open — by a
+# descriptor, or by a mapping without any, or in flight on a unix socket).
 RUN_LOCKS = 1024
 FILE_LOCKS_AT_MOST = 1024
 KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
@@ -402,11 +404,12 @@ def kill_group(group: str) -> bool:
 
 
 class _Watch:
-    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks", "gone", "seen")
+    __slots__ = ("group", "base", "trigger", "killed", "why", "ticks", "gone", "seen", "dev")
 
-    def __init__(self, group: str, base: int):
+    def __init__(self, group: str, base: int, dev: tuple[int, int] | None = None):
         self.group = group
         self.base = base
+        self.dev = dev  # (major, minor) of the run's own directory's file system (a class: its own tmpfs)
         self.trigger = KMEM_TRIGGER
         self.killed = 0  # what it held when the guard killed it (files, or bytes of kernel memory)
         self.why = ""  # "files", "kmem" or "sockets"
@@ -436,7 +439,10 @@ class FileGuard:
         self._closed = False
         self.rounds = 0  # looks at every watched run so far
 
-    def watch(self, group: str) -> int | None:
+    def watch(self, group: str, dev: int | None = None) -> int | None:
+        """``dev``: the device (``st_dev``) of the run's own directory when that is a file system of
+        its own (a class): every lock on it is the run's, whoever holds it — a process that has
+        ended, a descriptor in flight on a unix socket, a mapping."""
         base, _sockets = run_usage(group, group_pids(group), self.v2, self.socket_cap)
         if base is None:
             return None
@@ -445,7 +451,7 @@ class FileGuard:
                 return None
             self._tokens += 1
             token = self._tokens
-            self._watched[token] = _Watch(group, base)
+            self._watched[token] = _Watch(group, base, None if dev is None else (os.major(dev), os.minor(dev)))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="tc-fileguard", daemon=True)
                 self._thread.start()
@@ -475,7 +481,12 @@ class FileGuard:
                 watched = list(self._watched.values())
             look_at_locks = self.rounds % LOCKS_EVERY == 0
             by_pid, by_file = file_locks() if look_at_locks else ({}, {})
-            heavy = {f for f, n in by_file.items() if n > FILE_LOCKS_AT_MOST}
+            by_dev: dict[tuple[int, int], int] = {}
+            for (major, minor, _ino), n in by_file.items():
+                by_dev[(major, minor)] = by_dev.get((major, minor), 0) + n
+            # (a heavily locked file on a run's own file system is that run's: counted by device below)
+            owned = {w.dev for w in watched if w.dev is not None}
+            heavy = {f for f, n in by_file.items() if n > FILE_LOCKS_AT_MOST and f[:2] not in owned}
             for w in watched:
                 group = w.group
                 if w.why:
@@ -487,6 +498,8 @@ class FileGuard:
                 if len(w.seen) < 100_000:
                     w.seen.update(pids)
                 locks = sum(by_pid.get(pid, 0) for pid in w.seen) if by_pid and look_at_locks else 0
+                if w.dev is not None:
+                    locks = max(locks, by_dev.get(w.dev, 0))
                 if heavy and locks <= self.lock_cap:
                     locks = max(locks, holds_of(pids, heavy))
                 if locks > self.lock_cap:

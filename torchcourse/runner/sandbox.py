@@ -520,7 +520,14 @@ class SandboxRunner(core.Runner):
     def _watch(self, group: str | None) -> None:
         if self.guard is not None and group is not None:
             self.guard.unwatch(getattr(self._slot, "watch", None))  # (a retried run's first try)
-            self._slot.watch = self.guard.watch(group)
+            base = getattr(self._slot, "base", None)
+            dev = None
+            if base in self.sandbox.run_mounts:  # (its own tmpfs: every lock on it is the run's)
+                try:
+                    dev = os.stat(base).st_dev
+                except OSError:
+                    pass
+            self._slot.watch = self.guard.watch(group, dev)
 
     def _on_slot_end(self, slot) -> None:
         if isinstance(slot, int):

@@ -636,7 +636,7 @@ F_SETPIPE_SZ = 1031
 # locks on libc slowed every exec on the host). flock() stays (torch.compile's cache uses it), and
 # in a class (``spec["keeper"]``) each call goes to the run's supervisor (a seccomp user
 # notification), which takes the lock itself on the very same open file when that file lives on
-# the run's own file systems (its run directory's tmpfs, its /dev/shm) and answers ENOLCK for any
+# the run's own file system (its run directory's tmpfs) and answers ENOLCK for any
 # other (the host's libc, /dev/null, the one inode shared by every eventfd and epoll file of the
 # machine ...): tc_supervise.LockKeeper. F_NOTIFY (dnotify: every read of a file in the directory, by anyone,
 # walks its registrations — 32,000 on the shared library directory made the host's exec 22x
@@ -778,8 +778,8 @@ def only_self_program(own_pid, machine=None, *, keeper=False):
 def only_self_filter(keeper=None, own_dir=None):
     """Install the filter on this process (after NO_NEW_PRIVS; inherited by all it starts).
     ``keeper`` (a socket to the run's supervisor): ``flock`` goes to the filter's listener, which
-    is sent to the supervisor with the devices of the run's own file systems (``own_dir``'s and
-    /dev/shm's) and closed here, before any code of the snippet runs: no process of the run
+    is sent to the supervisor with the device of the run's own directory (``own_dir``: its own
+    tmpfs; the file guard counts every lock on it as the run's) and closed here, before any code of the snippet runs: no process of the run
     ever holds it. Without a listener on the other side the call fails (ENOSYS)."""
     import platform
 
@@ -792,7 +792,7 @@ def only_self_filter(keeper=None, own_dir=None):
 
     col = 0 if platform.machine() == "x86_64" else 1
     try:
-        devs = sorted({os.stat(own_dir).st_dev, os.stat("/dev/shm").st_dev})
+        devs = [os.stat(own_dir).st_dev]
         listener = _check(_lib().syscall(SYS_SECCOMP[col], 1, SECCOMP_FILTER_FLAG_NEW_LISTENER, ctypes.byref(fprog)),
                           "seccomp(NEW_LISTENER)")  # (1: SECCOMP_SET_MODE_FILTER)
         try:

@@ -368,15 +368,16 @@ class Supervisor:
 class LockKeeper:
     """The supervisor's side of a run's ``flock()`` calls in a class (tc_jail: the seccomp filter
     sends each one here as a user notification, and the run's first process sends this keeper
-    the filter's listener). A lock on a file of the run's own file systems (its run directory's
-    tmpfs, its /dev/shm: the devices it was told) is taken by this keeper on that very open file
+    the filter's listener). A lock on a file of the run's own file system (its run directory's
+    tmpfs: the device it was told) is taken by this keeper on that very open file
     (``pidfd_getfd``: the same open file description, so the lock is the run's, released when the
     run's last descriptor of it closes); any other file gets ENOLCK, as on a file system without
     locks. The kernel keeps one list of locks per file and walks it on every close of that file
     by any process: the run can grow only lists that only it walks. A blocking request waits here
-    (looked at again every 20 ms while the caller waits), never in the kernel. This thread is
-    outside the run's CPU group: it answers at most :data:`RATE` calls a second (then the run's
-    callers wait), and holds at most :data:`MAX_WAITING` waiting requests (then ENOLCK)."""
+    (looked at again every 20 ms while the caller waits), never in the kernel. A warm run's
+    supervisor joins the run slot's CPU group (:func:`join_cpu_group`): this thread's work is the
+    run's CPU. It answers at most :data:`RATE` calls a second (then the run's callers wait), and
+    holds at most :data:`MAX_WAITING` waiting requests (then ENOLCK)."""
 
     RATE, BURST, MAX_WAITING, LOOK_AGAIN = 2000.0, 400.0, 32, 0.02
     RECV, SEND, ID_VALID = 0xC0502100, 0xC0182101, 0x40082102  # SECCOMP_IOCTL_NOTIF_*
@@ -411,6 +412,7 @@ class LockKeeper:
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.waiting = {}  # notification id -> (our descriptor of the file, op)
         tokens, last = self.BURST, time.monotonic()
+        looked = last
         poller = select.poll()
         poller.register(listener, select.POLLIN)
         try:
@@ -432,7 +434,9 @@ class LockKeeper:
                         self._take(listener)
                     elif ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
                         gone = True  # every process of the run has exited
-                self._look_again(listener)
+                if self.waiting and time.monotonic() - looked >= self.LOOK_AGAIN:
+                    self._look_again(listener)
+                    looked = time.monotonic()
                 if gone:
                     break
         finally:
@@ -530,6 +534,15 @@ class LockKeeper:
                 os.close(f)
             else:
                 self._try(listener, nid, f, op)
+
+
+def join_cpu_group(fd):
+    """Move this (supervisor) process into the group whose ``cgroup.procs`` is open as ``fd`` (the
+    run slot's CPU group, opened by root): the lock keeper's work counts in the run's share."""
+    try:
+        os.write(fd, b"0")
+    except OSError:
+        pass
 
 
 def keeper_pair():

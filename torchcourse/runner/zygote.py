@@ -427,6 +427,8 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
     try:  # the status goes to the driver as soon as the snippet says it is done, then a word to the zygote
         if keeper[0] is not None:
             keeper[1].close()
+            if slot_fd and len(slot_fd) > 1:  # (cgroup v1: memory, cpu — never the memory group)
+                tc_supervise.join_cpu_group(slot_fd[1])
             tc_supervise.LockKeeper(keeper[0])
         _close_all(slot_fd)
         if jail_fd is not None:
@@ -465,6 +467,8 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
             _snippet_main(req, outfd, jail_fd=jail_fd, keeper=keeper[1])  # runs the snippet and never returns
         if keeper[0] is not None:
             keeper[1].close()
+            if slot_fd and len(slot_fd) > 1:  # (cgroup v1: memory, cpu — never the memory group)
+                tc_supervise.join_cpu_group(slot_fd[1])
             tc_supervise.LockKeeper(keeper[0])
         os.close(outfd)
         _close_all(slot_fd)
