@@ -42,6 +42,7 @@ held at most 1,935 files and added at most 7 MB of kernel memory.
 from __future__ import annotations
 
 import os
+import signal
 import struct
 import threading
 
@@ -50,7 +51,7 @@ from torchcourse.runner.tc_jail import CLONE_NEWNET, _lib
 from torchcourse.runner.tc_supervise import sigkill_each
 
 RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
-RUN_KMEM = 128 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
+RUN_KMEM = 64 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
 RUN_SOCKETS = 1024  # sockets one run may hold at once, of every family, TIME_WAIT ones included (the course's: a few dozen)
 # File locks: the kernel keeps one list of them per file, and every close of that file by any process
 # of the machine walks it under a spinlock (``locks_remove_file``). The system files and device
@@ -65,7 +66,7 @@ RUN_SOCKETS = 1024  # sockets one run may hold at once, of every family, TIME_WA
 # descriptor, or by a mapping without any, or in flight on a unix socket).
 RUN_LOCKS = 1024
 FILE_LOCKS_AT_MOST = 1024
-KMEM_TRIGGER = 24 << 20  # kernel memory a run may add before its files are counted (~60,000 files)
+KMEM_TRIGGER = 12 << 20  # kernel memory a run may add before its files are counted (~30,000 files; the course adds at most ~7 MB)
 KMEM_STEP = 16 << 20  # counted and within the cap: count again after this much more
 TICK = 0.1  # seconds between looks (a run adds ~240,000 files a second at most: ~24,000 a tick)
 COUNT_EVERY = 5  # ticks: every run's files are counted this often whatever its kernel memory did
@@ -379,6 +380,28 @@ def files_held(pids: list[int], stop_after: int | None = None) -> int:
     return total
 
 
+def signal_each(pids, sig) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def stop_group(group: str, pids: list[int]) -> list[int]:
+    """SIGSTOP ``pids`` and whatever else is in ``group`` (a process forked meanwhile), until a
+    look finds no new one; returns every pid stopped."""
+    stopped: set[int] = set()
+    for _ in range(10):
+        new = [p for p in pids if p not in stopped]
+        if not new:
+            break
+        signal_each(new, signal.SIGSTOP)
+        stopped.update(new)
+        pids = group_pids(group)
+    return sorted(stopped)
+
+
 def kill_group(group: str) -> bool:
     """SIGKILL every process in ``group``, again while new ones appear (a run still forking);
     True once the group was seen empty (the run is gone: whatever enters later is not its).
@@ -523,11 +546,19 @@ class FileGuard:
                     w.killed, w.why = now - w.base, "kmem"
                     w.gone = kill_group(group)
                     continue
+                # grown past its trigger: its processes are stopped while they are counted (a
+                # count of ~100,000 files takes a good part of a second, and 20 processes mapping
+                # files add ~400,000 a second: the table held 4-5 times the cap before the kill)
+                grown = now - w.base >= w.trigger
+                if grown:
+                    pids = stop_group(group, pids)
                 n = files_held(pids, stop_after=self.cap)
                 if n > self.cap:
                     w.killed, w.why = n, "files"
                     w.gone = kill_group(group)
-                elif now - w.base >= w.trigger:
+                    continue
+                if grown:
+                    signal_each(pids, signal.SIGCONT)
                     w.trigger = now - w.base + KMEM_STEP
             with self._lock:
                 self.rounds += 1
