@@ -454,7 +454,7 @@ class LockKeeper:
         import struct
 
         resp = ctypes.create_string_buffer(struct.pack("QqiI", nid, 0, -error if error else 0, 0), 24)
-        self.libc.ioctl(listener, self.SEND, resp)  # (fails when the caller is gone: nothing to do)
+        return self.libc.ioctl(listener, self.SEND, resp) == 0  # (False: the caller is gone, or a signal ended its wait)
 
     def _pidfd(self, tid):
         """A pidfd of the caller: the notification names the calling thread (torch.compile takes
@@ -523,9 +523,13 @@ class LockKeeper:
             self.waiting.pop(nid, None)
             os.close(f)
             return self._answer(listener, nid, errno.EINVAL)
-        self.waiting.pop(nid, None)
+        waited = self.waiting.pop(nid, None) is not None
+        if not self._answer(listener, nid, 0) and waited:
+            # the caller stopped waiting (a signal: its flock() failed with EINTR) just before the
+            # lock came: the kernel would leave it without one. (A waiting request holds none of
+            # its own: flock drops the open file's lock before it waits for another kind.)
+            fcntl.flock(f, fcntl.LOCK_UN)
         os.close(f)
-        self._answer(listener, nid, 0)
 
     def _look_again(self, listener):
         for nid, (f, op) in list(self.waiting.items()):
