@@ -1684,6 +1684,19 @@ class TestTheLockKeepersWorkIsTheRuns:
             assert self.group(supervisor, "memory") != self.group(run, "memory")
 
 
+class TestARunsTorchThreadsAreItsShareOfTheCores:
+    """torch's OpenMP threads meet at every parallel region: with another learner's busy process
+    on a core, one of a 2-thread run's threads waited a scheduler slice at each, and an ordinary
+    torch loop of another learner made it 31-53x slower. In a class a run's torch has as many
+    threads as its share of the cores (the service's cores over its runs at once, at least 1)."""
+
+    CODE = snip("import torch\nprint(torch.get_num_threads())\n", expected=str(max(1, (os.cpu_count() or 1) // 2)))
+
+    def test_warm_and_cold(self, service):  # (the fixture's service runs 2 at once)
+        assert_matches(service.client("alice").run(self.CODE), self.CODE)
+        assert_matches(service.client("alice").run(self.CODE, cold=True), self.CODE)
+
+
 class TestAllRunsTogetherStayBelowTheKernelsFilesInFlight:
     """Past 16,000 files in flight over unix sockets on the whole machine, every send makes the kernel
     walk them all, in a worker outside every group; a run's descriptor limit is also the most its

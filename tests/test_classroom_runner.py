@@ -142,6 +142,32 @@ def run_in_thread(client, snippet, results: dict, name: str, **kw) -> threading.
 
 # -- the fair queue alone (no processes) ------------------------------------------------------
 
+class TestALearnersRunsStartAtAPace:
+    """Every warm run costs the zygote a fork of a torch-sized process and its teardown, outside
+    any run's CPU group: one learner sending empty runs back to back (45-58 a second) made every
+    other learner's runs ~2x slower. A learner starts at most START_RATE runs a second after a
+    burst of START_BURST; another learner's run is not held back by it."""
+
+    def test_a_burst_then_the_rate_and_others_go_first(self):
+        now = [0.0]
+        q = FairQueue(clock=lambda: now[0])
+        for _ in range(40):
+            q.put(Job("eve", None, False, None))
+        started = 0
+        while q.take() is not None:
+            started += 1
+        assert started == int(FairQueue.START_BURST)
+        assert q.wait_hint() == pytest.approx(1.0 / FairQueue.START_RATE)
+        bob = Job("bob", None, False, None)
+        q.put(bob)
+        assert q.take() is bob  # (not held back by eve's pace)
+        now[0] += 1.0
+        started = 0
+        while q.take() is not None:
+            started += 1
+        assert started == int(FairQueue.START_RATE)
+
+
 def test_fair_queue_takes_the_learner_with_fewest_running_first():
     q = FairQueue()
     jobs = [Job("alice", None, False, None) for _ in range(3)] + [Job("bob", None, False, None)]

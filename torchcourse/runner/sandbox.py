@@ -465,6 +465,12 @@ class SandboxRunner(core.Runner):
         self.run_space_each = max(16 << 20, int(run_space or jobs * RUNS_TMPFS_PER_JOB) // max(1, jobs))  # each run's own tmpfs
         self._extra_env = dict(env or {})
         sb = self.sandbox
+        if sb.runs_on_tmpfs:
+            # a class: each run's torch uses as many threads as its share of the cores. Its OpenMP
+            # threads meet at every parallel region, and with another slot's busy process on a core
+            # one of them waited a scheduler slice each time: another learner's ordinary torch
+            # loop made a 2-thread run 31-53x slower (1 thread: 1.0-1.2x, its fair share)
+            self._extra_env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, jobs))))
         sb.nofile = run_nofile(jobs)
         self.cgroups_mem = int(total_mem or jobs * sb.mem + ZYGOTE_MEM)
         # one memory group per run slot below the sandbox's: at most ``jobs`` runs at once, plus
