@@ -54,6 +54,24 @@ def test_sleep_forever_times_out_and_leaves_nothing(runner, cold):
 
 
 @pytest.mark.parametrize("cold", MODES)
+def test_a_run_past_the_line_cap_is_cut_after_its_last_line_and_stopped(runner, cold):
+    # (judging costs Python work per line, in a class the service's: a megabyte of empty lines
+    # cost it 0.35 s a run)
+    code = """
+        import sys, time
+        sys.stdout.write("Traceback (most recent call last):\\n" + "\\n" * 30000)
+        sys.stdout.write("line %d\\n" % 1)
+        sys.stdout.flush()
+        time.sleep(60)
+        print("THE END")
+    """
+    res = runner.run(snip(code, timeout=120), cold=cold, use_cache=False)
+    assert res.truncated and res.message == "✂️ 输出超过 1 MB 或 20,000 行，已截断并停止运行", res.message
+    assert "THE END" not in res.actual and "line 1" not in res.actual
+    assert res.returncode != 0
+
+
+@pytest.mark.parametrize("cold", MODES)
 def test_a_run_past_the_output_cap_is_cut_and_stopped(runner, cold):
     code = """
         import sys, time
@@ -67,8 +85,8 @@ def test_a_run_past_the_output_cap_is_cut_and_stopped(runner, cold):
     res = runner.run(snip(code, timeout=120), cold=cold, use_cache=False)
     assert res.truncated
     assert res.status == "mismatch"
-    assert res.actual.endswith("输出超过 1 MB：运行已停止，后面的部分已截断。")
-    assert res.message == "✂️ 输出超过 1 MB，已截断并停止运行"
+    assert res.actual.endswith("输出超过 1 MB 或 20,000 行：运行已停止，后面的部分已截断。")
+    assert res.message == "✂️ 输出超过 1 MB 或 20,000 行，已截断并停止运行"
     assert "THE END" not in res.actual
     assert 900_000 < len(res.actual.encode()) < 1_100_000
     assert res.returncode != 0  # stopped, not run to its end (a minute later, exit code 0)

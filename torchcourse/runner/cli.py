@@ -489,7 +489,7 @@ def _wildcard_in(actual: str) -> str:
 def _too_big(res) -> str:
     """Why an output is too big to write into a chapter (cut by the runner, or over the cap)."""
     if res.truncated:
-        return "输出超过 1 MB，运行器截断并停止了它：截断的输出不是真实输出，不能写入。请让代码块少打印一些（只打印形状、前几行或摘要）"
+        return "输出超过 1 MB 或 20,000 行，运行器截断并停止了它：截断的输出不是真实输出，不能写入。请让代码块少打印一些（只打印形状、前几行或摘要）"
     lines = res.actual.count("\n") + 1
     if lines > ACCEPT_MAX_LINES or len(res.actual) > ACCEPT_MAX_CHARS:
         return (f"输出有 {lines} 行、{len(res.actual)} 个字符，超过 verify --accept 写入的上限（{ACCEPT_MAX_LINES} 行或 "

@@ -566,7 +566,7 @@ def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, trun
         res.status = "mismatch"
         res.message = (res.raise_problem + " " + res.message).strip()
     if truncated:
-        res.message = (res.message + " ✂️ 输出超过 1 MB，已截断并停止运行").strip()
+        res.message = (res.message + " ✂️ 输出超过 1 MB 或 20,000 行，已截断并停止运行").strip()
     if res.status == "mismatch" and res.release_note:
         res.message = (res.message + " " + res.release_note).strip()
     return res

@@ -199,7 +199,7 @@ def edited_verdict(result) -> str:
     if status in ("match", "mismatch") and seconds is not None:
         head += f"（{seconds:.2f} 秒）"
     if getattr(result, "truncated", False):
-        head += "（输出超过 1 MB，已截断并停止运行）"
+        head += "（输出超过 1 MB 或 20,000 行，已截断并停止运行）"
     return head
 
 

@@ -57,7 +57,7 @@ def verdict_text(result) -> str:
         if mode:
             tail.append("全新解释器" if mode == "cold" else "预热进程")
     if getattr(result, "truncated", False):
-        tail.append("输出超过 1 MB，已截断并停止运行")
+        tail.append("输出超过 1 MB 或 20,000 行，已截断并停止运行")
     return head + (f"（{'，'.join(tail)}）" if tail else "")
 
 
