@@ -598,6 +598,24 @@ def children_holding(setup: str, n: int, each: str, hold: float) -> str:
             "for pid in kids:\n    os.waitpid(pid, 0)\nprint(\"all held\")\n")
 
 
+def mapping_children(n: int) -> str:
+    """A snippet whose ``n`` children each map a file and close it 60,000 times (the mappings keep
+    the files open without a descriptor), then hold them."""
+    return children_holding("""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        with open("f", "wb") as fh:
+            fh.write(b"x" * 4096)
+        """, n, """
+        for i in range(60000):
+            fd = os.open("f", os.O_RDONLY)
+            libc.mmap(None, 4096, 1, 1, fd, 0)
+            os.close(fd)
+        """, hold=20)
+
+
 class TestARunHoldsAtMostItsShareOfTheOpenFileTable:
     """The machine has one open-file table (fs.file-max) and a file that is mapped and then
     closed stays open without a descriptor, so RLIMIT_NOFILE does not bound it: four processes of
@@ -605,19 +623,7 @@ class TestARunHoldsAtMostItsShareOfTheOpenFileTable:
     cannot open a file). A run is stopped once it holds more than its cap, with a verdict that
     says so; the other learner's DataLoader run, which opens files itself, still matches."""
 
-    EVE = children_holding("""
-        import ctypes, os
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-        with open("f", "wb") as fh:
-            fh.write(b"x" * 4096)
-        """, 4, """
-        for i in range(60000):  # each: 60,000 files mapped and closed
-            fd = os.open("f", os.O_RDONLY)
-            libc.mmap(None, 4096, 1, 1, fd, 0)
-            os.close(fd)
-        """, hold=20)
+    EVE = mapping_children(4)
 
     def test_the_run_is_stopped_at_its_cap_and_the_victim_runs(self, service):
         from torchcourse.runner.fileguard import RUN_FILES
@@ -639,19 +645,7 @@ class TestTheFileTableHoldsLittleMoreThanARunsCap:
     files before it was stopped. A run whose kernel memory grew by 12 MB is stopped (SIGSTOP)
     while it is counted: the table holds little more than its cap (120,000-134,000)."""
 
-    EVE = children_holding("""
-        import ctypes, os
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-        with open("f", "wb") as fh:
-            fh.write(b"x" * 4096)
-        """, 20, """
-        for i in range(60000):
-            fd = os.open("f", os.O_RDONLY)
-            libc.mmap(None, 4096, 1, 1, fd, 0)
-            os.close(fd)
-        """, hold=20)
+    EVE = mapping_children(20)
 
     def test_the_tables_peak_stays_below_twice_the_cap(self, service):
         from torchcourse.runner.fileguard import RUN_FILES

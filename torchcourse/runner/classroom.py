@@ -140,8 +140,8 @@ class FairQueue:
     def wait_hint(self) -> float | None:
         """Seconds until a waiting learner held back by the start rate may start again (None: no
         one is held back by it)."""
-        waits = [(1.0 - self._may_start(learner)) / self.START_RATE for learner in self.turn
-                 if self.queues.get(learner) and self._may_start(learner) < 1.0]
+        may = [self._may_start(learner) for learner in self.turn if self.queues.get(learner)]
+        waits = [(1.0 - m) / self.START_RATE for m in may if m < 1.0]
         return max(0.001, min(waits)) if waits else None
 
     @staticmethod

@@ -48,7 +48,7 @@ import threading
 
 from torchcourse.runner.cgroups import _read_counters
 from torchcourse.runner.tc_jail import CLONE_NEWNET, _lib
-from torchcourse.runner.tc_supervise import sigkill_each
+from torchcourse.runner.tc_supervise import sigkill_each, signal_each
 
 RUN_FILES = 100_000  # files (descriptors + file mappings) one run may hold at once
 RUN_KMEM = 64 << 20  # kernel memory one run may add (the course's runs add at most ~7 MB)
@@ -378,14 +378,6 @@ def files_held(pids: list[int], stop_after: int | None = None) -> int:
         if stop_after is not None and total > stop_after:
             break
     return total
-
-
-def signal_each(pids, sig) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
 
 
 def stop_group(group: str, pids: list[int]) -> list[int]:

@@ -183,13 +183,17 @@ def kill_tree(root=None, keep=None):
     return reaped
 
 
-def sigkill_each(pids) -> None:
-    """SIGKILL each of ``pids`` (one that has ended meanwhile is skipped)."""
+def signal_each(pids, sig) -> None:
+    """Send ``sig`` to each of ``pids`` (one that has ended meanwhile is skipped)."""
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, sig)
         except OSError:
             pass
+
+
+def sigkill_each(pids) -> None:
+    signal_each(pids, signal.SIGKILL)
 
 
 def _reap_all(block):

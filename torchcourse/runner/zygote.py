@@ -350,6 +350,21 @@ def _take_slot_uid(uid, saved=None, jail_fd=None):
         os._exit(70)
 
 
+def _keep_locks(keeper, slot_fd):
+    """In a supervisor, once its snippet process is forked: the lock keeper's side of ``keeper``
+    (a pair from tc_supervise.keeper_pair, or (None, None) outside a class); on cgroup v1 the
+    supervisor joins the run slot's CPU group first (``slot_fd``: memory, cpu — never the memory
+    group), so the keeper's work is the run's CPU."""
+    import tc_supervise
+
+    if keeper[0] is None:
+        return
+    keeper[1].close()
+    if slot_fd and len(slot_fd) > 1:
+        tc_supervise.join_cpu_group(slot_fd[1])
+    tc_supervise.LockKeeper(keeper[0])
+
+
 def _close_all(fds):
     for fd in fds or ():
         try:
@@ -425,11 +440,7 @@ def _spare(sock, child_sock, to_close, slot_fd=None, jail_fd=None, uid=None):
             os._exit(70)
         _snippet_main(req, fds[0], done_w, jail_fd, keeper[1])
     try:  # the status goes to the driver as soon as the snippet says it is done, then a word to the zygote
-        if keeper[0] is not None:
-            keeper[1].close()
-            if slot_fd and len(slot_fd) > 1:  # (cgroup v1: memory, cpu — never the memory group)
-                tc_supervise.join_cpu_group(slot_fd[1])
-            tc_supervise.LockKeeper(keeper[0])
+        _keep_locks(keeper, slot_fd)
         _close_all(slot_fd)
         if jail_fd is not None:
             os.close(jail_fd)
@@ -465,11 +476,7 @@ def _child(req, outfd, to_close, slot_fd=None, jail_fd=None, uid=None):
             except BaseException:
                 os._exit(70)
             _snippet_main(req, outfd, jail_fd=jail_fd, keeper=keeper[1])  # runs the snippet and never returns
-        if keeper[0] is not None:
-            keeper[1].close()
-            if slot_fd and len(slot_fd) > 1:  # (cgroup v1: memory, cpu — never the memory group)
-                tc_supervise.join_cpu_group(slot_fd[1])
-            tc_supervise.LockKeeper(keeper[0])
+        _keep_locks(keeper, slot_fd)
         os.close(outfd)
         _close_all(slot_fd)
         if jail_fd is not None:
