@@ -1691,6 +1691,84 @@ class TestARunsTorchThreadsAreItsShareOfTheCores:
         assert_matches(service.client("alice").run(self.CODE, cold=True), self.CODE)
 
 
+class TestALearnersRunsTogetherWeighAsOneRunOnTheCPU:
+    """Each run slot is a CPU group of its own: by slot alone, one learner's three busy runs at
+    --jobs 4 on 2 cores left another learner's run a quarter of the CPU (2.3-2.7x slower). While a
+    learner has n runs in flight each of their slots weighs 1/n of a run, so that all of them
+    together weigh as much as another learner's one."""
+
+    WAITS = """
+        import os, time
+        with open("who.tmp", "w") as fh:
+            fh.write({who!r})
+        os.rename("who.tmp", "who")
+        end = time.time() + 120
+        while not os.path.exists("go") and time.time() < end:
+            time.sleep(0.02)
+        print("done")
+        """
+
+    @pytest.fixture(scope="class")
+    def three(self, tmp_path_factory):
+        svc = Service(tmp_path_factory.mktemp("cpu-weights"), jobs=3, hide=[])  # (a learner may hold 2)
+        yield svc
+        svc.stop()
+
+    @staticmethod
+    def weight(pid: int) -> int:
+        with open(f"/proc/{pid}/cgroup") as fh:
+            lines = fh.read().splitlines()
+        v1 = next((line.split(":", 2)[2] for line in lines if ":cpu," in line or ":cpu:" in line), None)
+        if v1 is not None:
+            with open(f"/sys/fs/cgroup/cpu{v1}/cpu.shares") as fh:
+                return int(fh.read()) * 100 // 1024  # (as v2's cpu.weight: 100 is one run)
+        path = next(line.split(":", 2)[2] for line in lines if line.startswith("0::"))
+        with open(f"/sys/fs/cgroup{path}/cpu.weight") as fh:
+            return int(fh.read())
+
+    def runs_by_learner(self, service) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for pid in run_processes(service):
+            try:
+                with open(f"/proc/{pid}/cwd/who") as fh:
+                    out.setdefault(fh.read(), []).append(pid)
+            except OSError:
+                continue
+        return out
+
+    def test_two_runs_of_one_learner_weigh_half_each_and_whole_again_alone(self, three):
+        with open("/proc/self/cgroup") as fh:
+            if os.geteuid() != 0 or not any(":cpu" in line or line.startswith("0::") for line in fh):
+                pytest.skip("no CPU groups here (not root)")
+        results: dict = {}
+        threads = [run_in_thread(three.client(who), snip(self.WAITS.format(who=who), expected="done", timeout=180), results, key)
+                   for who, key in (("eve", "eve1"), ("eve", "eve2"), ("alice", "alice"))]
+        try:
+            found: dict = {}
+
+            def all_three() -> bool:
+                found.update(self.runs_by_learner(three))
+                return len(found.get("eve", [])) == 2 and len(found.get("alice", [])) == 1
+
+            wait_for(all_three, "the three runs never ran at once", 150)
+            eve, alice = found["eve"], found["alice"][0]
+            assert [self.weight(p) for p in eve] == [50, 50]
+            assert self.weight(alice) == 100
+            with open(f"/proc/{eve[0]}/cwd/go", "w"):
+                pass
+            wait_for(lambda: len(results) == 1, "eve's first run never ended")  # (its result: after its slot is let go)
+            assert self.weight(eve[1]) == 100
+            assert self.weight(alice) == 100
+        finally:
+            for pid in run_processes(three):
+                with contextlib.suppress(OSError):
+                    open(f"/proc/{pid}/cwd/go", "w").close()
+            for t in threads:
+                t.join(60)
+        for key in ("eve1", "eve2", "alice"):
+            assert results[key].status == "match", (key, results[key].status, results[key].message)
+
+
 class TestAllRunsTogetherStayBelowTheKernelsFilesInFlight:
     """Past 16,000 files in flight over unix sockets on the whole machine, every send makes the kernel
     walk them all, in a worker outside every group; a run's descriptor limit is also the most its

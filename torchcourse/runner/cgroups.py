@@ -91,8 +91,9 @@ class Cgroups:
       ``cgroup.procs`` of a free slot) before it forks anything or runs any code, so every process
       of that run is born there. The kernel's OOM killer then picks within that one run: many
       medium processes of one run can only kill that run's own processes;
-    * one CPU group per run slot too, all of equal weight (v1 ``cpu.shares``, v2 ``cpu.weight``):
-      the runs share the CPU run by run, not process by process. Without it each ``setsid()``
+    * one CPU group per run slot too (v1 ``cpu.shares``, v2 ``cpu.weight``): the runs share the
+      CPU run by run, not process by process (and a class's runner weighs each learner's runs in
+      flight together as one run: :meth:`weigh`, see SandboxRunner.run_as). Without it each ``setsid()``
       of a run's child makes a session of its own, and with the kernel's autogroup scheduling
       (``/proc/sys/kernel/sched_autogroup_enabled``, on by default) each session weighs as much
       as a whole other learner: 60 sessions of one run left another run 1/30 of a core. Inside
@@ -297,6 +298,26 @@ class Cgroups:
             except OSError:
                 pass
         return d
+
+    def cpu_group(self, group: str | None) -> str | None:
+        """The CPU group of a run slot's or a cold run's memory group ``group`` (v2: the same
+        directory), or None."""
+        if not group:
+            return None
+        if self.v2:
+            return group
+        if group in self._cpu_twin:
+            return self._cpu_twin[group]
+        if self.cpu_slots and group in self.slots:
+            return self.cpu_slots[self.slots.index(group)]
+        return None
+
+    def weigh(self, cpu_group: str, share: float) -> bool:
+        """Give CPU group ``cpu_group`` ``share`` of the default weight (v1 ``cpu.shares`` 1024,
+        v2 ``cpu.weight`` 100; at least the kernel's least)."""
+        if self.v2:
+            return _write(os.path.join(cpu_group, "cpu.weight"), max(1, round(100 * share)))
+        return _write(os.path.join(cpu_group, "cpu.shares"), max(2, round(1024 * share)))
 
     def remove(self, d: str | None) -> None:
         if not d:

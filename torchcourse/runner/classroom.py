@@ -325,7 +325,11 @@ class ClassroomService:
                 self._announce()
             job.post({"queue": 0})
             try:
-                res = self.runner.run(job.snippet, cold=job.cold, use_cache=False, cancel=job.cancel)
+                run_as = getattr(self.runner, "run_as", None)  # (a sandbox: the learner's runs share one run's CPU weight)
+                if run_as is not None:
+                    res = run_as(job.learner, job.snippet, cold=job.cold, use_cache=False, cancel=job.cancel)
+                else:
+                    res = self.runner.run(job.snippet, cold=job.cold, use_cache=False, cancel=job.cancel)
             except Exception as exc:  # noqa: BLE001 - one run's failure never ends the service
                 res = core.RunResult("error", expected=job.snippet.expected, message=f"💥 运行服务出错：{type(exc).__name__}: {exc}")
             with self.cv:

@@ -485,6 +485,57 @@ class SandboxRunner(core.Runner):
         self._slots_held: dict[int, int] = {}  # run slot -> warm runs in flight there (any zygote)
         self._slots_lock = threading.Lock()
         self._reclaiming: set[int] = set()  # slots whose memory group is being given back (_on_slot_end)
+        self._learner = threading.local()  # whose run this thread runs (run_as), for the CPU weights
+        self._cpu_runs: dict[str, tuple[str, object]] = {}  # CPU group -> (learner, the run's token)
+        self._cpu_share: dict[str, float] = {}  # CPU group -> the share last written
+        self._cpu_lock = threading.Lock()
+
+    def run_as(self, learner: str, snippet, **kw) -> core.RunResult:
+        """:meth:`run`, for ``learner`` of a class: while it runs, each of the learner's runs in
+        flight weighs 1/n of a run on the CPU (n: their runs in flight), so that all of a learner's
+        runs together weigh as much as one run of another learner. By run slot alone, one learner's
+        three busy runs at ``--jobs 4`` on 2 cores left another learner's run 1/4 of the CPU
+        (2.3-2.7x slower)."""
+        self._learner.name = learner
+        try:
+            return self.run(snippet, **kw)
+        finally:
+            self._learner.name = None
+
+    def _weigh_in(self, group: str | None) -> None:
+        """This thread's run is now in memory group ``group``: weigh its CPU group as its learner's."""
+        learner = getattr(self._learner, "name", None)
+        cpu = self.cgroups.cpu_group(group)
+        if learner is None or cpu is None:
+            return
+        token = object()
+        with self._cpu_lock:
+            self._cpu_runs[cpu] = (learner, token)
+            self._slot.cpu.append((cpu, token))
+            self._rebalance(learner)
+
+    def _weigh_out(self) -> None:
+        """This thread's run has ended: its CPU groups weigh as any run's again (unless another run
+        has them by now), and its learner's other runs weigh more."""
+        runs, self._slot.cpu = getattr(self._slot, "cpu", []), []
+        with self._cpu_lock:
+            for cpu, token in runs:
+                held = self._cpu_runs.get(cpu)
+                if held is None or held[1] is not token:
+                    continue
+                del self._cpu_runs[cpu]
+                if self._cpu_share.pop(cpu, 1.0) != 1.0:
+                    self.cgroups.weigh(cpu, 1.0)
+                self._rebalance(held[0])
+
+    def _rebalance(self, learner: str) -> None:
+        mine = [cpu for cpu, (who, _t) in self._cpu_runs.items() if who == learner]
+        for cpu in mine:
+            self._set_share(cpu, 1.0 / len(mine))
+
+    def _set_share(self, cpu: str, share: float) -> None:
+        if self._cpu_share.get(cpu) != share and self.cgroups.weigh(cpu, share):
+            self._cpu_share[cpu] = share
 
     def _env_overrides(self) -> dict[str, str]:
         return {**self._extra_env, **super()._env_overrides()}
@@ -522,6 +573,7 @@ class SandboxRunner(core.Runner):
         self._slot.group = group
         self._slot.before = self.cgroups.counters(group)
         self._watch(group)
+        self._weigh_in(group)
 
     def _watch(self, group: str | None) -> None:
         if self.guard is not None and group is not None:
@@ -536,6 +588,7 @@ class SandboxRunner(core.Runner):
             self._slot.watch = self.guard.watch(group, dev)
 
     def _on_slot_end(self, slot) -> None:
+        self._weigh_out()  # (before the slot may go to another run)
         if isinstance(slot, int):
             with self._slots_lock:
                 if self._slots_held.get(slot, 0) > 0:
@@ -593,10 +646,11 @@ class SandboxRunner(core.Runner):
 
     def _run(self, snippet, **kw) -> core.RunResult:
         self._slot.group, self._slot.before, self._slot.cold, self._slot.watch = None, (0, 0), [], None
-        self._slot.stopped, self._slot.after = None, None
+        self._slot.stopped, self._slot.after, self._slot.cpu = None, None, []
         try:
             return self._run_noted(snippet, **kw)
         finally:
+            self._weigh_out()
             if self.guard is not None:
                 self.guard.unwatch(self._slot.watch)  # (a run that ended without its verdict)
             for group in self._slot.cold:  # (a cold run's own memory group, read by the verdict)
@@ -651,6 +705,7 @@ class SandboxRunner(core.Runner):
                 self.cgroups.enter(pgid, group)
                 self._slot.group, self._slot.before = group, self.cgroups.counters(group)
                 self._watch(group)
+                self._weigh_in(group)
             else:
                 self.cgroups.enter(pgid)
             self._track(pgid)
