@@ -22,6 +22,7 @@ import pytest
 
 from torchcourse.course.model import Snippet
 from torchcourse.runner.classroom import ClassroomClient, FairQueue, Job
+from torchcourse.runner.classroom_client import _snippet_to_json
 from torchcourse.runner.sandbox import sandbox_problem
 
 PROBLEM = sandbox_problem()
@@ -492,6 +493,30 @@ class TestTheClassJudgesAsALoneLearner:
             assert first.status == "match" and first.recorded_as == f"torch=={here}"
         finally:
             lone.close()
+
+
+class TestTheLearnersAppMakesTheDiff:
+    """The service (one process for the whole class, outside every run's CPU group) sends a
+    mismatch without its diff; the learner's app judges the output again and makes the diff, so a
+    megabyte of output costs the service no diff (10 ms a run, twice the bytes to send)."""
+
+    CODE = snip("for i in range(3):\n    print(i)\n", expected="0\n1\n3")
+
+    def test_the_service_sends_no_diff_and_the_learner_sees_one(self, service):
+        import socket
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(service.sock)
+            request = {"op": "run", "learner": "dora", "cold": False, "snippet": _snippet_to_json(self.CODE)}
+            s.sendall((json.dumps(request) + "\n").encode())
+            data = b""
+            while chunk := s.recv(1 << 16):
+                data += chunk
+        sent = [json.loads(line)["result"] for line in data.decode().splitlines() if '"result"' in line][0]
+        assert (sent["status"], sent["actual"], sent["diff"]) == ("mismatch", "0\n1\n2", "")
+        seen = service.client("dora").run(self.CODE)
+        assert seen.status == "mismatch"
+        assert "-3" in seen.diff.splitlines() and "+2" in seen.diff.splitlines()
 
 
 @needs_sandbox

@@ -27,7 +27,8 @@ Protocol (unix stream socket, one connection per run, JSON lines):
             running one is stopped (its process tree killed); the result is ``cancelled``.
   client → ``{"op": "ping"}`` → ``{"ok": true, "jobs": N, "fingerprint": {...}, "versions": {module: version}}``;
   the client judges every run itself (:func:`torchcourse.runner.core.verdict`, as a lone
-  learner's Runner does) from the result's output and the course's recorded releases;
+  learner's Runner does) from the result's output and the course's recorded releases (the
+  service's result carries no diff: the learner's app makes it, in its own CPU group);
   ``{"op": "status"}`` → ``{"running": [learner…], "queued": {learner: n}}``.
 """
 
@@ -218,6 +219,7 @@ class ClassroomService:
 
             runner = SandboxRunner(cache_dir=None, warm=True, preload=preload, hide=list(hide) + [os.path.dirname(os.path.abspath(socket_path))], jobs=self.jobs, run_space=run_space, data=data)
         self.runner = runner
+        self.runner.diffs = False  # (each learner's app judges every output again, and diffs it, itself)
         self.queue = FairQueue()
         self.queue.cap = max(1, self.jobs - 1)
         self.running: list[Job] = []

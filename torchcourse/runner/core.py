@@ -262,6 +262,11 @@ def _close_all() -> None:
 class Runner:
     """Runs snippets. Thread-safe; one per app. See the package docstring for the contract."""
 
+    # whether a mismatch's result carries its diff: a class's service (one process for everyone,
+    # outside every run's CPU group) leaves it out — each learner's app judges the output again
+    # and makes the diff in its own CPU group (a 1 MB output's diff cost the service 10 ms a run)
+    diffs = True
+
     def __init__(self, cache_dir: Path | None = None, warm: bool = True, *, python: str | None = None,
                  preload: tuple[str, ...] | list[str] | None = None, hash_seed: str | None = None,
                  data: tuple[str, ...] | list[str] = (), recorded: dict[str, tuple[str, ...]] | None = None):
@@ -493,7 +498,7 @@ class Runner:
 
     def _verdict(self, snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0) -> RunResult:
         return verdict(snippet, actual, seconds, returncode, sig, truncated, outcome, cached=cached, timeout=timeout,
-                       recorded=self.recorded, installed=self.installed, libraries=self.preload)
+                       recorded=self.recorded, installed=self.installed, libraries=self.preload, diff=self.diffs)
 
 
 def cache_env(fingerprint: dict, *, cold: bool, preload: tuple[str, ...], hash_seed: str | None = None,
@@ -527,11 +532,12 @@ def data_digest(data: tuple[str, ...]) -> str:
 
 
 def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, truncated: bool, outcome: str, *, cached: bool, timeout: float = 0.0,
-            recorded: dict | None = None, installed=dict, libraries: tuple[str, ...] = DEFAULT_PRELOAD) -> RunResult:
+            recorded: dict | None = None, installed=dict, libraries: tuple[str, ...] = DEFAULT_PRELOAD, diff: bool = True) -> RunResult:
     """The one verdict on a run's output, for a lone learner's Runner and the class's client alike
     (``installed()``: the snippet interpreter's version of each recorded module, asked only when
     ``recorded`` is set): the installed release's alternative when there is one, else the
-    reference block, with the release note when the installed release is not the reference."""
+    reference block, with the release note when the installed release is not the reference.
+    ``diff=False``: a mismatch without its diff (whoever shows it judges again)."""
     expected = snippet.expected
     off = off_reference(recorded, installed()) if recorded else []
     alt = applicable(snippet.alternatives, installed()) if off and snippet.alternatives and expected is not None else None
@@ -551,13 +557,13 @@ def verdict(snippet: Snippet, actual: str, seconds: float, returncode, sig, trun
     res.raise_problem = raise_problem(snippet, res.raised) or exit_problem(snippet, res.raised, returncode)
     if expected is None:
         res.status = "mismatch"
-        res.diff = unified_diff("", actual)
+        res.diff = unified_diff("", actual) if diff else ""
         res.message = ("📭 没有期望输出块（作者需运行 verify --accept） " + res.message).strip()
     elif compare(res.expected, actual, libraries):
         res.status = "match"
     else:
         res.status = "mismatch"
-        res.diff = unified_diff(res.expected, actual, libraries)
+        res.diff = unified_diff(res.expected, actual, libraries) if diff else ""
         if alt is None and off:
             res.release_note = release_note(*off[0])
     if expected is not None:

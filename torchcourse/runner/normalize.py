@@ -138,14 +138,23 @@ def _replace_paths(text: str, run_dir: str | None, python: str | None = None) ->
                 # the snippet's own HOME and TMPDIR sit beside its run directory: ../home, ../tmp
                 text = text.replace(base + "/", "../")
     pairs = environment_paths_for(python) if python else _environment_paths()
-    if pairs:
+    if pairs and any(path in text for path, _ in pairs):  # (a substring test is C-fast; the pattern is not)
         # one pass, longest path first, and only a whole path: with sys.prefix == "/p", the "/p" of
         # "/p/bin/python3" is the prefix, the "/p" of "/python3" or "/x/p" or "/px" is not
         tokens = dict(pairs)
-        alternatives = "|".join(re.escape(path) for path, _ in pairs)
-        pattern = rf"(?<![A-Za-z0-9_.~/-])(?:{alternatives})(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
-        text = re.sub(pattern, lambda m: tokens[m.group(0)], text)
+        text = _paths_pattern(tuple(path for path, _ in pairs)).sub(lambda m: tokens[m.group(0)], text)
     return text
+
+
+@lru_cache(maxsize=8)
+def _paths_pattern(paths: tuple[str, ...]) -> re.Pattern[str]:
+    if all(p.startswith("/") for p in paths):
+        # the leading "/" outside the look-behind: the search skips to each "/" in C (10 ms -> 0.3
+        # for a megabyte without one)
+        alternatives = "|".join(re.escape(p[1:]) for p in paths)
+        return re.compile(rf"/(?<![A-Za-z0-9_.~/-]/)(?:{alternatives})(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])")
+    alternatives = "|".join(re.escape(p) for p in paths)
+    return re.compile(rf"(?<![A-Za-z0-9_.~/-])(?:{alternatives})(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])")
 
 
 def _header_on_own_line(lines: list[str]) -> list[str]:
@@ -154,6 +163,9 @@ def _header_on_own_line(lines: list[str]) -> list[str]:
     lines, the text and the header."""
     out: list[str] = []
     for ln in lines:
+        if TRACEBACK_HEADER not in ln:
+            out.append(ln)
+            continue
         body = ln.rstrip()
         if body.endswith(TRACEBACK_HEADER) and body != TRACEBACK_HEADER:
             out.append(body[: -len(TRACEBACK_HEADER)])
@@ -167,7 +179,7 @@ def _collapse_tracebacks(lines: list[str]) -> list[str]:
     out: list[str] = []
     in_frames = False
     for ln in lines:
-        if ln.rstrip() == TRACEBACK_HEADER:
+        if TRACEBACK_HEADER in ln and ln.rstrip() == TRACEBACK_HEADER:
             out.append(TRACEBACK_HEADER)
             in_frames = True
             continue
@@ -195,14 +207,16 @@ def normalize(text: str | None, *, side: str = "actual", run_dir: str | None = N
         return ""
     text = text.replace("\r\n", "\n")
     text = _ANSI_RE.sub("", text)
-    lines = [ln.rsplit("\r", 1)[-1] if "\r" in ln else ln for ln in text.split("\n")]
-    text = "\n".join(lines)
+    if "\r" in text:
+        text = "\n".join(ln.rsplit("\r", 1)[-1] if "\r" in ln else ln for ln in text.split("\n"))
     if side == "actual":
         text = _replace_paths(text, run_dir, python)
     text = _ADDR_RE.sub(ADDR_TOKEN, text)
     text = _TORCH_SOURCE_RE.sub(r"\1" + TORCH_SOURCE_TOKEN, text)
-    lines = _header_on_own_line(text.split("\n"))
-    lines = lines if frames else _collapse_tracebacks(lines)
+    lines = text.split("\n")
+    if TRACEBACK_HEADER in text:  # (without one both passes leave every line as it is)
+        lines = _header_on_own_line(lines)
+        lines = lines if frames else _collapse_tracebacks(lines)
     lines = [ln.rstrip() for ln in lines]
     start = next((i for i, ln in enumerate(lines) if ln), len(lines))  # (blank edges cut by index:
     end = next((i + 1 for i in range(len(lines) - 1, start - 1, -1) if lines[i]), start)  # pop(0) was quadratic)
