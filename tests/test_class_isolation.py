@@ -1257,6 +1257,17 @@ class TestARunsCommandLinesHoldNoSandboxSettings:
         assert_matches(alice, ALICE_OK)
 
 
+class TestARunsWorkingDirectoryIsItsOwnInItsEnvironment:
+    """``PWD`` is the run's own directory, as for ``python snippet.py`` typed in a shell there: a
+    warm run kept the zygote's (``zyg/tc-zyg-…``, a name of the server's layout)."""
+
+    CODE = snip("import os\nprint(os.environ.get('PWD') == os.getcwd())\n", expected="True")
+
+    def test_warm_and_cold(self, service):
+        assert_matches(service.client("alice").run(self.CODE), self.CODE)
+        assert_matches(service.client("alice").run(self.CODE, cold=True), self.CODE)
+
+
 class TestARunCannotReachTheZygotesSocket:
     """The zygote's control socket is a path (in every run's $PWD), and Landlock does not cover
     connect() by path: runs that connected in a loop kept the zygote busy refusing them, and

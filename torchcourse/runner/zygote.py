@@ -189,6 +189,7 @@ def _snippet_main(req, outfd, done_fd=None, jail_fd=None, keeper=None):
         os.dup2(outfd, 2)
         os.close(outfd)
         os.chdir(req["dir"])
+        os.environ["PWD"] = req["dir"]  # (as a shell's `python snippet.py` there: not the zygote's directory)
         for key in ("HOME", "TMPDIR"):
             if req.get(key):
                 os.environ[key] = req[key]
