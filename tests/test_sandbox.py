@@ -592,6 +592,58 @@ class TestTheFileGuardStopsOnlyTheRunItWatches:
             c.close()
 
 
+class TestTheFileGuardsCountCostsLittleHoweverLongTheFilesPaths:
+    """A mapping's line in /proc/PID/maps carries its file's whole path, and a run can make paths of
+    hundreds of kilobytes (directories nested 1,600 deep): 60,000 mappings of such a file were 24 GB
+    to read per count, and the guard, busy with them, looked at no other run. The guard asks the
+    kernel for the mappings without their paths (PROCMAP_QUERY); where the kernel cannot, it reads
+    at most MAPS_BYTES_AT_MOST of text, and more counts as past every cap."""
+
+    DEPTH, MAPS = 300, 200
+
+    @pytest.fixture
+    def deep_mappings(self, tmp_path):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        name = "d" * 250
+        fds = [os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)]
+        for _ in range(self.DEPTH):  # (each step relative to the last: the whole path is 75 KB)
+            os.mkdir(name, dir_fd=fds[-1])
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        fd = os.open("f", os.O_RDWR | os.O_CREAT, 0o600, dir_fd=fds[-1])
+        os.write(fd, b"x" * 4096)
+        maps = [libc.mmap(None, 4096, 1 if i % 2 else 5, 2, fd, 0) for i in range(self.MAPS)]
+        try:
+            yield
+        finally:
+            for m in maps:
+                libc.munmap(m, 4096)
+            os.close(fd)
+            os.unlink("f", dir_fd=fds[-1])
+            for i in range(len(fds) - 1, 0, -1):
+                os.close(fds[i])
+                os.rmdir(name, dir_fd=fds[i - 1])
+            os.close(fds[0])
+
+    def test_the_kernel_is_asked_without_the_paths(self, deep_mappings):
+        from torchcourse.runner import fileguard
+
+        counted = fileguard._file_mappings(os.getpid())
+        if fileguard._procmap_query_works == [False]:
+            pytest.skip("this kernel has no PROCMAP_QUERY (before 6.11)")
+        assert self.MAPS <= counted < fileguard.RUN_FILES
+
+    def test_past_the_text_it_reads_the_run_is_past_the_cap(self, deep_mappings, monkeypatch):
+        from torchcourse.runner import fileguard
+
+        monkeypatch.setattr(fileguard, "_procmap_query_works", [False])  # (as on a kernel without it)
+        monkeypatch.setattr(fileguard, "MAPS_BYTES_AT_MOST", 4 << 20)  # (200 lines of 75 KB: 15 MB)
+        assert fileguard._file_mappings(os.getpid()) > fileguard.RUN_FILES
+
+
 class TestTheFileGuardSignalsOnlyTheProcessesOfItsRun:
     """The guard stops a run's processes while it counts their files, from pids it read a moment
     before; a run forking fast wraps the machine's pids every few seconds, so a pid of the list
@@ -627,6 +679,61 @@ class TestTheFileGuardSignalsOnlyTheProcessesOfItsRun:
             for proc in (run, outsider):
                 proc.kill()
                 proc.wait()
+            c.close()
+
+
+class TestTheFileGuardLetsGoOfARunThatEndedWhileItCounted:
+    """A round of the guard can take a while (a run with many mappings to count); a run over its
+    cap that ends meanwhile is let go, and its slot may by then hold the next run — another
+    learner's — which the guard must not kill for it (a learner's runs kept the guard busy and
+    another learner's run was SIGKILLed with no word why, 3 of 805)."""
+
+    def test_the_slots_next_run_lives(self, monkeypatch):
+        import subprocess
+
+        from torchcourse.runner import fileguard
+        from torchcourse.runner.cgroups import Cgroups
+
+        c = Cgroups(f"tc-guard-late-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
+        if not c.slots:
+            c.close()
+            if os.environ.get("CI"):
+                pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
+            pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+        counting, go = threading.Event(), threading.Event()
+        real = fileguard.files_held
+
+        def slow_count(pids, stop_after=None):  # (the count of a run with very many mappings)
+            n = real(pids, stop_after)
+            counting.set()
+            go.wait(30)
+            return n
+
+        monkeypatch.setattr(fileguard, "files_held", slow_count)
+        guard = fileguard.FileGuard(v2=c.v2, cap=10, tick=0.02)  # a Python process maps far more than 10 files
+        hold = [sys.executable, "-c", "import time; time.sleep(60)"]
+        first, second = subprocess.Popen(hold), None
+        try:
+            c.enter(first.pid, c.slots[0])
+            token = guard.watch(c.slots[0])
+            assert counting.wait(30), "the guard never counted"
+            assert guard.unwatch(token) is None  # the run ended before the count came back
+            first.kill()
+            first.wait()
+            second = subprocess.Popen(hold)  # the slot's next run
+            c.enter(second.pid, c.slots[0])
+            monkeypatch.setattr(fileguard, "files_held", real)
+            looked = guard.rounds
+            go.set()
+            wait_until(lambda: guard.rounds >= looked + 1, "the guard's round ended")
+            assert second.poll() is None, "the slot's next run was killed"
+        finally:
+            go.set()
+            guard.close()
+            for proc in (first, second):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
             c.close()
 
 

@@ -41,6 +41,8 @@ held at most 1,935 files and added at most 7 MB of kernel memory.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import signal
 import struct
@@ -286,20 +288,11 @@ def holds_of(pids, files) -> int:
                 continue
             if (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) in files:
                 n += 1
-        try:
-            with open(f"/proc/{pid}/maps", "rb") as fh:
-                for line in fh:
-                    fields = line.split(None, 5)
-                    if len(fields) < 5 or fields[4] == b"0":
-                        continue
-                    major, _, minor = fields[3].partition(b":")
-                    try:
-                        if (int(major, 16), int(minor, 16), int(fields[4])) in files:
-                            n += 1
-                    except ValueError:
-                        continue
-        except OSError:
-            pass
+        for vma in _file_vmas(pid):
+            if vma is None:  # (maps past MAPS_BYTES_AT_MOST: past every cap)
+                return n + RUN_FILES + 1
+            if vma in files:
+                n += 1
     return n
 
 
@@ -319,22 +312,85 @@ def _count_dir(path: str) -> int:
         return 0
 
 
-def _file_mappings(pid: int) -> int:
-    """File-backed mappings of ``pid``: the lines of ``/proc/PID/maps`` whose inode is not 0 (the
-    kernel writes a newline in a path as ``\\012``: one line is one mapping). Not by listing
-    ``/proc/PID/map_files``: each name listed there becomes a dentry and an inode of /proc, kept
-    in the lister's memory group — the service's, outside every run's limit — and a run moving
-    96,000 mappings to new addresses three times a second grew it by 51 MB a second (1.5 GB in
-    30 s); listing also took 4-7x the CPU of reading ``maps``."""
-    n = 0
+class _ProcmapQuery(ctypes.Structure):
+    """``struct procmap_query`` (linux/fs.h, kernel 6.11+)."""
+    _fields_ = [("size", ctypes.c_uint64), ("query_flags", ctypes.c_uint64), ("query_addr", ctypes.c_uint64),
+                ("vma_start", ctypes.c_uint64), ("vma_end", ctypes.c_uint64), ("vma_flags", ctypes.c_uint64),
+                ("vma_page_size", ctypes.c_uint64), ("vma_offset", ctypes.c_uint64), ("inode", ctypes.c_uint64),
+                ("dev_major", ctypes.c_uint32), ("dev_minor", ctypes.c_uint32), ("vma_name_size", ctypes.c_uint32),
+                ("build_id_size", ctypes.c_uint32), ("vma_name_addr", ctypes.c_uint64), ("build_id_addr", ctypes.c_uint64)]
+
+
+PROCMAP_QUERY = (3 << 30) | (ctypes.sizeof(_ProcmapQuery) << 16) | (ord("f") << 8) | 17  # _IOWR('f', 17, …)
+_COVERING_OR_NEXT_VMA, _FILE_BACKED_VMA = 0x10, 0x20
+# bytes of one process's /proc/PID/maps read as text where the kernel has no PROCMAP_QUERY: a line
+# carries the mapped file's whole path, and a run can make paths of hundreds of kilobytes (a chain
+# of directories 1,600 deep): 60,000 mappings of such a file were 24 GB to read per count, and the
+# guard, busy with them, looked at no other run (another run held 720,000 files, 1,100 sockets)
+MAPS_BYTES_AT_MOST = 32 << 20
+_procmap_query_works: list[bool] = []
+
+
+def _file_vmas(pid: int):
+    """(major, minor, inode) of each file-backed mapping of ``pid``: asked of the kernel one
+    mapping at a time without its path (``PROCMAP_QUERY`` on ``/proc/PID/maps``, kernel 6.11+:
+    ~1 µs a mapping whatever the path), else parsed from ``maps`` up to :data:`MAPS_BYTES_AT_MOST`
+    — past that one more than any cap (None) is yielded: no run of the course comes near.
+
+    Not by listing ``/proc/PID/map_files``: each name listed there becomes a dentry and an inode of
+    /proc kept in the lister's memory group — the service's, outside every run's limit — and a run
+    moving 96,000 mappings to new addresses three times a second grew it by 51 MB a second."""
     try:
-        with open(f"/proc/{pid}/maps", "rb") as fh:
-            for line in fh:
-                fields = line.split(None, 5)
-                if len(fields) > 4 and fields[4] != b"0":
-                    n += 1
+        fd = os.open(f"/proc/{pid}/maps", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
-        pass
+        return
+    try:
+        if _procmap_query_works != [False]:
+            q = _ProcmapQuery()
+            q.size = ctypes.sizeof(q)
+            ref = ctypes.byref(q)
+            ioctl = _lib().ioctl
+            addr = 0
+            while True:
+                q.query_flags = _COVERING_OR_NEXT_VMA | _FILE_BACKED_VMA
+                q.query_addr = addr
+                q.vma_name_size = q.build_id_size = 0
+                if ioctl(fd, ctypes.c_ulong(PROCMAP_QUERY), ref) != 0:
+                    err = ctypes.get_errno()
+                    if err in (errno.ENOTTY, errno.EINVAL) and not _procmap_query_works:
+                        _procmap_query_works.append(False)  # (an older kernel: the text below)
+                        break
+                    return  # ENOENT: no mapping past addr (or the process is gone)
+                if not _procmap_query_works:
+                    _procmap_query_works.append(True)
+                yield (q.dev_major, q.dev_minor, q.inode)
+                addr = q.vma_end
+        read = 0
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            for line in fh:
+                read += len(line)
+                if read > MAPS_BYTES_AT_MOST:
+                    yield None
+                    return
+                fields = line.split(None, 5)
+                if len(fields) < 5 or fields[4] == b"0":
+                    continue
+                major, _, minor = fields[3].partition(b":")
+                try:
+                    yield (int(major, 16), int(minor, 16), int(fields[4]))
+                except ValueError:
+                    continue
+    finally:
+        os.close(fd)
+
+
+def _file_mappings(pid: int) -> int:
+    """File-backed mappings of ``pid`` (:func:`_file_vmas`)."""
+    n = 0
+    for vma in _file_vmas(pid):
+        if vma is None:
+            return max(n, RUN_FILES) + 1
+        n += 1
     return n
 
 
@@ -507,6 +563,19 @@ class FileGuard:
             self._watched.clear()
             self._wake.notify()
 
+    def _current(self, w: _Watch) -> bool:
+        with self._lock:
+            return any(v is w for v in self._watched.values())
+
+    def _stop(self, w: _Watch, why: str, n: int) -> None:
+        """Kill the run of ``w`` for ``why`` — if it is still watched: by the time a long round
+        reaches it, its run may have ended (its verdict read) and its slot taken by another run."""
+        with self._lock:
+            if not any(v is w for v in self._watched.values()):
+                return
+            w.killed, w.why = n, why
+        w.gone = kill_group(w.group)
+
     def _loop(self) -> None:
         while True:
             with self._lock:
@@ -524,6 +593,10 @@ class FileGuard:
             owned = {w.dev for w in watched if w.dev is not None}
             heavy = {f for f, n in by_file.items() if n > FILE_LOCKS_AT_MOST and f[:2] not in owned}
             for w in watched:
+                # (a round can take a while: a run that ended meanwhile is let go, and its slot may
+                # already hold the next run — maybe another learner's — which must not pay for it)
+                if not self._current(w):
+                    continue
                 group = w.group
                 if w.why:
                     # (a process that was still being born) — until the group has been seen empty:
@@ -539,15 +612,13 @@ class FileGuard:
                 if heavy and locks <= self.lock_cap:
                     locks = max(locks, holds_of(pids, heavy))
                 if locks > self.lock_cap:
-                    w.killed, w.why = locks, "locks"
-                    w.gone = kill_group(group)
+                    self._stop(w, "locks", locks)
                     continue
                 now, sockets = run_usage(group, pids, self.v2, self.socket_cap)
                 if now is None:
                     continue
                 if sockets > self.socket_cap:
-                    w.killed, w.why = sockets, "sockets"
-                    w.gone = kill_group(group)
+                    self._stop(w, "sockets", sockets)
                     continue
                 if now < w.base:  # (reclaimed below where it started: grow from here)
                     w.trigger = max(KMEM_TRIGGER, w.trigger - (w.base - now))
@@ -556,8 +627,7 @@ class FileGuard:
                 if now - w.base < w.trigger and w.ticks % COUNT_EVERY:
                     continue
                 if now - w.base > self.kmem_cap:
-                    w.killed, w.why = now - w.base, "kmem"
-                    w.gone = kill_group(group)
+                    self._stop(w, "kmem", now - w.base)
                     continue
                 # grown past its trigger: its processes are stopped while they are counted (a
                 # count of ~100,000 files takes a good part of a second, and 20 processes mapping
@@ -567,8 +637,9 @@ class FileGuard:
                     pids = stop_group(group, pids)
                 n = files_held(pids, stop_after=self.cap)
                 if n > self.cap:
-                    w.killed, w.why = n, "files"
-                    w.gone = kill_group(group)
+                    self._stop(w, "files", n)
+                    if w.why != "files" and grown:  # (let go meanwhile: whatever is left goes on)
+                        signal_members(group, pids, signal.SIGCONT)
                     continue
                 if grown:
                     signal_members(group, pids, signal.SIGCONT)
