@@ -1711,7 +1711,7 @@ class TestALearnersRunsTogetherWeighAsOneRunOnTheCPU:
     WAITS = """
         import os, time
         with open("who.tmp", "w") as fh:
-            fh.write({who!r})
+            fh.write(f"{who} {{os.getpid()}}")  # (its pid in the run's own PID namespace)
         os.rename("who.tmp", "who")
         end = time.time() + 120
         while not os.path.exists("go") and time.time() < end:
@@ -1738,13 +1738,19 @@ class TestALearnersRunsTogetherWeighAsOneRunOnTheCPU:
             return int(fh.read())
 
     def runs_by_learner(self, service) -> dict[str, list[int]]:
+        """Each learner's snippet processes (the one that wrote ``who``, by its pid in its run's
+        namespace), as pids out here."""
         out: dict[str, list[int]] = {}
-        for pid in run_processes(service):
+        for pid in descendants(service.proc.pid):
             try:
                 with open(f"/proc/{pid}/cwd/who") as fh:
-                    out.setdefault(fh.read(), []).append(pid)
-            except OSError:
+                    who, inner = fh.read().split()
+                with open(f"/proc/{pid}/status") as fh:
+                    nspid = next(line.split()[1:] for line in fh if line.startswith("NSpid:"))
+            except (OSError, ValueError, StopIteration):
                 continue
+            if nspid[-1] == inner:
+                out.setdefault(who, []).append(pid)
         return out
 
     def test_two_runs_of_one_learner_weigh_half_each_and_whole_again_alone(self, three):
@@ -1761,9 +1767,12 @@ class TestALearnersRunsTogetherWeighAsOneRunOnTheCPU:
                 found.update(self.runs_by_learner(three))
                 return len(found.get("eve", [])) == 2 and len(found.get("alice", [])) == 1
 
-            wait_for(all_three, "the three runs never ran at once", 150)
+            try:
+                wait_for(all_three, "the three runs never ran at once", 150)
+            except AssertionError:
+                raise AssertionError(f"the three runs never ran at once: seen {found}, ended {results}") from None
             eve, alice = found["eve"], found["alice"][0]
-            assert [self.weight(p) for p in eve] == [50, 50]
+            assert [self.weight(p) for p in eve] == [50, 50], [open(f"/proc/{p}/cgroup").read() for p in eve]
             assert self.weight(alice) == 100
             with open(f"/proc/{eve[0]}/cwd/go", "w"):
                 pass
