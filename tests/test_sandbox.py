@@ -549,6 +549,20 @@ class TestLandlockFailsClosed:
             tc_jail.landlock(["/usr"], [])
 
 
+def one_slot(name: str):
+    """Cgroups with one run slot (root with a writable memory controller); skips without them
+    (fails under CI, which runs as root)."""
+    from torchcourse.runner.cgroups import Cgroups
+
+    c = Cgroups(f"{name}-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
+    if not c.slots:
+        c.close()
+        if os.environ.get("CI"):
+            pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
+        pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+    return c
+
+
 class TestTheFileGuardStopsOnlyTheRunItWatches:
     """A run the guard stopped keeps its watch until its verdict is made, and a megabyte of output
     takes a while to judge; meanwhile its slot is free and the next run — maybe another
@@ -559,15 +573,9 @@ class TestTheFileGuardStopsOnlyTheRunItWatches:
     def test_the_slots_next_run_lives_while_the_stopped_run_is_judged(self):
         import subprocess
 
-        from torchcourse.runner.cgroups import Cgroups
         from torchcourse.runner.fileguard import FileGuard
 
-        c = Cgroups(f"tc-guard-test-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
-        if not c.slots:
-            c.close()
-            if os.environ.get("CI"):
-                pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
-            pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+        c = one_slot("tc-guard-test")
         guard = FileGuard(v2=c.v2, cap=10, tick=0.02)  # a Python process maps far more than 10 files
         hold = [sys.executable, "-c", "import time; time.sleep(60)"]
         first = subprocess.Popen(hold)
@@ -658,15 +666,9 @@ class TestTheFileGuardSignalsOnlyTheProcessesOfItsRun:
     def test_a_listed_pid_that_is_not_in_the_group_is_left_running(self):
         import subprocess
 
-        from torchcourse.runner.cgroups import Cgroups
         from torchcourse.runner.fileguard import stop_group
 
-        c = Cgroups(f"tc-guard-sig-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
-        if not c.slots:
-            c.close()
-            if os.environ.get("CI"):
-                pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
-            pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+        c = one_slot("tc-guard-sig")
         hold = [sys.executable, "-c", "import time; time.sleep(60)"]
         run, outsider = subprocess.Popen(hold), subprocess.Popen(hold)
         try:
@@ -692,14 +694,8 @@ class TestTheFileGuardLetsGoOfARunThatEndedWhileItCounted:
         import subprocess
 
         from torchcourse.runner import fileguard
-        from torchcourse.runner.cgroups import Cgroups
 
-        c = Cgroups(f"tc-guard-late-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
-        if not c.slots:
-            c.close()
-            if os.environ.get("CI"):
-                pytest.fail("no run slot groups here (serve as root with a writable memory controller)")
-            pytest.skip("no run slot groups here (needs root and a writable memory controller)")
+        c = one_slot("tc-guard-late")
         counting, go = threading.Event(), threading.Event()
         real = fileguard.files_held
 
@@ -744,9 +740,7 @@ class TestASlotIsGivenBackOnItsOwnShareOfTheCPU:
     slower than beside plain busy runs; the asking thread is in the slot's own CPU group."""
 
     def test_the_reclaiming_thread_is_in_the_slots_cpu_group(self):
-        from torchcourse.runner.cgroups import Cgroups
-
-        c = Cgroups(f"tc-reclaim-cpu-{os.getpid()}", total_mem=1 << 30, total_pids=64, slots=1, slot_mem=1 << 29)
+        c = one_slot("tc-reclaim-cpu")
         if not c.cpu_slots or c.v2:
             c.close()
             if os.environ.get("CI") and os.path.isdir("/sys/fs/cgroup/cpu"):

@@ -564,14 +564,14 @@ class FileGuard:
             self._wake.notify()
 
     def _current(self, w: _Watch) -> bool:
-        with self._lock:
-            return any(v is w for v in self._watched.values())
+        """``w`` is still watched (call with ``_lock`` held)."""
+        return any(v is w for v in self._watched.values())
 
     def _stop(self, w: _Watch, why: str, n: int) -> None:
         """Kill the run of ``w`` for ``why`` — if it is still watched: by the time a long round
         reaches it, its run may have ended (its verdict read) and its slot taken by another run."""
         with self._lock:
-            if not any(v is w for v in self._watched.values()):
+            if not self._current(w):
                 return
             w.killed, w.why = n, why
         w.gone = kill_group(w.group)
@@ -595,8 +595,9 @@ class FileGuard:
             for w in watched:
                 # (a round can take a while: a run that ended meanwhile is let go, and its slot may
                 # already hold the next run — maybe another learner's — which must not pay for it)
-                if not self._current(w):
-                    continue
+                with self._lock:
+                    if not self._current(w):
+                        continue
                 group = w.group
                 if w.why:
                     # (a process that was still being born) — until the group has been seen empty:
